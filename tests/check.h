@@ -1,0 +1,91 @@
+/*
+ * check.h — the test helper every tests/test_*.c includes.
+ *
+ *   CHECK(cond, "what %d", x)   counts a pass, or prints the failure and counts it
+ *   SKIP("why")                 counts a skip, with the reason printed
+ *   check_reference()           ../shared/reference (or $ROFORMER_REFERENCE), NULL if absent
+ *   return check_done();        prints "<name>: P ok, F failed, S skipped", exit 1 on failure
+ *
+ * tests/run.sh adds up those lines into the one summary line of `make test`.
+ */
+#ifndef RF_CHECK_H
+#define RF_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int check_passed, check_failed, check_skipped;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) {                                                        \
+            check_passed++;                                                \
+        } else {                                                           \
+            check_failed++;                                                \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);           \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+#define SKIP(...)                                                          \
+    do {                                                                   \
+        check_skipped++;                                                   \
+        fprintf(stderr, "SKIP %s: ", __FILE__);                            \
+        fprintf(stderr, __VA_ARGS__);                                      \
+        fputc('\n', stderr);                                               \
+    } while (0)
+
+/* The reference fixtures directory, or NULL when it is not there. */
+static inline const char *check_reference(void)
+{
+    const char *dir = getenv("ROFORMER_REFERENCE");
+    struct stat st;
+    if (!dir || !*dir)
+        dir = "../shared/reference";
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
+/* Reads a whole file into a NUL-terminated buffer (caller frees), or NULL. */
+static inline char *check_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *grown = realloc(buf, cap *= 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = grown;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[len] = '\0';
+        if (len_out)
+            *len_out = len;
+    }
+    return buf;
+}
+
+static inline int check_done_named(const char *file)
+{
+    const char *name = strrchr(file, '/');
+    name = name ? name + 1 : file;
+    int n = (int)(strchr(name, '.') ? strchr(name, '.') - name : (long)strlen(name));
+    printf("%.*s: %d ok, %d failed, %d skipped\n", n, name, check_passed, check_failed,
+           check_skipped);
+    return check_failed ? 1 : 0;
+}
+#define check_done() check_done_named(__FILE__)
+
+#endif

@@ -1,0 +1,22 @@
+# check.sh — the shell twin of check.h, sourced by tests/test_*.sh.
+#   check "what" COMMAND...     passes when COMMAND exits 0
+#   check_skip "why"            counts a skip
+#   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure
+# $ROFORMER is the CLI under test; $REF the reference dir ("" when absent).
+check_passed=0; check_failed=0; check_skipped=0
+ROFORMER=${ROFORMER:-build/roformer}
+REF=${ROFORMER_REFERENCE:-../shared/reference}
+[ -d "$REF" ] || REF=""
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+check() {
+    what=$1; shift
+    if "$@"; then check_passed=$((check_passed + 1))
+    else check_failed=$((check_failed + 1)); echo "FAIL $(basename "$0"): $what" >&2; fi
+}
+check_skip() { check_skipped=$((check_skipped + 1)); echo "SKIP $(basename "$0"): $1" >&2; }
+check_done() {
+    echo "$(basename "$0" .sh): $check_passed ok, $check_failed failed, $check_skipped skipped"
+    [ "$check_failed" -eq 0 ]
+}

@@ -1,0 +1,47 @@
+/*
+ * main.c — the `roformer` command: dispatches to one subcommand per file
+ * (cmd_<name>.c).
+ */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    cli_command_fn run;
+    const char *summary;
+} commands[] = {
+#define RF_COMMAND(name, summary) {#name, cmd_##name, summary},
+#include "commands.def"
+#undef RF_COMMAND
+};
+
+static void print_usage(FILE *f)
+{
+    fprintf(f, "usage: roformer <command> [options]   (roformer <command> --help)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nexit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--version"))
+        return cmd_version(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        print_usage(stdout);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "roformer: unknown command '%s'\n", argv[1]);
+    print_usage(stderr);
+    return CLI_USAGE;
+}
