@@ -18,11 +18,26 @@ static const struct {
 #undef RF_COMMAND
 };
 
+/* A command is typed with '-' where its C name has '_' (fill-mask). */
+static int command_is(const char *name, const char *arg)
+{
+    for (; *name && *arg; name++, arg++)
+        if (*name != *arg && !(*name == '_' && *arg == '-'))
+            return 0;
+    return *name == *arg;
+}
+
 static void print_usage(FILE *f)
 {
     fprintf(f, "usage: roformer <command> [options]   (roformer <command> --help)\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s", commands[i].name);
+        for (char *p = name; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        fprintf(f, "  %-12s %s\n", name, commands[i].summary);
+    }
     fprintf(f, "\nexit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n");
 }
 
@@ -39,7 +54,7 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (command_is(commands[i].name, argv[1]))
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "roformer: unknown command '%s'\n", argv[1]);
     print_usage(stderr);

@@ -1,0 +1,281 @@
+/*
+ * input.c — the record reader of the job commands (see input.h): lines of
+ * stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
+ * checked with utf8proc.
+ */
+#include "input.h"
+
+#include "cli.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+struct cli_input {
+    cli_input_spec spec;
+    FILE *f;        /* NULL when reading arguments */
+    bool own_file;
+    const char *path;
+    char **args;
+    int n_args, next_arg;
+    long line;
+    double done, total;
+    char *buf;      /* the current line */
+    size_t cap;
+};
+
+cli_input *cli_input_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
+{
+    cli_input *in = calloc(1, sizeof *in);
+    if (!in) {
+        cli_error("out of memory");
+        return NULL;
+    }
+    in->spec = *spec;
+    if (n_args > 0) {
+        in->args = args;
+        in->n_args = n_args;
+        in->total = n_args;
+        return in;
+    }
+    if (!path || !strcmp(path, "-")) {
+        in->f = stdin;
+        in->path = "<stdin>";
+    } else {
+        in->f = fopen(path, "rb");
+        if (!in->f) {
+            cli_error("%s: %s", path, strerror(errno));
+            free(in);
+            return NULL;
+        }
+        in->own_file = true;
+        in->path = path;
+    }
+    struct stat st;
+    if (fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode))
+        in->total = (double)st.st_size;
+    return in;
+}
+
+void cli_input_close(cli_input *in)
+{
+    if (!in)
+        return;
+    if (in->own_file)
+        fclose(in->f);
+    free(in->buf);
+    free(in);
+}
+
+double cli_input_done(const cli_input *in) { return in->done; }
+double cli_input_total(const cli_input *in) { return in->total; }
+
+void cli_record_fail(cli_record *rec, const char *msg)
+{
+    if (!rec->error)
+        rec->error = strdup(msg ? msg : "error");
+}
+
+void cli_record_free(cli_record *rec)
+{
+    free(rec->error);
+    free(rec->storage);
+    cJSON_Delete(rec->result);
+    *rec = (cli_record){0};
+}
+
+/* Reads one line (without "\n" or "\r\n") into in->buf. Past max_line the
+ * rest of the line is skipped, not stored. Returns 1, 0 at end, -1 on error. */
+static int read_line(cli_input *in, size_t *len, bool *too_long)
+{
+    size_t n = 0;
+    int c = EOF;
+    *too_long = false;
+    while ((c = getc_unlocked(in->f)) != EOF) {
+        in->done++;
+        if (c == '\n')
+            break;
+        if (n >= in->spec.max_line) {
+            *too_long = true;
+            continue;
+        }
+        if (n + 1 >= in->cap) {
+            size_t cap = in->cap ? in->cap * 2 : 4096;
+            char *grown = realloc(in->buf, cap);
+            if (!grown) {
+                cli_error("out of memory reading %s", in->path);
+                return -1;
+            }
+            in->buf = grown;
+            in->cap = cap;
+        }
+        in->buf[n++] = (char)c;
+    }
+    if (ferror(in->f)) {
+        cli_error("%s: read error: %s", in->path, strerror(errno));
+        return -1;
+    }
+    if (c == EOF && n == 0 && !*too_long)
+        return 0;
+    if (n > 0 && in->buf[n - 1] == '\r')
+        n--;
+    if (!in->buf && !(in->buf = malloc(in->cap = 1)))
+        return -1;
+    in->buf[n] = '\0';
+    *len = n;
+    return 1;
+}
+
+/* Byte offset of the first invalid UTF-8 sequence, or -1 when valid. */
+static long invalid_utf8_at(const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+                                              (utf8proc_ssize_t)(len - i), &cp);
+        if (k <= 0)
+            return (long)i;
+        i += (size_t)k;
+    }
+    return -1;
+}
+
+static void failf(cli_record *rec, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(cli_record *rec, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_record_fail(rec, msg);
+}
+
+/* Copies the fields' values into one owned block. */
+static bool store_fields(cli_record *rec, const char *const *vals, const size_t *lens, int n)
+{
+    size_t total = 0;
+    for (int k = 0; k < n; k++)
+        total += vals[k] ? lens[k] + 1 : 0;
+    if (!(rec->storage = malloc(total ? total : 1)))
+        return false;
+    char *w = rec->storage;
+    for (int k = 0; k < n; k++) {
+        if (!vals[k])
+            continue;
+        memcpy(w, vals[k], lens[k]);
+        w[lens[k]] = '\0';
+        rec->field[k] = w;
+        rec->len[k] = lens[k];
+        w += lens[k] + 1;
+    }
+    return true;
+}
+
+static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *s, size_t len)
+{
+    const char *end = NULL;
+    cJSON *obj = cJSON_ParseWithLengthOpts(s, len, &end, false);
+    if (!obj || !cJSON_IsObject(obj)) {
+        size_t at = end && end >= s ? (size_t)(end - s) : 0;
+        failf(rec, "invalid JSON near byte %zu", at);
+        cJSON_Delete(obj);
+        return;
+    }
+    const char *vals[CLI_MAX_FIELDS] = {0};
+    size_t lens[CLI_MAX_FIELDS] = {0};
+    for (int k = 0; k < spec->n_fields; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, spec->names[k]);
+        if (!v || cJSON_IsNull(v)) {
+            if (k < spec->n_required)
+                failf(rec, "missing field \"%s\"", spec->names[k]);
+            continue;
+        }
+        if (!cJSON_IsString(v)) {
+            failf(rec, "field \"%s\" is not a string", spec->names[k]);
+            continue;
+        }
+        vals[k] = v->valuestring;
+        lens[k] = strlen(v->valuestring);
+        long bad = invalid_utf8_at(vals[k], lens[k]);
+        if (bad >= 0)
+            failf(rec, "field \"%s\": invalid UTF-8 at byte %ld", spec->names[k], bad);
+    }
+    if (!rec->error && !store_fields(rec, vals, lens, spec->n_fields))
+        failf(rec, "out of memory");
+    cJSON_Delete(obj);
+}
+
+static void parse_text(const cli_input_spec *spec, cli_record *rec, const char *s, size_t len)
+{
+    const char *vals[CLI_MAX_FIELDS] = {0};
+    size_t lens[CLI_MAX_FIELDS] = {0};
+    int want = spec->tab_fields > 1 ? spec->tab_fields : 1;
+    const char *p = s, *end = s + len;
+    for (int k = 0; k < want; k++) {
+        const char *tab = k + 1 < want ? memchr(p, '\t', (size_t)(end - p)) : NULL;
+        if (k + 1 < want && !tab) {
+            char names[256] = "";
+            for (int j = 0; j < want; j++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         j ? "<TAB>" : "", spec->names[j]);
+            failf(rec, "expected %s, or a JSON object", names);
+            return;
+        }
+        vals[k] = p;
+        lens[k] = (size_t)((tab ? tab : end) - p);
+        p = tab ? tab + 1 : end;
+    }
+    if (!store_fields(rec, vals, lens, want))
+        failf(rec, "out of memory");
+}
+
+static void parse_record(const cli_input_spec *spec, cli_record *rec, const char *s, size_t len)
+{
+    long bad = invalid_utf8_at(s, len);
+    if (bad >= 0) {
+        failf(rec, "invalid UTF-8 at byte %ld", bad);
+        return;
+    }
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (i < len && s[i] == '{')
+        parse_json(spec, rec, s, len);
+    else
+        parse_text(spec, rec, s, len);
+}
+
+int cli_input_next(cli_input *in, cli_record *rec)
+{
+    *rec = (cli_record){0};
+    if (in->args) {
+        if (in->next_arg >= in->n_args)
+            return 0;
+        const char *arg = in->args[in->next_arg++];
+        rec->line = in->next_arg;
+        in->done = in->next_arg;
+        if (strlen(arg) > in->spec.max_line)
+            failf(rec, "input is longer than %zu bytes (--max-line-bytes)", in->spec.max_line);
+        else
+            parse_record(&in->spec, rec, arg, strlen(arg));
+        return 1;
+    }
+    size_t len = 0;
+    bool too_long;
+    int got = read_line(in, &len, &too_long);
+    if (got <= 0)
+        return got;
+    rec->line = ++in->line;
+    if (too_long)
+        failf(rec, "line is longer than %zu bytes (--max-line-bytes)", in->spec.max_line);
+    else
+        parse_record(&in->spec, rec, in->buf, len);
+    return 1;
+}
