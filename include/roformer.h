@@ -360,7 +360,7 @@ void rf_softmax(const float *x, int32_t n, float *out);
 int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
 /* Pools hidden[L][D] (mask[L]: 1 = real token, NULL = all real) into out[D]
  * with RF_POOLING_CLS or RF_POOLING_MEAN. */
-void rf_pool(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
+void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
              float *out);
 void rf_l2_normalize(float *x, int32_t n);
 float rf_cosine(const float *a, const float *b, int32_t n);

@@ -28,7 +28,7 @@ static rf_status embed_row(void *job_arg, int32_t i, const rf_encoding *enc, con
     if (job->pooling == RF_POOLING_POOLER)
         memcpy(dst, row->pooled, sizeof(float) * (size_t)job->D);
     else /* the row's own tokens only: padding never enters the mean */
-        rf_pool(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
+        rf_pool_hidden(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
     if (job->normalize)
         rf_l2_normalize(dst, job->D);
     return RF_OK;

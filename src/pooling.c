@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* hidden[L][D] row-major; mask[L] (NULL = every token real). */
-void rf_pool(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
+void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
              float *out)
 {
     if (pooling != RF_POOLING_MEAN) {

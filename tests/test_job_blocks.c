@@ -15,15 +15,15 @@ static void test_pooling(void)
     const float hidden[] = {1, 2, 3, 6, 100, -100};
     const int32_t mask[] = {1, 1, 0};
     float out[2];
-    rf_pool(hidden, mask, 3, 2, RF_POOLING_CLS, out);
+    rf_pool_hidden(hidden, mask, 3, 2, RF_POOLING_CLS, out);
     CHECK(out[0] == 1 && out[1] == 2, "cls pooling takes token 0: %g %g", out[0], out[1]);
-    rf_pool(hidden, mask, 3, 2, RF_POOLING_MEAN, out);
+    rf_pool_hidden(hidden, mask, 3, 2, RF_POOLING_MEAN, out);
     CHECK(out[0] == 2 && out[1] == 4, "mean pooling skips padding: %g %g", out[0], out[1]);
-    rf_pool(hidden, NULL, 3, 2, RF_POOLING_MEAN, out);
+    rf_pool_hidden(hidden, NULL, 3, 2, RF_POOLING_MEAN, out);
     CHECK(near(out[0], 104.0f / 3, 1e-5f) && near(out[1], -92.0f / 3, 1e-5f),
           "mean pooling without mask: %g %g", out[0], out[1]);
     const int32_t none[] = {0, 0, 0};
-    rf_pool(hidden, none, 3, 2, RF_POOLING_MEAN, out);
+    rf_pool_hidden(hidden, none, 3, 2, RF_POOLING_MEAN, out);
     CHECK(out[0] == 0 && out[1] == 0, "mean of no tokens is zero, not NaN");
 
     float v[] = {3, 4};
