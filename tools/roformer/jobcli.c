@@ -125,10 +125,11 @@ int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pi
         return cli_error("%s", err.message);
     const rf_hparams *hp = rf_model_hparams(*model);
     if (o->max_length > hp->max_position) {
+        int32_t max_position = hp->max_position;
         rf_model_free(*model);
         *model = NULL;
         return cli_usage_error(cmd, "--max-length %d is over the model's maximum of %d",
-                               o->max_length, hp->max_position);
+                               o->max_length, max_position);
     }
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = o->max_length;
