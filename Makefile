@@ -18,13 +18,15 @@ LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h)
 
 .PHONY: all test asan install clean
-all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer
+all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -41,6 +43,10 @@ $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 

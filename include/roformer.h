@@ -29,8 +29,22 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
+ * The jobs (embeddings, classification, similarity, fill-mask, NER, QA)
+ * take many inputs at once and batch them:
+ *
+ *     rf_pipeline *pl;
+ *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
+ *     rf_text in[2] = {{"今天天气很好", 18}, {"今天天气不错", 18}};
+ *     float *vecs = malloc(sizeof(float) * 2 * hp->hidden_size);
+ *     rf_embed(pl, in, 2, RF_POOLING_MEAN, true, vecs, NULL, &err);
+ *     float cos = rf_cosine(vecs, vecs + hp->hidden_size, hp->hidden_size);
+ *     free(vecs);
+ *     rf_pipeline_free(pl);                               // before rf_model_free
+ *
+ * (examples/similarity.c is a whole program.)
+ *
  * Threads: a model is read-only after loading and may be shared by any
- * number of threads; a context belongs to one thread at a time.
+ * number of threads; a context or pipeline belongs to one thread at a time.
  *
  * Errors: every call that can fail returns an rf_status and, when `err` is
  * not NULL, writes a one-line message naming what and where. The library
