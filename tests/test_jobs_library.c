@@ -86,8 +86,10 @@ static void test_ner(const rf_model *m)
 {
     rf_error err;
     rf_pipeline *pl;
-    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK)
-        return (void)CHECK(0, "pipeline: %s", err.message);
+    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK) {
+        CHECK(0, "pipeline: %s", err.message);
+        return;
+    }
     rf_ner_result r[2];
     rf_item_status items[2];
     rf_text in[2] = {txt("张三在北京工作"), {"问题", 6, "上下文", 9}};
@@ -111,8 +113,10 @@ static void test_qa(const rf_model *m)
 {
     rf_error err;
     rf_pipeline *pl;
-    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK)
-        return (void)CHECK(0, "pipeline: %s", err.message);
+    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK) {
+        CHECK(0, "pipeline: %s", err.message);
+        return;
+    }
     const char *ctx = "张三在北京的一家银行工作。";
     rf_text in[2] = {{"张三在哪里工作？", strlen("张三在哪里工作？"), ctx, strlen(ctx)},
                      txt("没有上下文")};
