@@ -114,8 +114,6 @@ int cmd_embed(int argc, char **argv)
     int rc = cli_job_parse(&o, "embed", usage, argc, argv, own_option, &c);
     if (rc >= 0)
         return rc;
-    if (c.out_path && !freopen(c.out_path, c.npy ? "w+b" : "w", stdout))
-        return cli_error("%s: %s", c.out_path, strerror(errno));
     if (c.npy && !c.out_path && isatty(STDOUT_FILENO))
         return cli_usage_error("embed", "not writing binary .npy to a terminal; use -o FILE");
     rf_model *model;
@@ -125,6 +123,9 @@ int cmd_embed(int argc, char **argv)
     c.D = rf_model_hparams(model)->hidden_size;
     if (c.use == RF_POOLING_POOLER && !rf_model_hparams(model)->has_pooler)
         rc = cli_usage_error("embed", "the model has no pooler; use --pooling cls or mean");
+    /* The output file is created only once the model is known to work. */
+    if (rc == CLI_OK && c.out_path && !freopen(c.out_path, c.npy ? "w+b" : "w", stdout))
+        rc = cli_error("%s: %s", c.out_path, strerror(errno));
     if (rc == CLI_OK && c.npy && !(c.writer = cli_npy_open(stdout, c.D)))
         rc = cli_error("cannot start the .npy output");
     if (rc == CLI_OK) {
