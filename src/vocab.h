@@ -1,0 +1,38 @@
+/*
+ * vocab.h — token string -> id lookup (HF load_vocab: one entry per line;
+ * when a string occurs twice, the later id wins, as in a Python dict).
+ *
+ * Open addressing over a power-of-two table of (hash tag, id) slots; the
+ * strings themselves are not copied, they stay where the caller keeps them
+ * (the model file), so the vocab must not outlive them.
+ */
+#ifndef RF_VOCAB_H
+#define RF_VOCAB_H
+
+#include "roformer.h"
+
+typedef struct {
+    uint32_t tag; /* high 32 bits of the string's hash */
+    int32_t id;   /* -1: empty slot */
+} rf_vocab_slot;
+
+typedef struct {
+    const char *const *str; /* [n] */
+    const uint32_t *len;    /* [n] */
+    int32_t n;
+    size_t max_len;         /* longest entry, in bytes */
+    rf_vocab_slot *slots;   /* [mask + 1] */
+    uint64_t mask;
+} rf_vocab;
+
+rf_status rf_vocab_init(rf_vocab *v, const char *const *str, const uint32_t *len, int32_t n,
+                        rf_error *err);
+void rf_vocab_release(rf_vocab *v);
+
+/* The id of s[0..len), or -1 when it is not in the vocab. */
+int32_t rf_vocab_find(const rf_vocab *v, const char *s, size_t len);
+
+/* The hash both the vocab and its callers use (fast on short keys). */
+uint64_t rf_hash_bytes(const char *s, size_t len);
+
+#endif
