@@ -9,7 +9,6 @@
 #include "check.h"
 #include "tokenizer_fixture.h"
 
-#include <cJSON.h>
 
 static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
 {
@@ -68,17 +67,16 @@ static void run_cases(const fixture *fx, const char *path)
         if (!nl)
             nl = data + len;
         *nl = '\0';
-        cJSON *c = cJSON_Parse(line);
+        cJSON *c = fixture_parse(line);
         if (!c)
             continue;
         cases++;
         const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
-        const char *text = cJSON_GetObjectItem(c, "text")->valuestring;
-        const cJSON *pj = cJSON_GetObjectItem(c, "text_pair");
-        const char *pair = cJSON_IsString(pj) ? pj->valuestring : NULL;
+        size_t la = 0, lb = 0;
+        const char *text = fixture_text(cJSON_GetObjectItem(c, "text"), &la);
+        const char *pair = fixture_text(cJSON_GetObjectItem(c, "text_pair"), &lb);
         const cJSON *ml = cJSON_GetObjectItem(c, "max_length");
         int32_t max_length = cJSON_IsNumber(ml) ? ml->valueint : 0;
-        size_t la = strlen(text), lb = pair ? strlen(pair) : 0;
 
         rf_status st = rf_tokenizer_encode(fx->tok, text, la, pair, lb, 0, &full, &err);
         int ok = st == RF_OK && tokens_equal(fx, &full, 0, cJSON_GetObjectItem(c, "tokens")) &&

@@ -12,6 +12,8 @@
 
 #include "tokenizer.h"
 
+#include <cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +163,54 @@ static inline int fixture_load(fixture *fx, const char *vocab_path, const char *
 fail:
     fixture_free(fx);
     return -1;
+}
+
+/* cJSON ends strings at U+0000. Lines are parsed with every escaped
+ * \u0000 swapped for U+10FFFF (absent from the fixtures), and
+ * fixture_text() swaps it back, giving the text and its true length. */
+static inline cJSON *fixture_parse(const char *line)
+{
+    size_t n = strlen(line), extra = 0;
+    for (const char *p = strstr(line, "\\u0000"); p; p = strstr(p + 1, "\\u0000"))
+        extra++;
+    char *copy = malloc(n + extra * 6 + 1), *o = copy;
+    if (!copy)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        if (line[i] == '\\' && !strncmp(line + i, "\\u0000", 6)) {
+            memcpy(o, "\\udbff\\udfff", 12);
+            o += 12;
+            i += 6;
+        } else if (line[i] == '\\' && i + 1 < n) {
+            *o++ = line[i++];
+            *o++ = line[i++];
+        } else {
+            *o++ = line[i++];
+        }
+    }
+    *o = '\0';
+    cJSON *j = cJSON_Parse(copy);
+    free(copy);
+    return j;
+}
+
+/* The string value of `item` with U+10FFFF turned back into NUL (in place);
+ * NULL when it is not a string. */
+static inline const char *fixture_text(cJSON *item, size_t *len)
+{
+    if (!cJSON_IsString(item))
+        return NULL;
+    char *s = item->valuestring, *o = s;
+    for (const char *p = s; *p;) {
+        if (!memcmp(p, "\xF4\x8F\xBF\xBF", 4)) {
+            *o++ = '\0';
+            p += 4;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *len = (size_t)(o - s);
+    return s;
 }
 
 #endif
