@@ -94,10 +94,9 @@ static rf_status cut_block(const rf_jieba_dict *d, const char *text, size_t b, s
         for (size_t j = i; j < n;) {
             int32_t cp;
             j += (size_t)rf_utf8_decode(s + j, &cp);
-            int64_t child = rf_jieba_dict_child(d, node, cp);
-            if (child < 0)
+            node = rf_jieba_dict_child(d, node, cp);
+            if (node == RF_JIEBA_NO_NODE)
                 break;
-            node = (uint32_t)child;
             double w = d->nodes[node].weight;
             if (isnan(w))
                 continue;
