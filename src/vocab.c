@@ -45,11 +45,26 @@ rf_status rf_vocab_init(rf_vocab *v, const char *const *str, const uint32_t *len
     if (!v->slots)
         return rf_fail(err, RF_ERR_NOMEM, "vocab: out of memory for %d entries", n);
     memset(v->slots, 0xFF, cap * sizeof *v->slots); /* id -1 everywhere */
+    size_t bytes = 0;
+    for (int32_t id = 0; id < n; id++)
+        bytes += len[id];
+    if (bytes > UINT32_MAX) {
+        rf_vocab_release(v);
+        return rf_fail(err, RF_ERR_LIMIT, "vocab: %zu bytes of strings is too large", bytes);
+    }
+    v->arena = malloc(bytes + 1);
+    if (!v->arena) {
+        rf_vocab_release(v);
+        return rf_fail(err, RF_ERR_NOMEM, "vocab: out of memory for %zu bytes", bytes);
+    }
     v->mask = cap - 1;
     v->str = str;
     v->len = len;
     v->n = n;
+    size_t off = 0;
     for (int32_t id = 0; id < n; id++) {
+        if (len[id])
+            memcpy(v->arena + off, str[id], len[id]);
         if (len[id] > v->max_len)
             v->max_len = len[id];
         uint64_t h = rf_hash_bytes(str[id], len[id]);
@@ -57,15 +72,15 @@ rf_status rf_vocab_init(rf_vocab *v, const char *const *str, const uint32_t *len
         for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
             rf_vocab_slot *s = &v->slots[i];
             if (s->id < 0) {
-                s->tag = tag;
-                s->id = id;
+                *s = (rf_vocab_slot){tag, id, len[id], (uint32_t)off};
                 break;
             }
-            if (s->tag == tag && len[s->id] == len[id] && !memcmp(str[s->id], str[id], len[id])) {
+            if (s->tag == tag && s->len == len[id] && !memcmp(v->arena + s->off, str[id], len[id])) {
                 s->id = id; /* duplicate string: the later line wins */
                 break;
             }
         }
+        off += len[id];
     }
     return RF_OK;
 }
@@ -75,6 +90,7 @@ void rf_vocab_release(rf_vocab *v)
     if (!v)
         return;
     free(v->slots);
+    free(v->arena);
     memset(v, 0, sizeof *v);
 }
 
@@ -86,7 +102,7 @@ int32_t rf_vocab_find(const rf_vocab *v, const char *s, size_t len)
         const rf_vocab_slot *slot = &v->slots[i];
         if (slot->id < 0)
             return -1;
-        if (slot->tag == tag && v->len[slot->id] == len && !memcmp(v->str[slot->id], s, len))
+        if (slot->tag == tag && slot->len == len && !memcmp(v->arena + slot->off, s, len))
             return slot->id;
     }
 }

@@ -2,9 +2,11 @@
  * vocab.h — token string -> id lookup (HF load_vocab: one entry per line;
  * when a string occurs twice, the later id wins, as in a Python dict).
  *
- * Open addressing over a power-of-two table of (hash tag, id) slots; the
- * strings themselves are not copied, they stay where the caller keeps them
- * (the model file), so the vocab must not outlive them.
+ * Open addressing over a power-of-two table of (hash tag, id, length,
+ * offset) slots; the strings are copied back to back into one arena, so a
+ * lookup touches one slot and one string. `str`/`len` still point at the
+ * caller's arrays (the model file) for id -> string, so the vocab must not
+ * outlive them.
  */
 #ifndef RF_VOCAB_H
 #define RF_VOCAB_H
@@ -14,6 +16,8 @@
 typedef struct {
     uint32_t tag; /* high 32 bits of the string's hash */
     int32_t id;   /* -1: empty slot */
+    uint32_t len; /* string length */
+    uint32_t off; /* string offset in the arena */
 } rf_vocab_slot;
 
 typedef struct {
@@ -22,6 +26,7 @@ typedef struct {
     int32_t n;
     size_t max_len;         /* longest entry, in bytes */
     rf_vocab_slot *slots;   /* [mask + 1] */
+    char *arena;            /* every string, back to back */
     uint64_t mask;
 } rf_vocab;
 

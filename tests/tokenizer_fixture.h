@@ -202,7 +202,7 @@ static inline const char *fixture_text(cJSON *item, size_t *len)
         return NULL;
     char *s = item->valuestring, *o = s;
     for (const char *p = s; *p;) {
-        if (!memcmp(p, "\xF4\x8F\xBF\xBF", 4)) {
+        if (!strncmp(p, "\xF4\x8F\xBF\xBF", 4)) {
             *o++ = '\0';
             p += 4;
         } else {
