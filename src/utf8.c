@@ -25,6 +25,15 @@ bool rf_utf8_validate(const char *s, size_t len, size_t *bad_offset)
             i++;
             continue;
         }
+        /* Fast path for the bulk of CJK text: a lead byte E1..EC or EE..EF
+         * with two continuation bytes is always a valid character (the
+         * overlong and surrogate cases need E0 and ED). Everything else
+         * goes through utf8proc. */
+        if (i + 3 <= len && u[i] >= 0xE1 && u[i] <= 0xEF && u[i] != 0xED &&
+            (u[i + 1] & 0xC0) == 0x80 && (u[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
         utf8proc_int32_t cp;
         utf8proc_ssize_t n = utf8proc_iterate(u + i, (utf8proc_ssize_t)(len - i), &cp);
         if (n <= 0) {

@@ -7,7 +7,7 @@
  * Prints the dictionary build time, then for "cut" (segmentation alone)
  * and "tokenize" (lower-case + jieba + vocab/WordPiece + ids) the median
  * and spread of RUNS timed passes over the whole file, in MB/s of UTF-8
- * input (1 MB = 10^6 bytes). Run by scripts/bench_tokenizer.sh.
+ * input (1 MB = 10^6 bytes), wall time. Run by scripts/bench_tokenizer.sh.
  */
 #include "jieba_cut.h"
 #include "../tokenizer_fixture.h"
