@@ -58,62 +58,93 @@ static rf_status push_word(rf_jieba_words *out, size_t off, size_t len, rf_error
 }
 
 /* Segments one block text[b..e) of the block regex. */
+/* How many characters ahead (to the left) the route pass prefetches the
+ * second trie probe, which is the one that misses the cache. */
+#define PREFETCH_AHEAD 4
+
+static rf_status reserve_route(rf_jieba_words *out, size_t n, rf_error *err)
+{
+    if (n + 1 <= out->route_cap)
+        return RF_OK;
+    size_t cap = out->route_cap ? out->route_cap : 1024;
+    while (cap < n + 1)
+        cap *= 2;
+    double *w = realloc(out->route_w, cap * sizeof *w);
+    if (w)
+        out->route_w = w;
+    uint32_t *end = realloc(out->route_end, cap * sizeof *end);
+    if (end)
+        out->route_end = end;
+    uint32_t *start = realloc(out->char_start, cap * sizeof *start);
+    if (start)
+        out->char_start = start;
+    int32_t *cp = realloc(out->char_cp, cap * sizeof *cp);
+    if (cp)
+        out->char_cp = cp;
+    if (!w || !end || !start || !cp)
+        return rf_fail(err, RF_ERR_NOMEM, "jieba: out of memory for a %zu-byte block", n);
+    out->route_cap = cap;
+    return RF_OK;
+}
+
+/* Segments one block text[b..e) of the block regex. */
 static rf_status cut_block(const rf_jieba_dict *d, const char *text, size_t b, size_t e,
                            rf_jieba_words *out, rf_error *err)
 {
     size_t n = e - b;
-    if (n + 1 > out->route_cap) {
-        size_t cap = out->route_cap ? out->route_cap : 1024;
-        while (cap < n + 1)
-            cap *= 2;
-        double *w = realloc(out->route_w, cap * sizeof *w);
-        if (w)
-            out->route_w = w;
-        uint32_t *end = realloc(out->route_end, cap * sizeof *end);
-        if (end)
-            out->route_end = end;
-        if (!w || !end)
-            return rf_fail(err, RF_ERR_NOMEM, "jieba: out of memory for a %zu-byte block", n);
-        out->route_cap = cap;
-    }
+    rf_status st = reserve_route(out, n, err);
+    if (st != RF_OK)
+        return st;
     const char *s = text + b;
     double *route_w = out->route_w;
     uint32_t *route_end = out->route_end;
+    uint32_t *start = out->char_start;
+    int32_t *cps = out->char_cp;
+
+    /* The characters of the block: start[k] and code point cps[k]. */
+    size_t chars = 0;
+    for (size_t i = 0; i < n; chars++) {
+        start[chars] = (uint32_t)i;
+        i += (size_t)rf_utf8_decode(s + i, &cps[chars]);
+    }
+    start[chars] = (uint32_t)n;
     route_w[n] = 0.0;
     route_end[n] = (uint32_t)n;
 
-    /* Right to left over character starts. */
-    size_t next = n; /* start of the character after i */
-    for (size_t i = n; i-- > 0;) {
-        if (((unsigned char)s[i] & 0xC0) == 0x80)
-            continue; /* continuation byte */
+    /* Right to left: route(k) from the routes of the characters after k. */
+    for (size_t k = chars; k-- > 0;) {
+        if (k >= PREFETCH_AHEAD) {
+            size_t p = k - PREFETCH_AHEAD;
+            int32_t c = cps[p];
+            uint32_t first = c < 0x10000 ? d->root_child[c] : RF_JIEBA_NO_NODE;
+            if (first != RF_JIEBA_NO_NODE)
+                __builtin_prefetch(&d->nodes[rf_jieba_slot_of(rf_jieba_key(first, cps[p + 1]), d->mask)]);
+        }
         bool found = false;
         double best = 0.0;
         uint32_t best_end = 0;
         uint32_t node = d->root;
-        for (size_t j = i; j < n;) {
-            int32_t cp;
-            j += (size_t)rf_utf8_decode(s + j, &cp);
-            node = rf_jieba_dict_child(d, node, cp);
+        for (size_t m = k; m < chars; m++) {
+            node = rf_jieba_dict_child(d, node, cps[m]);
             if (node == RF_JIEBA_NO_NODE)
                 break;
             double w = d->nodes[node].weight;
             if (isnan(w))
                 continue;
+            uint32_t j = start[m + 1];
             double cand = w + route_w[j];
             if (!found || cand >= best) { /* ties: the later end wins */
                 found = true;
                 best = cand;
-                best_end = (uint32_t)j;
+                best_end = j;
             }
         }
         if (!found) {
-            best = d->unknown_weight + route_w[next];
-            best_end = (uint32_t)next;
+            best_end = start[k + 1];
+            best = d->unknown_weight + route_w[best_end];
         }
-        route_w[i] = best;
-        route_end[i] = best_end;
-        next = i;
+        route_w[start[k]] = best;
+        route_end[start[k]] = best_end;
     }
 
     /* Left to right along the route, merging one-character ASCII alnum words. */
@@ -179,5 +210,7 @@ void rf_jieba_words_release(rf_jieba_words *w)
     free(w->words);
     free(w->route_w);
     free(w->route_end);
+    free(w->char_start);
+    free(w->char_cp);
     memset(w, 0, sizeof *w);
 }

@@ -36,6 +36,8 @@ typedef struct {
     size_t n, cap;
     double *route_w;     /* [route_cap] best route weight from each byte */
     uint32_t *route_end; /* [route_cap] end of the first word of that route */
+    uint32_t *char_start; /* [route_cap] byte offset of each character of a block */
+    int32_t *char_cp;     /* [route_cap] its code point */
     size_t route_cap;
 } rf_jieba_words;
 

@@ -47,6 +47,8 @@ typedef struct {
     int32_t *map_end;    /* [low_len + 1] at a character end of `low`: its source end */
     size_t low_cap;
     rf_jieba_words words;
+    uint64_t *hash;      /* [hash_cap] vocab hash of each jieba word */
+    size_t hash_cap;
     rf_chars chars;
     rf_basic_words basic;
     rf_wordpiece_scratch wp;
@@ -58,6 +60,7 @@ static void scratch_release(rf_scratch *s)
     free(s->low);
     free(s->map_start);
     free(s->map_end);
+    free(s->hash);
     rf_jieba_words_release(&s->words);
     rf_chars_release(&s->chars);
     rf_basic_words_release(&s->basic);
@@ -150,7 +153,7 @@ static rf_status lower_piece(const rf_tokenizer *tok, const char *text, size_t f
         s->map_start[n] = (int32_t)i;
         if (cp < 0x80) {
             s->low[n++] = (char)(tok->lower && cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
-        } else if (!tok->lower) {
+        } else if (!tok->lower || rf_uni_is_caseless_cjk(cp)) {
             memcpy(s->low + n, text + i, (size_t)clen);
             n += (size_t)clen;
         } else {
@@ -209,9 +212,25 @@ static rf_status tokenize_piece(const rf_tokenizer *tok, const char *text, size_
     s->words.n = 0;
     if ((st = rf_jieba_cut(&tok->dict, s->low, n, &s->words, err)) != RF_OK)
         return st;
-    for (size_t w = 0; w < s->words.n; w++) {
-        size_t off = s->words.words[w].off, len = s->words.words[w].len;
-        int32_t id = rf_vocab_find(&tok->vocab, s->low + off, len);
+    /* Vocab lookups of every word, hashed first and prefetched ahead. */
+    const rf_span *words = s->words.words;
+    size_t n_words = s->words.n;
+    if (n_words > s->hash_cap) {
+        uint64_t *h = realloc(s->hash, n_words * sizeof *h);
+        if (!h)
+            return rf_fail(err, RF_ERR_NOMEM, "tokenizer: out of memory for %zu words", n_words);
+        s->hash = h;
+        s->hash_cap = n_words;
+    }
+    for (size_t w = 0; w < n_words; w++)
+        s->hash[w] = rf_hash_bytes(s->low + words[w].off, words[w].len);
+    for (size_t w = 0; w < n_words; w++) {
+        if (w + 8 < n_words)
+            rf_vocab_prefetch_slot(&tok->vocab, s->hash[w + 8]);
+        if (w + 4 < n_words)
+            rf_vocab_prefetch_string(&tok->vocab, s->hash[w + 4]);
+        size_t off = words[w].off, len = words[w].len;
+        int32_t id = rf_vocab_find_hashed(&tok->vocab, s->low + off, len, s->hash[w]);
         if (id >= 0)
             st = rf_token_list_push(out, id, s->map_start[off], s->map_end[off + len], err);
         else

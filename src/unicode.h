@@ -41,6 +41,16 @@ static inline bool rf_uni_is_cjk(int32_t cp)
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
+/* CJK ideographs and the CJK symbols, punctuation and kana blocks
+ * (U+3000..U+30FF, U+3400..U+9FFF) have no case: lower-casing can skip the
+ * lookup for the bulk of Chinese text. (A unit test checks this against
+ * utf8proc.) */
+static inline bool rf_uni_is_caseless_cjk(int32_t cp)
+{
+    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3000 && cp <= 0x30FF) ||
+           (cp >= 0x3400 && cp <= 0x4DBF);
+}
+
 /* Canonical composition (NFC) / decomposition (NFD) of in[0..n) into out
  * (room for `cap`). Return the output length, or -1 when `cap` is too small. */
 ptrdiff_t rf_uni_nfc(const int32_t *in, size_t n, int32_t *out, size_t cap);

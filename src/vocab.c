@@ -94,15 +94,48 @@ void rf_vocab_release(rf_vocab *v)
     memset(v, 0, sizeof *v);
 }
 
+/* a[0..len) == b[0..len) for the short strings of a vocab, without a
+ * library call: overlapping word loads that stay inside both strings. */
+static inline bool same_bytes(const char *a, const char *b, size_t len)
+{
+    uint64_t x, y, x2, y2;
+    uint32_t u, w, u2, w2;
+    if (len >= 8 && len <= 16) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&x2, a + len - 8, 8);
+        memcpy(&y2, b + len - 8, 8);
+        return ((x ^ y) | (x2 ^ y2)) == 0;
+    }
+    if (len >= 4 && len < 8) {
+        memcpy(&u, a, 4);
+        memcpy(&w, b, 4);
+        memcpy(&u2, a + len - 4, 4);
+        memcpy(&w2, b + len - 4, 4);
+        return ((u ^ w) | (u2 ^ w2)) == 0;
+    }
+    if (len < 4) {
+        for (size_t i = 0; i < len; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+    return memcmp(a, b, len) == 0;
+}
+
 int32_t rf_vocab_find(const rf_vocab *v, const char *s, size_t len)
 {
-    uint64_t h = rf_hash_bytes(s, len);
+    return rf_vocab_find_hashed(v, s, len, rf_hash_bytes(s, len));
+}
+
+int32_t rf_vocab_find_hashed(const rf_vocab *v, const char *s, size_t len, uint64_t h)
+{
     uint32_t tag = (uint32_t)(h >> 32);
     for (uint64_t i = h & v->mask;; i = (i + 1) & v->mask) {
         const rf_vocab_slot *slot = &v->slots[i];
         if (slot->id < 0)
             return -1;
-        if (slot->tag == tag && slot->len == len && !memcmp(v->arena + slot->off, s, len))
+        if (slot->tag == tag && slot->len == len && same_bytes(v->arena + slot->off, s, len))
             return slot->id;
     }
 }

@@ -37,7 +37,26 @@ void rf_vocab_release(rf_vocab *v);
 /* The id of s[0..len), or -1 when it is not in the vocab. */
 int32_t rf_vocab_find(const rf_vocab *v, const char *s, size_t len);
 
-/* The hash both the vocab and its callers use (fast on short keys). */
+/* The hash the vocab uses (fast on short keys). */
 uint64_t rf_hash_bytes(const char *s, size_t len);
+
+/* rf_vocab_find with the hash already computed. Callers with many words
+ * to look up hash them all first, then prefetch a few words ahead:
+ * rf_vocab_prefetch_slot further ahead, rf_vocab_prefetch_string (which
+ * reads the now cached slot) nearer, so both cache misses of a lookup
+ * overlap with other work. */
+int32_t rf_vocab_find_hashed(const rf_vocab *v, const char *s, size_t len, uint64_t hash);
+
+static inline void rf_vocab_prefetch_slot(const rf_vocab *v, uint64_t hash)
+{
+    __builtin_prefetch(&v->slots[hash & v->mask]);
+}
+
+static inline void rf_vocab_prefetch_string(const rf_vocab *v, uint64_t hash)
+{
+    const rf_vocab_slot *slot = &v->slots[hash & v->mask];
+    if (slot->id >= 0)
+        __builtin_prefetch(v->arena + slot->off);
+}
 
 #endif
