@@ -60,11 +60,12 @@ static uint32_t insert(rf_jieba_dict *d, uint64_t key, uint64_t slot, uint64_t *
     return (uint32_t)slot;
 }
 
-/* Pass 1: every word's path; a word node's weight holds the index of the
- * last entry that spells it, and each word node is listed once in
- * word_nodes. Returns false when the table filled up. */
+/* Pass 1: every word's path. Distinct words are listed in order of first
+ * appearance: list_node[i] is the node, list_word[i] the last entry that
+ * spells it; a word node's weight holds its list position until pass 2.
+ * Returns false when the table filled up. */
 static bool insert_words(rf_jieba_dict *d, const char *const *words, const uint32_t *len, int32_t n,
-                         uint32_t *word_nodes, int32_t *n_word_nodes)
+                         uint32_t *list_node, int32_t *list_word, int32_t *n_list)
 {
     lane lanes[LANES];
     int32_t next = 0;
@@ -102,11 +103,14 @@ static bool insert_words(rf_jieba_dict *d, const char *const *words, const uint3
             ln->node = node;
             if (ln->at < len[ln->word])
                 continue;
-            double *idx = &d->nodes[node].weight;
-            if (isnan(*idx))
-                word_nodes[(*n_word_nodes)++] = node;
-            if (isnan(*idx) || *idx < ln->word)
-                *idx = ln->word;
+            double *pos = &d->nodes[node].weight;
+            if (isnan(*pos)) {
+                *pos = *n_list;
+                list_node[*n_list] = node;
+                list_word[(*n_list)++] = ln->word;
+            } else if (list_word[(int32_t)*pos] < ln->word) {
+                list_word[(int32_t)*pos] = ln->word; /* a duplicate: the last one counts */
+            }
             while (next < n && len[next] == 0)
                 next++;
             *ln = (lane){.word = next < n ? next++ : -1, .node = d->root};
@@ -132,10 +136,12 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
             cps += ((unsigned char)words[w][i] & 0xC0) != 0x80;
     }
     d->root_child = malloc(0x10000 * sizeof *d->root_child);
-    uint32_t *word_nodes = malloc(((size_t)n + 1) * sizeof *word_nodes);
-    int32_t n_word_nodes = 0;
-    if (!d->root_child || !word_nodes) {
-        free(word_nodes);
+    uint32_t *list_node = malloc(((size_t)n + 1) * sizeof *list_node);
+    int32_t *list_word = malloc(((size_t)n + 1) * sizeof *list_word);
+    int32_t n_list = 0;
+    if (!d->root_child || !list_node || !list_word) {
+        free(list_node);
+        free(list_word);
         rf_jieba_dict_release(d);
         return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory");
     }
@@ -144,13 +150,15 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
         cap *= 2;
     for (;;) {
         if (cap > ((uint64_t)1 << 31)) {
-            free(word_nodes);
+            free(list_node);
+            free(list_word);
             rf_jieba_dict_release(d);
             return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
         }
         d->nodes = alloc_nodes(cap);
         if (!d->nodes) {
-            free(word_nodes);
+            free(list_node);
+            free(list_word);
             rf_jieba_dict_release(d);
             return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory (%llu slots)",
                            (unsigned long long)cap);
@@ -158,29 +166,31 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
         d->mask = cap - 1;
         d->root = (uint32_t)cap;
         memset(d->root_child, 0xFF, 0x10000 * sizeof *d->root_child);
-        n_word_nodes = 0;
-        if (insert_words(d, words, len, n, word_nodes, &n_word_nodes))
+        n_list = 0;
+        if (insert_words(d, words, len, n, list_node, list_word, &n_list))
             break;
         free(d->nodes);
         cap *= 2;
     }
-    /* Pass 2: total over distinct words, then word indices become weights. */
+    /* Pass 2: total over distinct words, then list positions become weights. */
     uint64_t total = 0;
-    for (int32_t i = 0; i < n_word_nodes; i++)
-        total += freq[(int32_t)d->nodes[word_nodes[i]].weight];
+    for (int32_t i = 0; i < n_list; i++)
+        total += freq[list_word[i]];
     double log_total = log((double)total);
     double small_log[SMALL_FREQ];
     for (int f = 0; f < SMALL_FREQ; f++)
         small_log[f] = log((double)f);
-    for (int32_t i = 0; i < n_word_nodes; i++) {
-        double *w = &d->nodes[word_nodes[i]].weight;
-        uint32_t f = freq[(int32_t)*w];
-        *w = (f < SMALL_FREQ ? small_log[f] : log((double)f)) - log_total;
+    for (int32_t i = 0; i < n_list; i++) {
+        if (i + 16 < n_list)
+            __builtin_prefetch(&d->nodes[list_node[i + 16]], 1);
+        uint32_t f = freq[list_word[i]];
+        d->nodes[list_node[i]].weight = (f < SMALL_FREQ ? small_log[f] : log((double)f)) - log_total;
     }
     d->unknown_weight = log(1.0) - log_total;
     d->total = total;
-    d->n_words = n_word_nodes;
-    free(word_nodes);
+    d->n_words = n_list;
+    free(list_node);
+    free(list_word);
     return RF_OK;
 }
 
