@@ -50,8 +50,10 @@ struct rf_model {
     rf_hparams hp;
     rf_weights w;
     char **labels;          /* [hp.num_labels] NUL-terminated, owned */
-    char **tokens;          /* [hp.vocab_size] NUL-terminated, owned */
+    char **tokens;          /* [n_tokens] NUL-terminated, owned */
+    int32_t n_tokens;       /* vocab.txt entries: <= hp.vocab_size */
     rf_tokenizer *tokenizer;
+    rf_tokenizer_spec tokenizer_spec; /* what the tokenizer was built from; arrays owned */
     int32_t n_tensors;
     /* storage */
     void *map;              /* mmap of the file, or NULL */
