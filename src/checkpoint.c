@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "safetensors.h"
+#include "torch_zip.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +110,14 @@ rf_status rf_checkpoint_open(const char *path, rf_checkpoint **out, rf_error *er
         return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", path);
     if ((st = rf_map_file(path, &ck->map, err)))
         goto done;
-    if (ck->map.size >= 4 && !memcmp(ck->map.data, "PK\x03\x04", 4))
-        st = rf_fail(err, RF_ERR_UNSUPPORTED, "%s: torch zip checkpoints are not read yet", path);
+    const uint8_t *head = ck->map.data;
+    if (ck->map.size >= 4 && !memcmp(head, "PK\x03\x04", 4))
+        st = rf_torch_read(head, ck->map.size, path, ck, err);
+    else if (ck->map.size >= 2 && head[0] == 0x80 && head[1] <= 5)
+        /* a bare pickle: torch.save's format before PyTorch 1.6 */
+        st = rf_fail(err, RF_ERR_UNSUPPORTED,
+                     "%s: legacy (pre-1.6, non-zip) torch.save format; re-save it with a current PyTorch",
+                     path);
     else
         st = rf_safetensors_read(ck->map.data, ck->map.size, path, ck, err);
 done:
