@@ -108,11 +108,11 @@ static rf_status read_str(reader *r, rf_gguf_str *s, uint64_t max_len, const cha
     rf_status st = read_uint(r, 8, &len, at);
     if (st)
         return st;
+    if (r->size - r->pos < len)
+        return truncated(r, at);
     if (len > max_len)
         return rf_fail(r->err, RF_ERR_LIMIT, "%s: %s of %llu bytes at byte %zu exceeds the limit of %llu",
                        r->what, at, (unsigned long long)len, r->pos - 8, (unsigned long long)max_len);
-    if (r->size - r->pos < len)
-        return truncated(r, at);
     s->ptr = (const char *)r->base + r->pos;
     s->len = len;
     r->pos += len;
