@@ -227,9 +227,13 @@ static rf_status read_tensor_info(reader *r, rf_gguf_tensor *t)
             return st;
         /* no element count can exceed the file's size; checking each factor
          * against it keeps the product from overflowing */
-        if (t->ne[i] == 0 || t->ne[i] > r->size || count > r->size / t->ne[i])
-            return rf_fail(r->err, RF_ERR_FORMAT, "%s: tensor '%.*s' has an impossible shape",
-                           r->what, (int)t->name.len, t->name.ptr);
+        if (t->ne[i] == 0)
+            return rf_fail(r->err, RF_ERR_FORMAT, "%s: tensor '%.*s' has a zero dimension", r->what,
+                           (int)t->name.len, t->name.ptr);
+        if (t->ne[i] > r->size || count > r->size / t->ne[i])
+            return rf_fail(r->err, RF_ERR_FORMAT,
+                           "%s: truncated file (tensor '%.*s' cannot fit in its %zu bytes)", r->what,
+                           (int)t->name.len, t->name.ptr, r->size);
         count *= t->ne[i];
     }
     if ((st = read_uint(r, 4, &type, "tensor type")) || (st = read_uint(r, 8, &t->offset, "tensor offset")))
@@ -253,6 +257,10 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
     *out = NULL;
     if (!g)
         return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
+    if (size < 4 && (size == 0 || memcmp(data, RF_GGUF_MAGIC, size) == 0)) {
+        st = truncated(&r, "magic");
+        goto done;
+    }
     if (size < 4 || memcmp(data, RF_GGUF_MAGIC, 4) != 0) {
         st = rf_fail(err, RF_ERR_FORMAT, "%s: not a GGUF file (bad magic)", what);
         goto done;
@@ -416,6 +424,8 @@ struct rf_gguf_writer {
 
 static bool bytes_put(bytes *b, const void *src, size_t n)
 {
+    if (n == 0)
+        return true;
     if (b->cap - b->len < n) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap - b->len < n)

@@ -19,6 +19,8 @@ static const struct {
     {"U8", RF_CK_U8},   {"BOOL", RF_CK_BOOL},
 };
 
+static const char unsupported_dtype[] = "has an unsupported dtype";
+
 /* A JSON number that is a whole number in [0, 2^53]. */
 static bool json_index(const cJSON *j, uint64_t *out)
 {
@@ -47,7 +49,7 @@ static const char *parse_entry(const cJSON *e, const uint8_t *base, uint64_t dat
         if (!strcmp(dt->valuestring, dtypes[i].name))
             break;
     if (i == sizeof dtypes / sizeof dtypes[0])
-        return "has an unsupported dtype";
+        return unsupported_dtype;
     t->dtype = dtypes[i].dtype;
     int n = cJSON_GetArraySize(shape);
     if (n > RF_CK_MAX_DIMS)
@@ -117,7 +119,8 @@ rf_status rf_safetensors_read(const void *data, size_t size, const char *what, r
         rf_ck_tensor t = {0};
         const char *bad = parse_entry(e, base, data_size, &t);
         if (bad) {
-            st = rf_fail(err, RF_ERR_FORMAT, "%s: tensor '%s' %s", what, e->string, bad);
+            st = rf_fail(err, bad == unsupported_dtype ? RF_ERR_UNSUPPORTED : RF_ERR_FORMAT,
+                         "%s: tensor '%s' %s", what, e->string, bad);
             goto done;
         }
         if (rf_checkpoint_find(ck, e->string)) {
