@@ -40,21 +40,18 @@ static inline uint16_t rf_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
+/* Branch-light so that loops over whole tensors vectorize: placing the
+ * half's exponent and mantissa in a float's low bits and scaling by 2^112
+ * rebiases normals and turns subnormals into normals exactly (the scale is
+ * a power of two). */
 static inline float rf_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0x1f) /* inf / NaN */
-        return rf_f32_from_bits(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) {
-        if (man == 0)
-            return rf_f32_from_bits(sign);
-        /* subnormal: man * 2^-24, exact in float */
-        float v = (float)man * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return rf_f32_from_bits(sign | ((exp + 112u) << 23) | (man << 13));
+    uint32_t em = h & 0x7fffu;
+    float mag = rf_f32_from_bits(em << 13) * 0x1p112f;
+    if (em >= 0x7c00u) /* inf / NaN */
+        mag = rf_f32_from_bits(0x7f800000u | (em << 13));
+    return rf_f32_from_bits(rf_f32_bits(mag) | sign);
 }
 
 static inline uint16_t rf_f32_to_f16(float f)

@@ -40,6 +40,21 @@ int main(void)
     CHECK(isnan(rf_f16_to_f32(0x7e00)) && isinf(rf_f16_to_f32(0x7c00)), "f16 NaN/inf widen");
     CHECK(rf_f16_to_f32(0x0001) == 5.960464477539063e-08f, "f16 subnormal widens exactly");
 
+    /* widening: every finite f16 value, against sign * mantissa * 2^exponent */
+    int wrong = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        if (e == 0x1f)
+            continue;
+        double want = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+        if (h & 0x8000)
+            want = -want;
+        float got = rf_f16_to_f32((uint16_t)h);
+        if (got != (float)want || !!signbit(got) != !!(h & 0x8000))
+            wrong++;
+    }
+    CHECK(wrong == 0, "%d f16 values widen wrongly", wrong);
+
     /* every finite f16 value round-trips; ordering is preserved */
     int bad = 0;
     for (uint32_t h = 0; h < 0x10000; h++) {
