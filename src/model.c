@@ -424,6 +424,22 @@ rf_status rf_model_load(const char *path, rf_model **out, rf_error *err)
     return st;
 }
 
+rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, rf_model **out,
+                               rf_error *err)
+{
+    rf_model *model = calloc(1, sizeof *model);
+    rf_status st;
+    *out = NULL;
+    if (!model)
+        return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
+    st = load_image(model, data, size, what, err);
+    if (st)
+        rf_model_free(model);
+    else
+        *out = model;
+    return st;
+}
+
 void rf_model_free(rf_model *model)
 {
     if (!model)

@@ -62,4 +62,10 @@ struct rf_model {
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
 };
 
+/* Loads a model from a GGUF image in memory (what rf_model_load does after
+ * mapping the file). `data` is not copied and must outlive the model;
+ * `what` names it in messages. For tests and fuzzing. */
+rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, rf_model **out,
+                               rf_error *err);
+
 #endif

@@ -14,8 +14,10 @@
  */
 #include "check.h"
 #include "checkpoint.h"
+#include "convert.h"
 #include "fp16.h"
 #include "gguf.h"
+#include "model.h"
 #include "pickle.h"
 #include "torch_zip.h"
 
@@ -327,6 +329,40 @@ static void gguf_cases(void)
         }
     }
     CHECK(bad == 0, "%d of %zu truncated GGUF files not reported as truncated", bad, n_cuts);
+
+    /* a denser sweep in memory: a character-level conversion (no
+     * dictionary), cut every 7 bytes through metadata and tensor infos */
+    {
+        rf_convert_params pb = rf_convert_default_params();
+        void *img = NULL;
+        size_t img_n = 0;
+        pb.tokenizer = RF_TOKENIZER_BERT;
+        rf_status st = rf_convert_to_buffer(hf_dir, &pb, &img, &img_n, &err);
+        CHECK(st == RF_OK, "convert to memory: %s", err.message);
+        rf_gguf *gb = NULL;
+        size_t head = 0, tried = 0;
+        if (!st && rf_gguf_parse(img, img_n, "mem", &gb, &err) == RF_OK) {
+            head = gb->data_offset;
+            rf_gguf_free(gb);
+        }
+        int wrong = 0;
+        for (size_t cut = 0; cut < head; cut += 7, tried++) {
+            uint8_t *copy = malloc(cut ? cut : 1); /* exact size: ASan sees overreads */
+            memcpy(copy, img, cut);
+            rf_model *m = NULL;
+            st = rf_model_load_buffer(copy, cut, "mem.gguf", &m, &err);
+            if (st != RF_ERR_FORMAT || !strstr(err.message, "mem.gguf: truncated"))
+                wrong++;
+            rf_model_free(m);
+            free(copy);
+        }
+        CHECK(head > 0 && wrong == 0, "%d of %zu in-memory truncations not reported as truncated",
+              wrong, tried);
+        rf_model *m = NULL;
+        CHECK(rf_model_load_buffer(img, img_n, "mem.gguf", &m, &err) == RF_OK, "the whole image loads");
+        rf_model_free(m);
+        free(img);
+    }
 
     uint8_t *b = malloc(n);
     size_t at;
