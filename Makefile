@@ -3,6 +3,7 @@
 #   make test         build and run every test (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make install PREFIX=/usr/local
+#   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -25,7 +26,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h)
 
-.PHONY: all test asan install clean
+.PHONY: all test asan install clean bench-tokenizer
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -56,6 +57,9 @@ test: all $(TEST_BIN)
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+bench-tokenizer: $(BUILD)/libroformer.a
+	sh scripts/bench_tokenizer.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
