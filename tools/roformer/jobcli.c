@@ -120,9 +120,9 @@ int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pi
     *pl = NULL;
     if (!o->model_path)
         return cli_usage_error(cmd, "a model is required: -m MODEL");
+    if (!(*model = cli_load_model(o->model_path)))
+        return CLI_FAILED;
     rf_error err;
-    if (rf_model_load(o->model_path, model, &err) != RF_OK)
-        return cli_error("%s", err.message);
     const rf_hparams *hp = rf_model_hparams(*model);
     if (o->max_length > hp->max_position) {
         int32_t max_position = hp->max_position;
