@@ -2,6 +2,11 @@
  * input.c — the record reader of the job commands (see input.h): lines of
  * stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
  * checked with utf8proc.
+ *
+ * cJSON keeps strings NUL-terminated, so a "\u0000" escape would end a
+ * text early. Before parsing, each such escape is replaced by the escape of
+ * U+10FFFF (a noncharacter) and the field values turn it back into a NUL
+ * byte; a line that holds U+10FFFF itself as well is refused.
  */
 #include "input.h"
 
@@ -13,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <utf8proc.h>
 
@@ -178,20 +184,103 @@ static bool store_fields(cli_record *rec, const char *const *vals, const size_t 
     return true;
 }
 
-static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *s, size_t len)
+#define NUL_MARK_ESCAPE "\\udbff\\udfff" /* U+10FFFF in JSON */
+#define NUL_MARK_UTF8 "\xF4\x8F\xBF\xBF"   /* U+10FFFF in UTF-8 */
+
+/* True when s[0..n) contains `needle`, ignoring ASCII case. */
+static bool contains_nocase(const char *s, size_t n, const char *needle)
 {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!strncasecmp(s + i, needle, k))
+            return true;
+    return false;
+}
+
+/* The JSON text with each "\u0000" escape replaced by the U+10FFFF marker
+ * (a new string in *copy), or s itself when there is none. NULL with the
+ * record failed when the line also holds U+10FFFF or memory runs out. */
+static const char *mark_nul_escapes(cli_record *rec, const char *s, size_t len, size_t *out_len,
+                                    char **copy, bool *marked)
+{
+    size_t count = 0;
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (s[i] != '\\')
+            continue;
+        count += !strncmp(s + i, "\\u0000", 6);
+        i++; /* skip the escaped character: "\\\\u0000" is no escape */
+    }
+    *out_len = len;
+    *copy = NULL;
+    *marked = count > 0;
+    if (!count)
+        return s;
+    if (memmem(s, len, NUL_MARK_UTF8, 4) || contains_nocase(s, len, NUL_MARK_ESCAPE)) {
+        failf(rec, "a line cannot hold both U+0000 and U+10FFFF");
+        return NULL;
+    }
+    char *o = *copy = malloc(len + count * (sizeof NUL_MARK_ESCAPE - 1) + 1);
+    if (!o) {
+        failf(rec, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < len;) {
+        if (s[i] == '\\' && !strncmp(s + i, "\\u0000", 6)) {
+            memcpy(o, NUL_MARK_ESCAPE, sizeof NUL_MARK_ESCAPE - 1);
+            o += sizeof NUL_MARK_ESCAPE - 1;
+            i += 6;
+        } else if (s[i] == '\\' && i + 1 < len) {
+            *o++ = s[i++];
+            *o++ = s[i++];
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    *o = '\0';
+    *out_len = (size_t)(o - *copy);
+    return *copy;
+}
+
+/* Turns the markers of a string value back into NUL bytes, in place;
+ * returns the true length. */
+static size_t unmark_nul(char *v, bool marked)
+{
+    char *o = v;
+    for (const char *p = v; *p;) {
+        if (marked && !strncmp(p, NUL_MARK_UTF8, 4)) {
+            *o++ = '\0';
+            p += 4;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    return (size_t)(o - v);
+}
+
+static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *line, size_t line_len)
+{
+    size_t len;
+    char *copy;
+    bool marked;
+    const char *s = mark_nul_escapes(rec, line, line_len, &len, &copy, &marked);
+    if (!s)
+        return;
     const char *end = NULL;
     cJSON *obj = cJSON_ParseWithLengthOpts(s, len, &end, false);
-    if (!obj || !cJSON_IsObject(obj)) {
-        size_t at = end && end >= s ? (size_t)(end - s) : 0;
-        failf(rec, "invalid JSON near byte %zu", at);
+    while (obj && end && end < s + len && (*end == ' ' || *end == '\t'))
+        end++;
+    if (!obj || !cJSON_IsObject(obj) || (end && end < s + len)) {
+        const char *where = obj ? end : cJSON_GetErrorPtr();
+        size_t at = where && where >= s && where <= s + len ? (size_t)(where - s) : 0;
+        failf(rec, "invalid JSON object near byte %zu", at);
         cJSON_Delete(obj);
+        free(copy);
         return;
     }
     const char *vals[CLI_MAX_FIELDS] = {0};
     size_t lens[CLI_MAX_FIELDS] = {0};
     for (int k = 0; k < spec->n_fields; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, spec->names[k]);
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, spec->names[k]);
         if (!v || cJSON_IsNull(v)) {
             if (k < spec->n_required)
                 failf(rec, "missing field \"%s\"", spec->names[k]);
@@ -202,7 +291,7 @@ static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *
             continue;
         }
         vals[k] = v->valuestring;
-        lens[k] = strlen(v->valuestring);
+        lens[k] = unmark_nul(v->valuestring, marked);
         long bad = invalid_utf8_at(vals[k], lens[k]);
         if (bad >= 0)
             failf(rec, "field \"%s\": invalid UTF-8 at byte %ld", spec->names[k], bad);
@@ -210,6 +299,7 @@ static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *
     if (!rec->error && !store_fields(rec, vals, lens, spec->n_fields))
         failf(rec, "out of memory");
     cJSON_Delete(obj);
+    free(copy);
 }
 
 static void parse_text(const cli_input_spec *spec, cli_record *rec, const char *s, size_t len)
