@@ -210,6 +210,20 @@ static void test_pipeline(void)
     EXPECT(w, " \t\n", "", "");
     rf_tokenizer_free(w);
     rf_tokenizer_free(b);
+
+    /* Special tokens that are prefixes of one another: the longest wins. */
+    static const char *const v[] = {"<p>", "<u>", "<c>", "<s>", "<s>x", "a"};
+    static const uint32_t vl[] = {3, 3, 3, 3, 4, 1};
+    rf_tokenizer_spec spec = {.mode = RF_TOKENIZER_BERT, .do_lower_case = true, .vocab_size = 6,
+                              .vocab = v, .vocab_len = vl, .pad_id = 0, .unk_id = 1,
+                              .cls_id = 2, .sep_id = 3, .mask_id = 4};
+    rf_tokenizer *t = NULL;
+    rf_error err;
+    CHECK(rf_tokenizer_create(&spec, &t, &err) == RF_OK, "create: %s", err.message);
+    if (t) {
+        EXPECT(t, "a<s>xa<s>", "a|<s>x|a|<s>", "0-1 1-5 5-6 6-9");
+        rf_tokenizer_free(t);
+    }
 }
 
 /* ==== truncation and assembly ==== */
