@@ -638,15 +638,11 @@ static rf_status emit(unpickler *u, const pv *dict, rf_checkpoint *ck)
         if (t->kind != PV_TENSOR)
             return rf_fail(u->err, RF_ERR_FORMAT, "%s: state dict entry '%.*s' is not a tensor",
                            u->what, (int)(k->len > 200 ? 200 : k->len), k->s);
-        for (int32_t j = 0; j < ck->n; j++)
-            if (strlen(ck->tensors[j].name) == k->len && !memcmp(ck->tensors[j].name, k->s, k->len))
-                return rf_fail(u->err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", u->what,
-                               (int)(k->len > 200 ? 200 : k->len), k->s);
         rf_status st = emit_tensor(u, k, t, ck);
         if (st)
             return st;
     }
-    return RF_OK;
+    return rf_checkpoint_index(ck, u->what, u->err);
 }
 
 rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_lookup lookup,

@@ -249,6 +249,8 @@ static void hf_directory_cases(void)
                     "\"roformer.encoder.embed_positionz.weight\"", RF_ERR_SHAPE,
                     "unexpected tensor 'roformer.encoder.embed_positionz.weight'",
                     "safetensors: unexpected tensor");
+    expect_replaced(st, "\"qa_outputs.weight\":", "\"qa_outputs.bias\"  :", RF_ERR_FORMAT,
+                    "duplicate tensor 'qa_outputs.bias'", "safetensors: duplicate name");
     expect_replaced(st, "\"data_offsets\":[0,", "\"data_offsets\":[9,", RF_ERR_FORMAT,
                     "data_offsets", "safetensors: inconsistent offsets");
     (void)n;
@@ -449,6 +451,10 @@ static void gguf_cases(void)
     b[at - 8] = 'Q';
     expect_gguf(b, n, RF_ERR_SHAPE, "missing tensor 'blk.1.attn_q.weight'", "renamed tensor");
     RESET();
+    at = after_gguf_string(b, n, "blk.1.attn_q.weight");
+    b[at - 8] = 'k';
+    expect_gguf(b, n, RF_ERR_FORMAT, "duplicate tensor 'blk.1.attn_k.weight'", "duplicate tensor");
+    RESET();
     at = after_gguf_string(b, n, "roformer.head");
     memcpy(b + at + 4 + 8, "no", 2);
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "head 'no' is not supported", "unknown head");
@@ -591,6 +597,8 @@ static void make_pickle(buf *b, const char *variant)
         u8(b, 'r');
         le_n(b, 0x7fffffff, 4);
     }
+    if (!strcmp(variant, "dup"))
+        tensor(b, "h", "HalfStorage", "1", 4, 0, 1, s2, st1, false);
     if (!strcmp(variant, "notensor")) {
         ustr(b, "x");
         u8(b, 'N');
@@ -801,6 +809,7 @@ static void torch_cases(const char *ref)
         {"missing", RF_ERR_FORMAT, "storage '9' is missing from the archive"},
         {"memo", RF_ERR_LIMIT, "memo index 2147483647 too large"},
         {"notensor", RF_ERR_FORMAT, "state dict entry 'x' is not a tensor"},
+        {"dup", RF_ERR_FORMAT, "duplicate tensor 'h'"},
     };
     for (size_t i = 0; i < sizeof defects / sizeof defects[0]; i++) {
         build_archive(&z, defects[i].variant, false);
