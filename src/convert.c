@@ -336,6 +336,18 @@ static rf_status open_checkpoint(converter *c)
         }
         free(path);
     }
+    static const char *const indexes[] = {"model.safetensors.index.json",
+                                          "pytorch_model.bin.index.json"};
+    for (size_t i = 0; i < sizeof indexes / sizeof indexes[0]; i++) {
+        struct stat sb;
+        char *path = join(c->dir, indexes[i]);
+        bool sharded = path && stat(path, &sb) == 0;
+        free(path);
+        if (sharded)
+            return rf_fail(c->err, RF_ERR_UNSUPPORTED,
+                           "%s: sharded checkpoints (%s) are not supported; save the model as one file",
+                           c->dir, indexes[i]);
+    }
     return rf_fail(c->err, RF_ERR_IO, "%s: no model.safetensors or pytorch_model.bin", c->dir);
 }
 

@@ -266,6 +266,11 @@ static void hf_directory_cases(void)
     p.jieba_dict = dict_path;
     expect(rf_convert(hf_dir, out, &p, &err), &err, RF_ERR_IO, "no model.safetensors or pytorch_model.bin",
            "no weights");
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", hf_dir);
+    write_file(path, "{}", 2);
+    expect(rf_convert(hf_dir, out, &p, &err), &err, RF_ERR_UNSUPPORTED,
+           "sharded checkpoints (model.safetensors.index.json) are not supported", "sharded weights");
+    unlink(path);
     hf_reset();
     snprintf(path, sizeof path, "%s/config.json", hf_dir);
     unlink(path);
