@@ -447,9 +447,10 @@ static rf_status put_tensor(converter *c, const rf_tensor_entry *e, const rf_ck_
     if (same) {
         memcpy(data, src->data, src->nbytes);
     } else if (type == RF_DTYPE_F32) {
-        float *d = data;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = load_elem(src, i);
+        if (src->dtype == RF_CK_F16)
+            rf_widen_f16(src->data, data, (size_t)n);
+        else
+            rf_widen_bf16(src->data, data, (size_t)n);
     } else {
         uint16_t *d = data;
         for (int64_t i = 0; i < n; i++)

@@ -363,14 +363,10 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             continue;
         }
         uint64_t count = t->nbytes / 2;
-        const uint8_t *src = t->data;
-        if (t->type == RF_DTYPE_F16) {
-            for (uint64_t k = 0; k < count; k++)
-                next[k] = rf_f16_to_f32((uint16_t)(src[2 * k] | src[2 * k + 1] << 8));
-        } else {
-            for (uint64_t k = 0; k < count; k++)
-                next[k] = rf_bf16_to_f32((uint16_t)(src[2 * k] | src[2 * k + 1] << 8));
-        }
+        if (t->type == RF_DTYPE_F16)
+            rf_widen_f16(t->data, next, count);
+        else
+            rf_widen_bf16(t->data, next, count);
         *table[i].slot = next;
         next += count;
     }
