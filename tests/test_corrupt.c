@@ -609,6 +609,8 @@ static void make_pickle(buf *b, const char *variant)
         u8(b, 'N');
     }
     u8(b, 'u');
+    tensor(b, "one", "FloatStorage", "0", 6, 5, 1, (const int[]){1}, st1, false);
+    u8(b, 's'); /* SETITEM */
     u8(b, 'h'); /* BINGET 0 (the dict), then POP it: memo reads work */
     u8(b, 0);
     u8(b, '0');
@@ -764,8 +766,10 @@ static void torch_cases(const char *ref)
             continue;
         const rf_ck_tensor *t = rf_checkpoint_find(ck, "t"), *h = rf_checkpoint_find(ck, "h"),
                            *s = rf_checkpoint_find(ck, "shared"), *bf = rf_checkpoint_find(ck, "bf");
-        CHECK(ck->n == 4 && t && h && s && bf, "four tensors (zip64 %d)", zip64);
-        if (ck->n == 4 && t && h && s && bf) {
+        const rf_ck_tensor *one = rf_checkpoint_find(ck, "one");
+        CHECK(ck->n == 5 && t && h && s && bf && one, "five tensors (zip64 %d)", zip64);
+        CHECK(one && one->count == 1 && value(one, 0) == 5, "tensor added by SETITEM");
+        if (ck->n == 5 && t && h && s && bf) {
             /* t = storage viewed (3, 2) with strides (1, 3): the transpose */
             CHECK(t->n_dims == 2 && t->shape[0] == 3 && t->shape[1] == 2 && value(t, 0) == 0 &&
                       value(t, 1) == 3 && value(t, 2) == 1 && value(t, 5) == 5,
