@@ -85,7 +85,7 @@ check "--max-line-bytes: the long line fails alone" sh -c \
     "[ \$(grep -c embedding '$TMP/cap.out') -eq 2 ] && sed -n 2p '$TMP/cap.out' | grep -q 'longer than 100 bytes'"
 printf '{"text": "a"} trailing\n{"text": "北京\\u0000欢迎你"}\n北京欢迎你\n' |
     $ROFORMER embed -m "$M/tiny-char-proj" >"$TMP/nul.out" 2>/dev/null
-check "JSON: trailing bytes fail the line" sh -c "sed -n 1p '$TMP/nul.out' | grep -q 'invalid JSON'"
+check "JSON: trailing bytes fail the line" sh -c "sed -n 1p '$TMP/nul.out' | grep -q 'bad JSON'"
 # BERT's text cleaning drops U+0000, so a kept NUL gives the text without it.
 check "JSON: a \\u0000 escape does not cut the text short" $PY -c '
 import json, sys, numpy as np

@@ -216,12 +216,12 @@ static int read_all(scm_cmd *c, const cli_job_opts *o, const char *path)
 {
     cli_input_spec spec = {.names = {"A", "B", "C", "label"}, .n_fields = 4, .n_required = 3,
                            .tab_fields = 3, .max_line = o->max_line};
-    cli_input *in = cli_input_open(&spec, path, NULL, 0);
+    cli_reader *in = cli_reader_open(&spec, path, NULL, 0);
     if (!in)
         return CLI_FAILED;
     int cap = 0, got;
     cli_record rec;
-    while ((got = cli_input_next(in, &rec)) == 1) {
+    while ((got = cli_reader_next(in, &rec)) == 1) {
         if (c->n_recs == cap) {
             cap = cap ? cap * 2 : 512;
             cli_record *grown = realloc(c->recs, sizeof *grown * (size_t)cap);
@@ -238,7 +238,7 @@ static int read_all(scm_cmd *c, const cli_job_opts *o, const char *path)
             cli_record_fail(&rec, "field \"label\" must be \"B\" or \"C\"");
         c->recs[c->n_recs++] = rec;
     }
-    cli_input_close(in);
+    cli_reader_close(in);
     return got < 0 ? CLI_FAILED : CLI_OK;
 }
 

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 
-struct cli_input {
+struct cli_reader {
     cli_input_spec spec;
     FILE *f;        /* NULL when reading arguments */
     bool own_file;
@@ -35,9 +35,9 @@ struct cli_input {
     size_t cap;
 };
 
-cli_input *cli_input_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
+cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
 {
-    cli_input *in = calloc(1, sizeof *in);
+    cli_reader *in = calloc(1, sizeof *in);
     if (!in) {
         cli_error("out of memory");
         return NULL;
@@ -68,7 +68,7 @@ cli_input *cli_input_open(const cli_input_spec *spec, const char *path, char **a
     return in;
 }
 
-void cli_input_close(cli_input *in)
+void cli_reader_close(cli_reader *in)
 {
     if (!in)
         return;
@@ -78,8 +78,8 @@ void cli_input_close(cli_input *in)
     free(in);
 }
 
-double cli_input_done(const cli_input *in) { return in->done; }
-double cli_input_total(const cli_input *in) { return in->total; }
+double cli_reader_done(const cli_reader *in) { return in->done; }
+double cli_reader_total(const cli_reader *in) { return in->total; }
 
 void cli_record_fail(cli_record *rec, const char *msg)
 {
@@ -97,7 +97,7 @@ void cli_record_free(cli_record *rec)
 
 /* Reads one line (without "\n" or "\r\n") into in->buf. Past max_line the
  * rest of the line is skipped, not stored. Returns 1, 0 at end, -1 on error. */
-static int read_line(cli_input *in, size_t *len, bool *too_long)
+static int read_line(cli_reader *in, size_t *len, bool *too_long)
 {
     size_t n = 0;
     int c = EOF;
@@ -272,7 +272,7 @@ static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *
     if (!obj || !cJSON_IsObject(obj) || (end && end < s + len)) {
         const char *where = obj ? end : cJSON_GetErrorPtr();
         size_t at = where && where >= s && where <= s + len ? (size_t)(where - s) : 0;
-        failf(rec, "invalid JSON object near byte %zu", at);
+        failf(rec, "bad JSON object (near byte %zu)", at);
         cJSON_Delete(obj);
         free(copy);
         return;
@@ -283,18 +283,18 @@ static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *
         cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, spec->names[k]);
         if (!v || cJSON_IsNull(v)) {
             if (k < spec->n_required)
-                failf(rec, "missing field \"%s\"", spec->names[k]);
+                failf(rec, "missing \"%s\"", spec->names[k]);
             continue;
         }
         if (!cJSON_IsString(v)) {
-            failf(rec, "field \"%s\" is not a string", spec->names[k]);
+            failf(rec, "\"%s\" is not a string", spec->names[k]);
             continue;
         }
         vals[k] = v->valuestring;
         lens[k] = unmark_nul(v->valuestring, marked);
         long bad = invalid_utf8_at(vals[k], lens[k]);
         if (bad >= 0)
-            failf(rec, "field \"%s\": invalid UTF-8 at byte %ld", spec->names[k], bad);
+            failf(rec, "invalid UTF-8 at byte %ld of \"%s\"", bad, spec->names[k]);
     }
     if (!rec->error && !store_fields(rec, vals, lens, spec->n_fields))
         failf(rec, "out of memory");
@@ -330,7 +330,9 @@ static void parse_record(const cli_input_spec *spec, cli_record *rec, const char
 {
     long bad = invalid_utf8_at(s, len);
     if (bad >= 0) {
-        failf(rec, "invalid UTF-8 at byte %ld", bad);
+        /* A plain line of one field is the text itself. */
+        failf(rec, "invalid UTF-8 at byte %ld of the %s", bad,
+              spec->tab_fields > 1 ? "line" : "text");
         return;
     }
     size_t i = 0;
@@ -342,7 +344,7 @@ static void parse_record(const cli_input_spec *spec, cli_record *rec, const char
         parse_text(spec, rec, s, len);
 }
 
-int cli_input_next(cli_input *in, cli_record *rec)
+int cli_reader_next(cli_reader *in, cli_record *rec)
 {
     *rec = (cli_record){0};
     if (in->args) {

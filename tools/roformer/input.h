@@ -9,13 +9,14 @@
  * non-string field, a line over the length cap) gets `error` set and the
  * reader goes on with the next one: nothing is dropped or reordered.
  */
-#ifndef RF_CLI_INPUT_H
-#define RF_CLI_INPUT_H
+#ifndef RF_CLI_READER_H
+#define RF_CLI_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #define CLI_MAX_FIELDS 4
+#define CLI_DEFAULT_MAX_LINE (1 << 20) /* bytes */
 
 typedef struct {
     const char *names[CLI_MAX_FIELDS]; /* JSON field names, e.g. "text", "text_pair" */
@@ -34,17 +35,17 @@ typedef struct {
     void *result;                       /* a command's output for this record (cJSON *) */
 } cli_record;
 
-typedef struct cli_input cli_input;
+typedef struct cli_reader cli_reader;
 
 /* Reads `path` ("-" or NULL: stdin) or, when n_args > 0, the arguments.
  * Returns NULL with a message printed when the file cannot be opened. */
-cli_input *cli_input_open(const cli_input_spec *spec, const char *path, char **args, int n_args);
+cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args);
 /* 1: *rec holds the next record; 0: end of input; -1: read error (printed). */
-int cli_input_next(cli_input *in, cli_record *rec);
+int cli_reader_next(cli_reader *in, cli_record *rec);
 /* Progress: bytes (or arguments) consumed so far, and the total when known (else 0). */
-double cli_input_done(const cli_input *in);
-double cli_input_total(const cli_input *in);
-void cli_input_close(cli_input *in);
+double cli_reader_done(const cli_reader *in);
+double cli_reader_total(const cli_reader *in);
+void cli_reader_close(cli_reader *in);
 
 /* Sets rec->error to a copy of msg (keeps an earlier error). */
 void cli_record_fail(cli_record *rec, const char *msg);

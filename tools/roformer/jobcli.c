@@ -11,13 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEFAULT_MAX_LINE = 1 << 20 };
-
 void cli_job_opts_init(cli_job_opts *o, char **argv)
 {
     *o = (cli_job_opts){.batch_size = rf_pipeline_default_params().batch_size,
                         .progress = CLI_PROGRESS_AUTO,
-                        .max_line = DEFAULT_MAX_LINE,
+                        .max_line = CLI_DEFAULT_MAX_LINE,
                         .args = argv};
 }
 
@@ -182,7 +180,7 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
 {
     cli_input_spec spec = *spec_in;
     spec.max_line = o->max_line;
-    cli_input *in = cli_input_open(&spec, path, o->args, path ? 0 : o->n_args);
+    cli_reader *in = cli_reader_open(&spec, path, o->args, path ? 0 : o->n_args);
     if (!in)
         return CLI_FAILED;
     int chunk = o->batch_size * 8 < 64 ? 64 : o->batch_size * 8;
@@ -193,7 +191,7 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
     bool more = rc == CLI_OK;
     while (more) {
         int n = 0, got = 0;
-        while (n < chunk && (got = cli_input_next(in, &recs[n])) == 1)
+        while (n < chunk && (got = cli_reader_next(in, &recs[n])) == 1)
             n++;
         if (got < 0)
             rc = CLI_FAILED;
@@ -209,10 +207,10 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
             cli_record_free(&recs[k]);
         if (rc != CLI_OK)
             more = false;
-        cli_progress_update(progress, cli_input_done(in), cli_input_total(in), done);
+        cli_progress_update(progress, cli_reader_done(in), cli_reader_total(in), done);
     }
     cli_progress_finish(progress);
-    cli_input_close(in);
+    cli_reader_close(in);
     free(recs);
     if (rc == CLI_OK && failed)
         fprintf(stderr, "roformer: %ld of %ld inputs failed\n", failed, done);
