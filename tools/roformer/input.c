@@ -91,6 +91,7 @@ void cli_record_free(cli_record *rec)
 {
     free(rec->error);
     free(rec->storage);
+    cJSON_Delete(rec->json);
     cJSON_Delete(rec->result);
     *rec = (cli_record){0};
 }
@@ -298,7 +299,10 @@ static void parse_json(const cli_input_spec *spec, cli_record *rec, const char *
     }
     if (!rec->error && !store_fields(rec, vals, lens, spec->n_fields))
         failf(rec, "out of memory");
-    cJSON_Delete(obj);
+    if (rec->error)
+        cJSON_Delete(obj);
+    else
+        rec->json = obj; /* for commands that read more than string fields */
     free(copy);
 }
 

@@ -32,6 +32,7 @@ typedef struct {
     const char *field[CLI_MAX_FIELDS];  /* NUL-terminated values, NULL when absent */
     size_t len[CLI_MAX_FIELDS];         /* their byte lengths */
     char *storage;                      /* owns the field values */
+    void *json;                         /* the parsed object of a JSON line (cJSON *), else NULL */
     void *result;                       /* a command's output for this record (cJSON *) */
 } cli_record;
 
