@@ -363,8 +363,9 @@ void rf_ner_result_free(rf_ner_result *r);
 
 /* Extractive question answering: inputs[i].text is the question, .pair the
  * context. The answer is the span s <= e of context tokens, at most
- * max_answer_tokens long, with the largest start_logit[s] + end_logit[e];
- * score = p_start(s) * p_end(e), softmax over the context tokens. */
+ * max_answer_tokens long (HF's max_answer_len, default 15), with the
+ * largest start_logit[s] + end_logit[e]; score = p_start(s) * p_end(e),
+ * softmax over the context tokens and [CLS], as HF's pipeline computes it. */
 typedef struct {
     float score;
     int32_t start, end;           /* characters of the context, [start, end) */
@@ -396,8 +397,11 @@ float rf_cosine(const float *a, const float *b, int32_t n);
  * returns the count. */
 int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
                           const float *scores, int32_t n, rf_entity *out);
-/* The best answer span over tokens with allowed[i] != 0 (see rf_qa).
- * Returns false when no token is allowed. */
+/* The best answer span (see rf_qa). allowed[i]: RF_SPAN_ANSWER for a token
+ * that may be in the answer, RF_SPAN_SOFTMAX_ONLY for one that only counts
+ * in the softmax ([CLS]), 0 for one left out. Returns false when no token
+ * may be in the answer. */
+enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);

@@ -4,7 +4,9 @@
  * context tokens may start or end the answer, start <= end, at most
  * max_answer_tokens long; the best pair maximises start + end logits
  * (equivalently the product of the two probabilities), and the score is
- * that product with softmax over the allowed tokens.
+ * that product, with softmax over the answer tokens and [CLS]: HF masks
+ * every other token with -10000 but leaves [CLS] in (for "no answer"),
+ * then zeroes [CLS] after the softmax.
  */
 #include "roformer.h"
 
@@ -28,8 +30,10 @@ bool rf_best_span(const float *start_logits, const float *end_logits, const uint
             max_s = start_logits[s];
         if (end_logits[s] > max_e)
             max_e = end_logits[s];
+        if (allowed[s] != RF_SPAN_ANSWER)
+            continue;
         for (int32_t e = s; e < n && e - s < max_answer_tokens; e++) {
-            if (!allowed[e])
+            if (allowed[e] != RF_SPAN_ANSWER)
                 continue;
             float v = start_logits[s] + end_logits[e];
             if (v > best) {
@@ -42,7 +46,7 @@ bool rf_best_span(const float *start_logits, const float *end_logits, const uint
     if (best_s < 0)
         return false;
 
-    /* Pass 2: the softmax normalisers over the allowed tokens. */
+    /* Pass 2: the softmax normalisers over every token that counts. */
     double zs = 0.0, ze = 0.0;
     for (int32_t i = 0; i < n; i++) {
         if (!allowed[i])

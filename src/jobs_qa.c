@@ -33,9 +33,12 @@ static rf_status qa_row(void *job_arg, int32_t i, const rf_encoding *enc, const 
         job->allowed = grown;
         job->allowed_cap = enc->n;
     }
-    /* Only context tokens (second segment, not [SEP]) may be answers. */
+    /* Only context tokens (second segment, not [SEP]) may be answers;
+     * [CLS] (position 0) still counts in the softmax, as in HF. */
     for (int32_t t = 0; t < enc->n; t++)
-        job->allowed[t] = enc->type_ids[t] == 1 && enc->start[t] >= 0;
+        job->allowed[t] = enc->type_ids[t] == 1 && enc->start[t] >= 0 ? RF_SPAN_ANSWER
+                          : t == 0                                     ? RF_SPAN_SOFTMAX_ONLY
+                                                                       : 0;
     int32_t s, e;
     float score;
     if (!rf_best_span(row->start_logits, row->end_logits, job->allowed, enc->n,

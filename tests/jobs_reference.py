@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 ATOL = 1e-4
-QA_MAX_ANSWER_TOKENS = 30
+QA_MAX_ANSWER_TOKENS = 15
 FILL_MASK_TOP_K = 5
 
 
@@ -175,8 +175,10 @@ def check(model_dir, job, maxlen, out_path):
                 for e in idx[(idx >= s) & (idx < s + QA_MAX_ANSWER_TOKENS)]:
                     if start[s] + end[e] > best:
                         best, span = start[s] + end[e], (s, e)
-            ps, pe = softmax(start[idx]), softmax(end[idx])
-            score = ps[list(idx).index(span[0])] * pe[list(idx).index(span[1])]
+            # HF's pipeline: softmax over the context tokens and [CLS].
+            norm = np.concatenate([[0], idx])
+            ps, pe = softmax(start[norm]), softmax(end[norm])
+            score = ps[list(norm).index(span[0])] * pe[list(norm).index(span[1])]
             c.close(what + " score", [out["score"]], [score])
             pieces = [vocab_list[i] for i in ids[span[0]:span[1] + 1]]
             context = obj["context"]

@@ -103,24 +103,29 @@ static void test_entities(void)
 
 static void test_best_span(void)
 {
-    /* tokens: [CLS] q [SEP] c c c c [SEP] */
-    const float st[] = {9, 9, 9, 1, 5, 0, 2, 9};
-    const float en[] = {9, 9, 9, 0, 1, 6, 3, 9};
-    const uint8_t allowed[] = {0, 0, 0, 1, 1, 1, 1, 0};
+    /* tokens: [CLS] q [SEP] c c c c [SEP]; [CLS] counts in the softmax only */
+    const float st[] = {3, 9, 9, 1, 5, 0, 2, 9};
+    const float en[] = {4, 9, 9, 0, 1, 6, 3, 9};
+    const uint8_t allowed[] = {RF_SPAN_SOFTMAX_ONLY, 0, 0, 1, 1, 1, 1, 0};
     int32_t s = -1, e = -1;
     float score = 0;
     CHECK(rf_best_span(st, en, allowed, 8, 30, &s, &e, &score) && s == 4 && e == 5,
           "best span 4-5, got %d-%d", s, e);
-    double zs = exp(1) + exp(5) + exp(0) + exp(2), ze = exp(0) + exp(1) + exp(6) + exp(3);
+    double zs = exp(3) + exp(1) + exp(5) + exp(0) + exp(2),
+           ze = exp(4) + exp(0) + exp(1) + exp(6) + exp(3);
     CHECK(near(score, (float)(exp(5) / zs * exp(6) / ze), 1e-6f), "span score %g", score);
+    const float st9[] = {99, 9, 9, 1, 5, 0, 2, 9};
+    CHECK(rf_best_span(st9, en, allowed, 8, 30, &s, &e, &score) && s == 4 && score < 1e-6f,
+          "[CLS] is never the answer, only lowers the score");
     CHECK(rf_best_span(st, en, allowed, 8, 1, &s, &e, &score) && s == e,
           "max answer length 1 gives a single token, got %d-%d", s, e);
     const float st2[] = {0, 0, 0, 0, 0, 0, 8, 0};
     const float en2[] = {0, 0, 0, 0, 7, 0, 0, 0};
     CHECK(rf_best_span(st2, en2, allowed, 8, 30, &s, &e, &score) && s <= e,
           "start never after end: %d-%d", s, e);
-    const uint8_t none[8] = {0};
+    const uint8_t none[8] = {0}, cls_only[8] = {RF_SPAN_SOFTMAX_ONLY};
     CHECK(!rf_best_span(st, en, none, 8, 30, &s, &e, &score), "no allowed token: no span");
+    CHECK(!rf_best_span(st, en, cls_only, 8, 30, &s, &e, &score), "[CLS] alone: no span");
 }
 
 int main(void)

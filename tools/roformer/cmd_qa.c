@@ -17,10 +17,10 @@ static const char usage[] =
     "{\"question\": ..., \"context\": ...} or question<TAB>context. Output per input:\n"
     "  {\"answer\": ..., \"score\": ..., \"start\": ..., \"end\": ...}\n"
     "start/end are character offsets into the context, end exclusive; score is\n"
-    "p(start) * p(end) over the context tokens. A context longer than the model\n"
+    "p(start) * p(end), softmax over the context tokens and [CLS] (as HF). A\n"
     "allows needs --max-length (the longer of question and context is cut first).\n"
     "\n"
-    "  --max-answer-tokens N   longest answer in tokens (default 30)\n";
+    "  --max-answer-tokens N   longest answer in tokens (default 15, as HF)\n";
 
 typedef struct {
     rf_pipeline *pl;
@@ -73,7 +73,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_qa(int argc, char **argv)
 {
-    qa_cmd c = {.max_answer_tokens = 30};
+    qa_cmd c = {.max_answer_tokens = 15};
     cli_job_opts o;
     cli_job_opts_init(&o, argv);
     int rc = cli_job_parse(&o, "qa", usage, argc, argv, own_option, &c);
