@@ -115,19 +115,18 @@ static rf_status reserve_bufs(rf_basic_words *out, size_t n, rf_error *err)
     return RF_OK;
 }
 
-/* NFC of cp[0..n) into out->buf_a; returns the length or -1 (no memory). */
-static ptrdiff_t nfc_into_a(rf_basic_words *out, const int32_t *cp, size_t n, rf_error *err)
+/* NFC of cp[0..n) into out->buf_a, its length in *len. */
+static rf_status nfc_into_a(rf_basic_words *out, const int32_t *cp, size_t n, ptrdiff_t *len,
+                            rf_error *err)
 {
     for (size_t need = n * 4 + 16;; need *= 2) {
-        if (reserve_bufs(out, need, err) != RF_OK)
-            return -1;
-        ptrdiff_t got = rf_uni_nfc(cp, n, out->buf_a, out->buf_cap);
-        if (got >= 0)
-            return got;
-        if (need > ((size_t)1 << 28)) {
-            rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
-            return -1;
-        }
+        rf_status st = reserve_bufs(out, need, err);
+        if (st != RF_OK)
+            return st;
+        if ((*len = rf_uni_nfc(cp, n, out->buf_a, out->buf_cap)) >= 0)
+            return RF_OK;
+        if (need > ((size_t)1 << 28))
+            return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
     }
 }
 
@@ -143,45 +142,43 @@ static rf_status emit_segment(rf_basic_words *out, size_t *word_begin, size_t a,
         if (run->end[i] > e)
             e = run->end[i];
     }
-    ptrdiff_t n = nfc_into_a(out, run->cp + a, b - a, err);
-    if (n < 0)
-        return RF_ERR_NOMEM;
+    ptrdiff_t n;
+    rf_status st = nfc_into_a(out, run->cp + a, b - a, &n, err);
+    if (st != RF_OK)
+        return st;
     if (!lower) {
-        for (ptrdiff_t i = 0; i < n; i++) {
-            rf_status st = emit_char(out, word_begin, out->buf_a[i], s, e, err);
-            if (st != RF_OK)
-                return st;
-        }
-        return RF_OK;
-    }
-    /* Lower-case into buf_b, then NFD back into buf_a and drop Mn. */
-    size_t need = (size_t)n * 3;
-    for (;;) {
-        rf_status st = reserve_bufs(out, need * 4 + 16, err);
-        if (st != RF_OK)
-            return st;
-        size_t m = 0;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            int32_t low[3];
-            int k = rf_uni_lower(out->buf_a[i], low);
-            for (int j = 0; j < k; j++)
-                out->buf_b[m++] = low[j];
-        }
-        ptrdiff_t d = rf_uni_nfd(out->buf_b, m, out->buf_a, out->buf_cap);
-        if (d < 0) {
-            need *= 2;
-            if (need > ((size_t)1 << 28))
-                return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
-            continue;
-        }
-        for (ptrdiff_t i = 0; i < d; i++) {
-            if (rf_uni_is_mark_mn(out->buf_a[i]))
-                continue;
+        for (ptrdiff_t i = 0; i < n; i++)
             if ((st = emit_char(out, word_begin, out->buf_a[i], s, e, err)) != RF_OK)
                 return st;
-        }
         return RF_OK;
     }
+    /* Lower-case into buf_b (at most 2 code points each), then NFD back
+     * into buf_a and drop Mn. */
+    if ((st = reserve_bufs(out, (size_t)n * 2 + 16, err)) != RF_OK)
+        return st;
+    size_t m = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        int32_t low[3];
+        int k = rf_uni_lower(out->buf_a[i], low);
+        for (int j = 0; j < k; j++)
+            out->buf_b[m++] = low[j];
+    }
+    ptrdiff_t d;
+    for (size_t need = m * 4 + 16;; need *= 2) {
+        if ((st = reserve_bufs(out, need, err)) != RF_OK)
+            return st;
+        if ((d = rf_uni_nfd(out->buf_b, m, out->buf_a, out->buf_cap)) >= 0)
+            break;
+        if (need > ((size_t)1 << 28))
+            return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
+    }
+    for (ptrdiff_t i = 0; i < d; i++) {
+        if (rf_uni_is_mark_mn(out->buf_a[i]))
+            continue;
+        if ((st = emit_char(out, word_begin, out->buf_a[i], s, e, err)) != RF_OK)
+            return st;
+    }
+    return RF_OK;
 }
 
 /* True when starter `cp` may compose with what precedes it (so NFC could
@@ -218,10 +215,10 @@ static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
                 if (b >= run->n || !may_compose_backwards(run->cp[b]))
                     break;
                 /* Does the next starter compose into this segment? */
-                ptrdiff_t alone = nfc_into_a(out, run->cp + a, b - a, err);
-                ptrdiff_t joined = alone < 0 ? -1 : nfc_into_a(out, run->cp + a, b - a + 1, err);
-                if (joined < 0)
-                    return RF_ERR_NOMEM;
+                ptrdiff_t alone, joined;
+                if ((st = nfc_into_a(out, run->cp + a, b - a, &alone, err)) != RF_OK ||
+                    (st = nfc_into_a(out, run->cp + a, b - a + 1, &joined, err)) != RF_OK)
+                    return st;
                 if (joined > alone)
                     break;
                 b++;

@@ -196,6 +196,12 @@ static void test_pipeline(void)
     EXPECT(b, "\xc4\xb0" "a", "ia", "0-3");
     /* With jieba, "i" and U+0307 are separate words ("i" is no vocab entry). */
     EXPECT(w, "\xc4\xb0" "a", "[UNK]|a", "0-2 2-3");
+    /* A long run of combining marks is one segment; all of it is stripped. */
+    char marks[1 + 2 * 300];
+    marks[0] = 'a';
+    for (int i = 0; i < 300; i++)
+        memcpy(marks + 1 + 2 * i, "\xcc\x81", 2);
+    expect_tokens(b, marks, sizeof marks, "a", "0-601");
     /* Σ lower-cases to σ one character at a time (no final sigma). */
     EXPECT(b, "\xce\xa3", "σ", "0-2");
     /* Punctuation split, CJK characters split. */
