@@ -42,8 +42,9 @@ struct rf_tokenizer {
     int special_lead;              /* that byte when they all share one ('['), else -1 */
 };
 
-/* Everything one encode call needs, grown as needed and freed at the end. */
-typedef struct {
+/* Everything an encode call needs, grown as needed and kept in the
+ * caller's rf_encoding for the next call. */
+typedef struct rf_tokenize_scratch {
     char *low;           /* the lower-cased piece */
     int32_t *map_start;  /* [low_len + 1] at a character start of `low`: its source start */
     int32_t *map_end;    /* [low_len + 1] at a character end of `low`: its source end */
@@ -56,6 +57,14 @@ typedef struct {
     rf_wordpiece_scratch wp;
     rf_token_list a, b;
 } rf_scratch;
+
+/* The scratch of `out`, created on first use. */
+static rf_scratch *scratch_of(rf_encoding *out)
+{
+    if (!out->scratch)
+        out->scratch = calloc(1, sizeof *out->scratch);
+    return out->scratch;
+}
 
 static void scratch_release(rf_scratch *s)
 {
@@ -388,29 +397,31 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
     if (pair && !rf_utf8_validate(pair, pair_len, &bad))
         return rf_fail(err, RF_ERR_INPUT, "invalid UTF-8 at byte %zu of the text pair", bad);
 
-    rf_scratch s;
-    memset(&s, 0, sizeof s);
-    rf_status st = tokenize_text(tok, text, text_len, &s, &s.a, err);
+    rf_scratch *s = scratch_of(out);
+    if (!s)
+        return rf_fail(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+    s->a.n = 0;
+    s->b.n = 0;
+    rf_status st = tokenize_text(tok, text, text_len, s, &s->a, err);
     if (st == RF_OK && pair)
-        st = tokenize_text(tok, pair, pair_len, &s, &s.b, err);
+        st = tokenize_text(tok, pair, pair_len, s, &s->b, err);
     if (st == RF_OK) {
-        size_t la = s.a.n, lb = s.b.n;
+        size_t la = s->a.n, lb = s->b.n;
         truncate_longest_first(&la, &lb, pair != NULL, max_length);
         out->n = 0;
         st = encoding_reserve(out, (int32_t)(la + lb + 3), err);
         if (st == RF_OK) {
             put(out, tok->cls_id, 0, -1, -1);
             for (size_t i = 0; i < la; i++)
-                put(out, s.a.id[i], 0, s.a.start[i], s.a.end[i]);
+                put(out, s->a.id[i], 0, s->a.start[i], s->a.end[i]);
             put(out, tok->sep_id, 0, -1, -1);
             if (pair) {
                 for (size_t i = 0; i < lb; i++)
-                    put(out, s.b.id[i], 1, s.b.start[i], s.b.end[i]);
+                    put(out, s->b.id[i], 1, s->b.start[i], s->b.end[i]);
                 put(out, tok->sep_id, 1, -1, -1);
             }
         }
     }
-    scratch_release(&s);
     return st;
 }
 
@@ -423,6 +434,10 @@ void rf_encoding_free(rf_encoding *enc)
     free(enc->mask);
     free(enc->start);
     free(enc->end);
+    if (enc->scratch) {
+        scratch_release(enc->scratch);
+        free(enc->scratch);
+    }
     memset(enc, 0, sizeof *enc);
 }
 
