@@ -171,7 +171,8 @@ rf_status rf_convert(const char *hf_dir, const char *out_path,
 /* One tokenized input, [CLS] a [SEP] (b [SEP]). Arrays are owned by the
  * encoding and grown as needed; reuse one encoding across calls (it also
  * keeps the tokenizer's working memory, so a reused encoding makes a call
- * allocation-free). Start from {0}; release with rf_encoding_free. */
+ * allocation-free). Start from {0}; release with rf_encoding_free. Like a
+ * context, an encoding belongs to one thread at a time. */
 typedef struct {
     int32_t *ids;
     int32_t *type_ids;
