@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "unicode.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -188,11 +189,33 @@ static bool may_compose_backwards(int32_t cp)
     return cp >= 0x300 && !rf_uni_is_cjk(cp);
 }
 
+/* When the characters from `first` on spell a never-split string, makes
+ * them one word again (the words from `first_word` on are replaced). */
+static void keep_whole(rf_basic_words *out, size_t first, size_t first_word, const rf_never_split *ns)
+{
+    char buf[256];
+    size_t len = 0;
+    for (size_t i = first; i < out->chars.n; i++) {
+        if (len + 4 > sizeof buf)
+            return;
+        len += (size_t)rf_utf8_encode(out->chars.cp[i], buf + len);
+    }
+    for (int k = 0; k < ns->n; k++) {
+        if (len > 0 && ns->len[k] == len && !memcmp(ns->str[k], buf, len)) {
+            out->n_words = first_word; /* at least one word was made: room for this one */
+            out->word_first[out->n_words] = (uint32_t)first;
+            out->word_count[out->n_words] = (uint32_t)(out->chars.n - first);
+            out->n_words++;
+            return;
+        }
+    }
+}
+
 /* Processes the characters gathered in out->run (one whitespace-free run). */
-static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
+static rf_status flush_run(rf_basic_words *out, bool lower, const rf_never_split *ns, rf_error *err)
 {
     rf_chars *run = &out->run;
-    size_t word_begin = out->chars.n;
+    size_t word_begin = out->chars.n, first = out->chars.n, first_word = out->n_words;
     rf_status st = RF_OK;
     bool ascii = true;
     for (size_t i = 0; i < run->n && ascii; i++)
@@ -229,11 +252,16 @@ static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
         }
     }
     run->n = 0;
-    return close_word(out, &word_begin, err);
+    if ((st = close_word(out, &word_begin, err)) != RF_OK)
+        return st;
+    if (!lower && ns && out->n_words > first_word)
+        keep_whole(out, first, first_word, ns);
+    return RF_OK;
 }
 
 rf_status rf_basic_tokenize(const int32_t *cp, const int32_t *start, const int32_t *end, size_t n,
-                            bool lower, rf_basic_words *out, rf_error *err)
+                            bool lower, const rf_never_split *never_split, rf_basic_words *out,
+                            rf_error *err)
 {
     out->chars.n = 0;
     out->n_words = 0;
@@ -244,19 +272,19 @@ rf_status rf_basic_tokenize(const int32_t *cp, const int32_t *start, const int32
         if (c == 0 || c == 0xFFFD || rf_uni_is_control(c))
             continue;
         if (rf_uni_is_space(c) || rf_uni_splits_words(c)) {
-            if ((st = flush_run(out, lower, err)) != RF_OK)
+            if ((st = flush_run(out, lower, never_split, err)) != RF_OK)
                 return st;
             continue;
         }
         if (rf_uni_is_cjk(c)) {
-            if ((st = flush_run(out, lower, err)) != RF_OK ||
+            if ((st = flush_run(out, lower, never_split, err)) != RF_OK ||
                 (st = rf_chars_push(&out->run, c, start[i], end[i], err)) != RF_OK ||
-                (st = flush_run(out, lower, err)) != RF_OK)
+                (st = flush_run(out, lower, never_split, err)) != RF_OK)
                 return st;
             continue;
         }
         if ((st = rf_chars_push(&out->run, c, start[i], end[i], err)) != RF_OK)
             return st;
     }
-    return flush_run(out, lower, err);
+    return flush_run(out, lower, never_split, err);
 }

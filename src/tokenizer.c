@@ -38,8 +38,12 @@ struct rf_tokenizer {
     rf_jieba_dict dict;
     int32_t unk_id, cls_id, sep_id;
     int32_t special_id[N_SPECIAL]; /* literal special tokens, matched in the text */
+    const char *special_str[N_SPECIAL]; /* their strings, for BasicTokenizer's never_split */
+    uint32_t special_len[N_SPECIAL];
+    rf_never_split never_split;
     bool special_first[256];       /* bytes a special token starts with */
-    int special_lead;              /* that byte when they all share one ('['), else -1 */
+    int special_lead;              /* that byte when they all share one ('['), else -1
+                                      (-2: no special token has a spelling) */
 };
 
 /* Everything an encode call needs, grown as needed and kept in the
@@ -101,7 +105,10 @@ rf_status rf_tokenizer_create(const rf_tokenizer_spec *spec, rf_tokenizer **out,
             goto fail;
         }
         tok->special_id[i] = ids[i];
+        tok->special_str[i] = spec->vocab[ids[i]];
+        tok->special_len[i] = spec->vocab_len[ids[i]];
     }
+    tok->never_split = (rf_never_split){tok->special_str, tok->special_len, N_SPECIAL};
     tok->special_lead = -2;
     for (int i = 0; i < N_SPECIAL; i++) {
         if (spec->vocab_len[ids[i]] == 0)
@@ -207,7 +214,7 @@ static rf_status basic_and_wordpiece(const rf_tokenizer *tok, rf_scratch *s, siz
         i += (size_t)clen;
     }
     if ((st = rf_basic_tokenize(s->chars.cp, s->chars.start, s->chars.end, s->chars.n, tok->lower,
-                                &s->basic, err)) != RF_OK)
+                                &tok->never_split, &s->basic, err)) != RF_OK)
         return st;
     const rf_chars *c = &s->basic.chars;
     for (size_t w = 0; w < s->basic.n_words; w++) {
