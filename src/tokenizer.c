@@ -416,6 +416,8 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
         size_t la = s->a.n, lb = s->b.n;
         truncate_longest_first(&la, &lb, pair != NULL, max_length);
         out->n = 0;
+        if (la + lb + 3 > (size_t)INT32_MAX)
+            return rf_fail(err, RF_ERR_LIMIT, "tokenize: %zu tokens is too many", la + lb);
         st = encoding_reserve(out, (int32_t)(la + lb + 3), err);
         if (st == RF_OK) {
             put(out, tok->cls_id, 0, -1, -1);
