@@ -1,0 +1,26 @@
+/*
+ * attention.h — multi-head scaled dot-product attention with the padding
+ * mask (HF RoFormerSelfAttention after the projections and RoPE):
+ *
+ *   per sequence b and head h:  ctx_bh = softmax(Q_bh K_bh^T / sqrt(Dh) + mask_b) V_bh
+ *
+ * B sequences of L tokens are packed back to back: q, k, v and out are
+ * [B*L][ld] with head h in columns [h*Dh, (h+1)*Dh). Both products go
+ * through sgemm; one (sequence, head) pair is one task of the pool.
+ */
+#ifndef RF_ATTENTION_H
+#define RF_ATTENTION_H
+
+#include "threadpool.h"
+
+/* mask_bias: [B][L], 0 for a real key and RF_MASK_NEG for padding.
+ * scores: scratch of rf_pool_threads(pool) * L * L floats. */
+void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+                  const float *mask_bias, int B, int L, int H, int Dh, float *scores,
+                  float *out);
+/* Naive twin: loops in double, scratch of L floats. */
+void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
+                        const float *mask_bias, int B, int L, int H, int Dh, float *scratch,
+                        float *out);
+
+#endif
