@@ -11,6 +11,7 @@
 #include "rope.h"
 #include "softmax.h"
 #include "threadpool.h"
+#include "vecmath.h"
 
 #include "check.h"
 
@@ -151,6 +152,55 @@ static void test_linear(void)
 }
 
 /* ==== element-wise kernels ==== */
+
+/* The vector exp/erfc against libm in double over their whole range. */
+static void test_vecmath(void)
+{
+    double worst_exp = 0.0, worst_erfc = 0.0;
+    for (int i = 0; i < 40000; i += RF_VLEN) {
+        float x[RF_VLEN], y[RF_VLEN];
+        for (int k = 0; k < RF_VLEN; k++)
+            x[k] = -87.0f + 175.0f * (float)(i + k) / 40000.0f;
+        rf_v_store(y, rf_v_exp(rf_v_load(x)));
+        for (int k = 0; k < RF_VLEN; k++) {
+            double rel = fabs(y[k] - exp((double)x[k])) / exp((double)x[k]);
+            worst_exp = rel > worst_exp ? rel : worst_exp;
+            x[k] = 4.0f * (float)(i + k) / 40000.0f; /* erfc on [0, 4) */
+        }
+        rf_v_store(y, rf_v_erfc(rf_v_load(x)));
+        for (int k = 0; k < RF_VLEN; k++) {
+            double rel = fabs(y[k] - erfc((double)x[k])) / erfc((double)x[k]);
+            worst_erfc = rel > worst_erfc ? rel : worst_erfc;
+        }
+    }
+    CHECK(worst_exp < 3e-7, "vector exp relative error %g (2 ulp is 2.4e-7)", worst_exp);
+    /* erfc's error grows with the rounding of its float argument -z^2 + P(t)
+       (one ulp of 16 is 1.9e-6): still far below what GELU can show */
+    CHECK(worst_erfc < 2e-6, "vector erfc relative error %g on [0, 4)", worst_erfc);
+    float under[4] = {-87.4f, -1e30f, -3.4e38f, -INFINITY}, y[4];
+    for (int k = 0; k < 4; k += RF_VLEN) {
+        rf_v_store(y, rf_v_exp(rf_v_load(under + k)));
+        CHECK(y[0] == 0.0f && y[RF_VLEN - 1] == 0.0f, "exp of very negative x is exactly 0");
+    }
+}
+
+/* Large inputs: no NaN or overflow, and the limits of each function. */
+static void test_activation_extremes(void)
+{
+    const float x[8] = {-1e4f, -100.0f, -20.0f, -0.0f, 1e-30f, 20.0f, 100.0f, 1e4f};
+    const rf_activation acts[] = {RF_ACT_GELU, RF_ACT_GELU_NEW, RF_ACT_SILU, RF_ACT_TANH};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        float y[8];
+        memcpy(y, x, sizeof y);
+        rf_bias_act(y, 1, 8, 8, NULL, acts[a]);
+        int ok = 1;
+        for (int i = 0; i < 8; i++) {
+            float want = rf_act_naive(acts[a], x[i]);
+            ok &= fabsf(y[i] - want) <= 1e-6f * fmaxf(1.0f, fabsf(want));
+        }
+        CHECK(ok, "activation %d at extreme inputs equals the naive twin", acts[a]);
+    }
+}
 
 static void test_activations(void)
 {
@@ -295,7 +345,9 @@ int main(void)
     test_pool();
     test_gemm();
     test_linear();
+    test_vecmath();
     test_activations();
+    test_activation_extremes();
     test_layernorm();
     test_rope();
     test_softmax();
