@@ -1,6 +1,6 @@
 /*
- * attention.c — scaled dot-product attention per (sequence, head) through
- * sgemm (see attention.h). HF: RoFormerSelfAttention.forward.
+ * attention.c — scaled dot-product attention per (sequence, head, query
+ * block) through sgemm (see attention.h). HF: RoFormerSelfAttention.forward.
  *
  * Padded query rows are computed like real ones (they attend to the real
  * keys), so outputs at padded positions equal HF's.
@@ -22,15 +22,19 @@ struct attention_job {
 static void attention_task(void *arg, int task, int thread)
 {
     const struct attention_job *j = arg;
-    int b = task / j->H, h = task % j->H, L = j->L;
-    size_t offset = (size_t)b * L * j->ld + (size_t)h * j->Dh;
-    float *s = j->scores + (size_t)thread * L * L;
-    /* pass 1: scores (L x L) = scale * Q_bh . K_bh^T */
-    rf_gemm(true, L, L, j->Dh, j->scale, j->q + offset, j->ld, j->k + offset, j->ld, 0.0f, s, L);
+    int L = j->L, n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+    int block = task % n_blocks, h = task / n_blocks % j->H, b = task / n_blocks / j->H;
+    int q0 = block * RF_ATTN_QUERY_BLOCK;
+    int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
+    size_t head = (size_t)b * L * j->ld + (size_t)h * j->Dh; /* row 0 of this sequence and head */
+    size_t query = head + (size_t)q0 * j->ld;
+    float *s = j->scores + (size_t)thread * rf_attention_scratch(L);
+    /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
+    rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
     /* pass 2: masked softmax over keys */
-    rf_softmax_rows(s, L, L, L, j->mask_bias + (size_t)b * L);
-    /* pass 3: context (L x Dh) = P . V_bh */
-    rf_gemm(false, L, j->Dh, L, 1.0f, s, L, j->v + offset, j->ld, 0.0f, j->out + offset, j->ld);
+    rf_softmax_rows(s, rows, L, L, j->mask_bias + (size_t)b * L);
+    /* pass 3: context (rows x Dh) = P . V_bh */
+    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + query, j->ld);
 }
 
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
@@ -39,7 +43,8 @@ void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v,
 {
     struct attention_job job = {q, k, v, mask_bias, ld, L, H, Dh,
                                 (float)(1.0 / sqrt((double)Dh)), scores, out};
-    rf_pool_run(pool, B * H, attention_task, &job);
+    int n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+    rf_pool_run(pool, B * H * n_blocks, attention_task, &job);
 }
 
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,

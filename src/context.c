@@ -6,6 +6,7 @@
  * allocating.
  */
 #include "context.h"
+#include "attention.h"
 #include "error.h"
 #include "linalg.h"
 #include "rope.h"
@@ -59,7 +60,7 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     ctx->attn = carve(c, T * D);
     ctx->proj = carve(c, T * D);
     ctx->ffn = carve(c, T * F);
-    ctx->scores = carve(c, (size_t)n_threads * L * L);
+    ctx->scores = carve(c, (size_t)n_threads * (size_t)rf_attention_scratch((int)L));
     ctx->mask_bias = carve(c, (size_t)ctx->max_batch * L);
     ctx->rope_sin = carve(c, L * Dh / 2);
     ctx->rope_cos = carve(c, L * Dh / 2);

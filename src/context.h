@@ -24,7 +24,8 @@ struct rf_context {
     float *attn;        /* [T][D] attention context */
     float *proj;        /* [T][D] a Linear output before residual + LayerNorm */
     float *ffn;         /* [T][F] intermediate activations */
-    float *scores;      /* [n][L][L] attention probabilities, one block per thread */
+    float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
+                           block, one per thread (rf_attention_scratch) */
     float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
     float *rope_sin;    /* [L][Dh/2] */
     float *rope_cos;    /* [L][Dh/2] */

@@ -25,8 +25,8 @@
 
 /* ==== Row-split passes over the pool ==== */
 
-/* Element-wise passes (RoPE, LayerNorm) cut the T rows into one block per
- * thread. */
+/* Row-wise passes (Q/K/V + RoPE, LayerNorm) cut the T rows into one block
+ * per thread. */
 struct rows_job {
     rf_context *ctx;
     int T, L, n_blocks;
@@ -34,7 +34,8 @@ struct rows_job {
     const float *y;
     const float *gamma, *beta;
     int width;
-    bool rope_v;       /* RoPE: also rotate ctx->v */
+    const rf_layer_weights *lw; /* Q, K, V + RoPE */
+    bool project;               /* also compute Q, K, V (else RoPE only) */
 };
 
 static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
@@ -45,17 +46,29 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
     *len = s + per > j->T ? j->T - s : per;
 }
 
-static void rope_task(void *arg, int block, int thread)
+/* Q, K, V projections of a block of rows, then RoPE on the same rows while
+ * they are in cache. */
+static void qkv_rope_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct rows_job *j = arg;
+    const rf_layer_weights *lw = j->lw;
     const rf_hparams *hp = &j->ctx->model->hp;
     int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
     rows_of_block(j, block, &start, &len);
-    rf_rope_apply(j->ctx->q, start, len, D, j->L, H, Dh, j->ctx->rope_sin, j->ctx->rope_cos);
-    rf_rope_apply(j->ctx->k, start, len, D, j->L, H, Dh, j->ctx->rope_sin, j->ctx->rope_cos);
-    if (j->rope_v)
-        rf_rope_apply(j->ctx->v, start, len, D, j->L, H, Dh, j->ctx->rope_sin, j->ctx->rope_cos);
+    if (len == 0)
+        return;
+    size_t off = (size_t)start * D;
+    rf_context *c = j->ctx;
+    if (j->project) {
+        rf_linear_1(c->x + off, len, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, c->q + off);
+        rf_linear_1(c->x + off, len, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, c->k + off);
+        rf_linear_1(c->x + off, len, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, c->v + off);
+    }
+    rf_rope_apply(c->q, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+    rf_rope_apply(c->k, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+    if (hp->rotary_value)
+        rf_rope_apply(c->v, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
 }
 
 static void add_norm_task(void *arg, int block, int thread)
@@ -114,25 +127,27 @@ static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, in
     rf_pool *pool = ctx->pool;
     int T = B * L, D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
-    /* pass 1: Q, K, V projections */
-    rf_linear(pool, ctx->x, T, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, ctx->q);
-    rf_linear(pool, ctx->x, T, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, ctx->k);
-    rf_linear(pool, ctx->x, T, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, ctx->v);
+    /* pass 1: Q, K, V projections and rotary position embedding: fused per
+       block of rows when there are enough rows for every thread, else each
+       projection split along its outputs, then RoPE */
+    struct rows_job qkv = {.ctx = ctx, .T = T, .L = L, .n_blocks = rf_pool_threads(pool),
+                           .lw = lw, .project = rf_linear_splits_rows(pool, T)};
+    if (!qkv.project) {
+        rf_linear(pool, ctx->x, T, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, ctx->q);
+        rf_linear(pool, ctx->x, T, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, ctx->k);
+        rf_linear(pool, ctx->x, T, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, ctx->v);
+    }
+    rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
-    /* pass 2: rotary position embedding */
-    struct rows_job rope = {.ctx = ctx, .T = T, .L = L, .n_blocks = rf_pool_threads(pool),
-                            .rope_v = hp->rotary_value};
-    rf_pool_run(pool, rope.n_blocks, rope_task, &rope);
-
-    /* pass 3: attention per (sequence, head) */
+    /* pass 2: attention per (sequence, head, query block) */
     rf_attention(pool, ctx->q, ctx->k, ctx->v, D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
                  ctx->attn);
 
-    /* pass 4: output projection, residual, LayerNorm */
+    /* pass 3: output projection, residual, LayerNorm */
     rf_linear(pool, ctx->attn, T, D, lw->attn_out_w, lw->attn_out_b, D, RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
-    /* pass 5: feed-forward, residual, LayerNorm */
+    /* pass 4: feed-forward, residual, LayerNorm */
     rf_linear(pool, ctx->x, T, D, lw->ffn_up_w, lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
     rf_linear(pool, ctx->ffn, T, F, lw->ffn_down_w, lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);

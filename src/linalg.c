@@ -63,6 +63,18 @@ static void block_range(int n, int n_blocks, int block, int align, int *start, i
     *len = e - s;
 }
 
+void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, int N,
+                 rf_activation act, float *Y)
+{
+    rf_gemm(true, M, N, K, 1.0f, X, K, W, K, 0.0f, Y, N);
+    rf_bias_act(Y, M, N, N, b, act);
+}
+
+bool rf_linear_splits_rows(const rf_pool *pool, int M)
+{
+    return M >= SPLIT_MIN_ROWS * rf_pool_threads(pool);
+}
+
 static void linear_task(void *arg, int task, int thread)
 {
     (void)thread;
@@ -72,9 +84,8 @@ static void linear_task(void *arg, int task, int thread)
         block_range(j->M, j->n_blocks, task, 1, &start, &len);
         if (len == 0)
             return;
-        rf_gemm(true, len, j->N, j->K, 1.0f, j->X + (size_t)start * j->K, j->K, j->W, j->K,
-                0.0f, j->Y + (size_t)start * j->N, j->N);
-        rf_bias_act(j->Y + (size_t)start * j->N, len, j->N, j->N, j->b, j->act);
+        rf_linear_1(j->X + (size_t)start * j->K, len, j->K, j->W, j->b, j->N, j->act,
+                    j->Y + (size_t)start * j->N);
     } else {
         block_range(j->N, j->n_blocks, task, 16, &start, &len);
         if (len == 0)
@@ -92,7 +103,7 @@ void rf_linear(rf_pool *pool, const float *X, int M, int K, const float *W, cons
     int n_threads = rf_pool_threads(pool);
     if (n_threads > 1 && (long)M * N * K >= SPLIT_MIN_MACS) {
         job.n_blocks = n_threads;
-        job.split_rows = M >= SPLIT_MIN_ROWS * n_threads;
+        job.split_rows = rf_linear_splits_rows(pool, M);
     }
     rf_pool_run(pool, job.n_blocks, linear_task, &job);
 }

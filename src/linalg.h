@@ -33,6 +33,12 @@ void rf_gemm_naive(bool b_trans, int M, int N, int K, float alpha, const float *
  * thread adds bias and activation on its own block while it is in cache. */
 void rf_linear(rf_pool *pool, const float *X, int M, int K, const float *W, const float *b,
                int N, rf_activation act, float *Y);
+/* The same on the calling thread only (a block of rows of a larger job). */
+void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, int N,
+                 rf_activation act, float *Y);
+/* True when rf_linear would cut M rows into one block per pool thread:
+ * callers that fuse more work per row block use the same rule. */
+bool rf_linear_splits_rows(const rf_pool *pool, int M);
 /* Naive twin: rf_gemm_naive then the naive bias + activation. */
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,
                      rf_activation act, float *Y);

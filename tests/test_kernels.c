@@ -311,19 +311,20 @@ static void test_softmax(void)
 
 static void test_attention(void)
 {
-    int B = 3, L = 37, H = 3, Dh = 24, D = H * Dh, ld = D;
+    /* L spans three query blocks, the last one partial */
+    int B = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, H = 3, Dh = 24, D = H * Dh, ld = D;
     size_t n = (size_t)B * L * ld;
     float *q = rnd_array(n, 2.0f), *k = rnd_array(n, 2.0f), *v = rnd_array(n, 1.0f);
     float *mask = malloc((size_t)B * L * sizeof *mask);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < L; t++)
-            mask[b * L + t] = t < L - 9 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 9b pads */
+            mask[b * L + t] = t < L - 90 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 90b pads */
     float *ref = malloc(n * sizeof *ref), *scratch = malloc((size_t)L * sizeof *scratch);
     rf_attention_naive(q, k, v, ld, mask, B, L, H, Dh, scratch, ref);
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
-        float *scores = malloc((size_t)n_threads * L * L * sizeof *scores);
+        float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
         rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out);
         float d = max_diff(out, ref, n);
