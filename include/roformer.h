@@ -121,6 +121,14 @@ typedef struct {
     rf_dtype dtype;              /* how the weights are stored in the file */
 } rf_hparams;
 
+/* Names as config.json, the GGUF file and the CLI spell them:
+ * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
+ * "wobert", "bert"; "f32", "f16", "bf16". */
+const char *rf_activation_name(rf_activation act);
+const char *rf_head_name(rf_head_kind head);
+const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
+const char *rf_dtype_name(rf_dtype dtype);
+
 typedef struct rf_model rf_model;
 
 /* Loads a converted .gguf file (memory-mapped, read-only) or, when `path`
@@ -144,7 +152,8 @@ typedef enum {
 } rf_tokenizer_choice;
 
 typedef struct {
-    rf_dtype dtype;          /* storage type of the weights in the output */
+    rf_dtype dtype;          /* storage type of the weight matrices in the output
+                                (biases and LayerNorm weights stay f32) */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
     int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
 } rf_convert_params;
@@ -152,7 +161,8 @@ typedef struct {
 rf_convert_params rf_convert_default_params(void);
 /* Reads an HF directory (config.json, vocab.txt, optional
  * tokenizer_config.json, model.safetensors or pytorch_model.bin) and
- * writes one GGUF file. */
+ * writes one GGUF file (through a temporary file: a failed conversion
+ * leaves nothing at out_path). The format: models/README.md. */
 rf_status rf_convert(const char *hf_dir, const char *out_path,
                      const rf_convert_params *params, rf_error *err);
 
