@@ -221,6 +221,26 @@ typedef struct {
 /* Runs the encoder and the model's head on `batch`. */
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
+/* ==== BLAS ==== */
+
+/* The OpenBLAS build every matrix product runs on. */
+typedef struct {
+    const char *core;   /* kernel family in use, e.g. "SkylakeX", "Haswell", "Zen" */
+    const char *config; /* build options, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    int32_t threads;    /* OpenBLAS's own thread count */
+    int32_t cpu_count;  /* processors OpenBLAS sees */
+} rf_blas_info;
+
+rf_blas_info rf_blas_get_info(void);
+
+/* The OpenBLAS core this CPU runs sgemm fastest with when it is not the one
+ * OpenBLAS picked ("SkylakeX" on AVX-512 CPUs that OpenBLAS 0.3.21 takes for
+ * Haswell, e.g. AMD Zen 4/5), else NULL. OpenBLAS reads its choice from the
+ * environment variable OPENBLAS_CORETYPE once, when it is loaded: a program
+ * that wants the faster kernels sets it before starting (the `roformer` CLI
+ * does this by itself, re-executing once). */
+const char *rf_blas_preferred_core(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,137 @@
+/*
+ * sgemm_bench.c — GFLOP/s of OpenBLAS sgemm on the shapes a RoFormer-base
+ * layer runs, with OpenBLAS's own threads or with the work split by hand.
+ *
+ *   sgemm_bench [--mode blas|split] [--threads T] [--runs N] [M N K]...
+ *
+ * C (M x N) = A (M x K) · Bᵀ, B (N x K) row-major: the nn.Linear layout the
+ * engine multiplies with (M = tokens, N = out features, K = in features).
+ * --mode blas:  openblas_set_num_threads(T), one sgemm call.
+ * --mode split: OpenBLAS at one thread; T pthreads each call sgemm on their
+ *               share of the M rows.
+ * The BLAS core is whatever OpenBLAS chose at load time (set
+ * OPENBLAS_CORETYPE before starting to pick another). Prints one line per
+ * shape with the median GFLOP/s over the runs. Not a test: never run by
+ * `make test`.
+ */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    int m, n, k;
+    const float *a, *b;
+    float *c;
+} gemm_job;
+
+static void *run_job(void *arg)
+{
+    gemm_job *j = arg;
+    if (j->m > 0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->m, j->n, j->k, 1.0f, j->a, j->k,
+                    j->b, j->k, 0.0f, j->c, j->n);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* One timed product: split rows over `threads` pthreads (split mode) or a
+ * single call (blas mode). Returns seconds. */
+static double time_once(int split, int threads, int m, int n, int k, const float *a,
+                        const float *b, float *c)
+{
+    double t0 = now_s();
+    if (!split) {
+        gemm_job j = {m, n, k, a, b, c};
+        run_job(&j);
+    } else {
+        pthread_t tid[16];
+        gemm_job jobs[16];
+        int rows = (m + threads - 1) / threads;
+        for (int t = 0; t < threads; t++) {
+            int r0 = t * rows, r1 = r0 + rows > m ? m : r0 + rows;
+            jobs[t] = (gemm_job){r1 - r0, n, k, a + (size_t)r0 * k, b, c + (size_t)r0 * n};
+        }
+        for (int t = 1; t < threads; t++)
+            pthread_create(&tid[t], NULL, run_job, &jobs[t]);
+        run_job(&jobs[0]);
+        for (int t = 1; t < threads; t++)
+            pthread_join(tid[t], NULL);
+    }
+    return now_s() - t0;
+}
+
+int main(int argc, char **argv)
+{
+    int split = 0, threads = 1, runs = 20, i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+            split = !strcmp(argv[++i], "split");
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: sgemm_bench [--mode blas|split] [--threads T] [--runs N] [M N K]...\n");
+            return 2;
+        }
+    }
+    if (threads < 1 || threads > 16 || runs < 1 || (argc - i) % 3) {
+        fprintf(stderr, "sgemm_bench: bad arguments\n");
+        return 2;
+    }
+    static const int default_shapes[] = {1024, 768, 768, 1024, 2304, 768, 1024, 3072, 768,
+                                         1024, 768, 3072, 128, 768, 768, 128, 3072, 768,
+                                         4096, 3072, 768};
+    const int *shapes = default_shapes;
+    int n_shapes = (int)(sizeof default_shapes / sizeof default_shapes[0]) / 3;
+    int *given = NULL;
+    if (argc - i > 0) {
+        n_shapes = (argc - i) / 3;
+        given = malloc(sizeof(int) * 3 * n_shapes);
+        for (int s = 0; s < 3 * n_shapes; s++)
+            given[s] = atoi(argv[i + s]);
+        shapes = given;
+    }
+    openblas_set_num_threads(split ? 1 : threads);
+    printf("# core %s, mode %s, threads %d, OpenBLAS threads %d\n", openblas_get_corename(),
+           split ? "split" : "blas", threads, openblas_get_num_threads());
+    double *t = malloc(sizeof(double) * runs);
+    for (int s = 0; s < n_shapes; s++) {
+        int m = shapes[3 * s], n = shapes[3 * s + 1], k = shapes[3 * s + 2];
+        float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * n * k),
+              *c = malloc(sizeof(float) * m * n);
+        for (long x = 0; x < (long)m * k; x++)
+            a[x] = (float)((x * 7919) % 1000) / 1000.0f - 0.5f;
+        for (long x = 0; x < (long)n * k; x++)
+            b[x] = (float)((x * 104729) % 1000) / 1000.0f - 0.5f;
+        for (int w = 0; w < 3; w++)
+            time_once(split, threads, m, n, k, a, b, c);
+        for (int r = 0; r < runs; r++)
+            t[r] = time_once(split, threads, m, n, k, a, b, c);
+        qsort(t, runs, sizeof(double), cmp_double);
+        double flop = 2.0 * m * n * k;
+        printf("M=%-5d N=%-5d K=%-5d  %7.1f GFLOP/s (median; best %.1f)\n", m, n, k,
+               flop / t[runs / 2] * 1e-9, flop / t[0] * 1e-9);
+        free(a);
+        free(b);
+        free(c);
+    }
+    free(t);
+    free(given);
+    return 0;
+}
