@@ -3,6 +3,7 @@
 #   make test         build and run every test (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make install PREFIX=/usr/local
+#   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -23,7 +24,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h)
 
-.PHONY: all test asan install clean
+.PHONY: all test asan install clean bench-tokenizer
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -50,6 +51,9 @@ test: all $(TEST_BIN)
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+bench-tokenizer: $(BUILD)/libroformer.a
+	sh scripts/bench_tokenizer.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

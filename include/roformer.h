@@ -121,6 +121,14 @@ typedef struct {
     rf_dtype dtype;              /* how the weights are stored in the file */
 } rf_hparams;
 
+/* Names as config.json, the GGUF file and the CLI spell them:
+ * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
+ * "wobert", "bert"; "f32", "f16", "bf16". */
+const char *rf_activation_name(rf_activation act);
+const char *rf_head_name(rf_head_kind head);
+const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
+const char *rf_dtype_name(rf_dtype dtype);
+
 typedef struct rf_model rf_model;
 
 /* Loads a converted .gguf file (memory-mapped, read-only) or, when `path`

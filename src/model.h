@@ -50,8 +50,10 @@ struct rf_model {
     rf_hparams hp;
     rf_weights w;
     char **labels;          /* [hp.num_labels] NUL-terminated, owned */
-    char **tokens;          /* [hp.vocab_size] NUL-terminated, owned */
+    char **tokens;          /* [n_tokens] NUL-terminated, owned */
+    int32_t n_tokens;       /* vocab.txt entries: <= hp.vocab_size */
     rf_tokenizer *tokenizer;
+    rf_tokenizer_spec tokenizer_spec; /* what the tokenizer was built from; arrays owned */
     int32_t n_tensors;
     /* storage */
     void *map;              /* mmap of the file, or NULL */
@@ -59,5 +61,11 @@ struct rf_model {
     void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
 };
+
+/* Loads a model from a GGUF image in memory (what rf_model_load does after
+ * mapping the file). `data` is not copied and must outlive the model;
+ * `what` names it in messages. For tests and fuzzing. */
+rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, rf_model **out,
+                               rf_error *err);
 
 #endif

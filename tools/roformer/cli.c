@@ -49,3 +49,14 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
     *out = v;
     return 0;
 }
+
+rf_model *cli_load_model(const char *path)
+{
+    rf_error err;
+    rf_model *model;
+    if (rf_model_load(path, &model, &err) != RF_OK) {
+        cli_error("%s", err.message);
+        return NULL;
+    }
+    return model;
+}

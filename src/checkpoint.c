@@ -1,0 +1,129 @@
+/*
+ * checkpoint.c — the tensor set shared by the checkpoint readers, and
+ * opening a checkpoint file by its content (see checkpoint.h).
+ */
+#include "checkpoint.h"
+
+#include "error.h"
+#include "safetensors.h"
+#include "torch_zip.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t rf_ck_dtype_size(rf_ck_dtype t)
+{
+    switch (t) {
+    case RF_CK_F64: case RF_CK_I64: return 8;
+    case RF_CK_F32: case RF_CK_I32: return 4;
+    case RF_CK_F16: case RF_CK_BF16: case RF_CK_I16: return 2;
+    case RF_CK_I8: case RF_CK_U8: case RF_CK_BOOL: return 1;
+    }
+    return 0;
+}
+
+const char *rf_ck_dtype_name(rf_ck_dtype t)
+{
+    switch (t) {
+    case RF_CK_F64: return "F64";
+    case RF_CK_F32: return "F32";
+    case RF_CK_F16: return "F16";
+    case RF_CK_BF16: return "BF16";
+    case RF_CK_I64: return "I64";
+    case RF_CK_I32: return "I32";
+    case RF_CK_I16: return "I16";
+    case RF_CK_I8: return "I8";
+    case RF_CK_U8: return "U8";
+    case RF_CK_BOOL: return "BOOL";
+    }
+    return "unknown";
+}
+
+rf_status rf_checkpoint_own(rf_checkpoint *ck, void *p, rf_error *err)
+{
+    if (ck->n_owned == ck->cap_owned) {
+        int32_t cap = ck->cap_owned ? 2 * ck->cap_owned : 16;
+        void **o = realloc(ck->owned, (size_t)cap * sizeof *o);
+        if (!o) {
+            free(p);
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory");
+        }
+        ck->owned = o;
+        ck->cap_owned = cap;
+    }
+    ck->owned[ck->n_owned++] = p;
+    return RF_OK;
+}
+
+rf_status rf_checkpoint_add(rf_checkpoint *ck, const char *name, size_t name_len,
+                            const rf_ck_tensor *t, rf_error *err)
+{
+    if (ck->n >= RF_CK_MAX_TENSORS)
+        return rf_fail(err, RF_ERR_LIMIT, "more than %d tensors", RF_CK_MAX_TENSORS);
+    if (ck->n == ck->cap) {
+        int32_t cap = ck->cap ? 2 * ck->cap : 64;
+        rf_ck_tensor *ts = realloc(ck->tensors, (size_t)cap * sizeof *ts);
+        if (!ts)
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory");
+        ck->tensors = ts;
+        ck->cap = cap;
+    }
+    char *copy = malloc(name_len + 1);
+    if (!copy)
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory");
+    memcpy(copy, name, name_len);
+    copy[name_len] = '\0';
+    ck->tensors[ck->n] = *t;
+    ck->tensors[ck->n].name = copy;
+    ck->n++;
+    return RF_OK;
+}
+
+const rf_ck_tensor *rf_checkpoint_find(const rf_checkpoint *ck, const char *name)
+{
+    for (int32_t i = 0; i < ck->n; i++)
+        if (!strcmp(ck->tensors[i].name, name))
+            return &ck->tensors[i];
+    return NULL;
+}
+
+void rf_checkpoint_free(rf_checkpoint *ck)
+{
+    if (!ck)
+        return;
+    for (int32_t i = 0; i < ck->n; i++)
+        free(ck->tensors[i].name);
+    free(ck->tensors);
+    for (int32_t i = 0; i < ck->n_owned; i++)
+        free(ck->owned[i]);
+    free(ck->owned);
+    rf_unmap_file(&ck->map);
+    free(ck);
+}
+
+rf_status rf_checkpoint_open(const char *path, rf_checkpoint **out, rf_error *err)
+{
+    rf_checkpoint *ck = calloc(1, sizeof *ck);
+    rf_status st;
+    *out = NULL;
+    if (!ck)
+        return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", path);
+    if ((st = rf_map_file(path, &ck->map, err)))
+        goto done;
+    const uint8_t *head = ck->map.data;
+    if (ck->map.size >= 4 && !memcmp(head, "PK\x03\x04", 4))
+        st = rf_torch_read(head, ck->map.size, path, ck, err);
+    else if (ck->map.size >= 2 && head[0] == 0x80 && head[1] <= 5)
+        /* a bare pickle: torch.save's format before PyTorch 1.6 */
+        st = rf_fail(err, RF_ERR_UNSUPPORTED,
+                     "%s: legacy (pre-1.6, non-zip) torch.save format; re-save it with a current PyTorch",
+                     path);
+    else
+        st = rf_safetensors_read(ck->map.data, ck->map.size, path, ck, err);
+done:
+    if (st)
+        rf_checkpoint_free(ck);
+    else
+        *out = ck;
+    return st;
+}

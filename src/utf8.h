@@ -1,0 +1,50 @@
+/*
+ * utf8.h — UTF-8 validation (utf8proc), and decoding / encoding of text
+ * that has already been validated.
+ *
+ * Every text the tokenizer receives is validated once, up front, with
+ * rf_utf8_validate; the later stages decode with the unchecked inline
+ * rf_utf8_decode, which must only ever see validated bytes.
+ */
+#ifndef RF_UTF8_H
+#define RF_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when s[0..len) is valid UTF-8 (no surrogates, nothing past
+ * U+10FFFF, no overlong forms). Otherwise *bad_offset is the byte offset
+ * of the first invalid sequence. */
+bool rf_utf8_validate(const char *s, size_t len, size_t *bad_offset);
+
+/* Encodes `cp` into dst (room for 4 bytes); returns the byte count. */
+int rf_utf8_encode(int32_t cp, char *dst);
+
+/* Decodes the code point at s (validated UTF-8); returns its byte length. */
+static inline int rf_utf8_decode(const char *s, int32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    if (u[0] < 0xE0) {
+        *cp = ((u[0] & 0x1F) << 6) | (u[1] & 0x3F);
+        return 2;
+    }
+    if (u[0] < 0xF0) {
+        *cp = ((u[0] & 0x0F) << 12) | ((u[1] & 0x3F) << 6) | (u[2] & 0x3F);
+        return 3;
+    }
+    *cp = ((u[0] & 0x07) << 18) | ((u[1] & 0x3F) << 12) | ((u[2] & 0x3F) << 6) | (u[3] & 0x3F);
+    return 4;
+}
+
+/* Byte length of the character whose lead byte is `lead` (validated UTF-8). */
+static inline int rf_utf8_char_len(unsigned char lead)
+{
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+#endif

@@ -1,0 +1,109 @@
+#!/bin/sh
+# test_cli_convert.sh — `roformer convert` and `roformer info`: results on
+# stdout, one-line errors on stderr, exit codes 0 / 1 / 2.
+. tests/check.sh
+
+# runs the CLI; keeps stdout in $TMP/out, stderr in $TMP/err, exit code in $rc
+run() { "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
+exit_is() { [ "$rc" -eq "$1" ]; }
+out_has() { grep -qF -- "$1" "$TMP/out"; }
+err_has() { grep -qF -- "$1" "$TMP/err"; }
+one_error_line() { [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q '^roformer: error: ' "$TMP/err" && [ ! -s "$TMP/out" ]; }
+
+run convert --help
+check "convert --help exits 0" exit_is 0
+check "convert --help prints the usage" out_has "usage: roformer convert HF_DIR -o MODEL.gguf"
+run info --help
+check "info --help exits 0" exit_is 0
+run convert
+check "convert without arguments is a usage error" exit_is 2
+check "usage error names the command" err_has "roformer convert: missing the HF checkpoint directory"
+run convert somedir
+check "convert without -o is a usage error" exit_is 2
+check "missing -o is named" err_has "missing -o MODEL.gguf"
+run convert somedir -o x.gguf --dtype f8
+check "bad --dtype is a usage error" exit_is 2
+check "bad --dtype is named" err_has "--dtype must be f32, f16 or bf16, not 'f8'"
+run convert somedir -o x.gguf --tokenizer jieba
+check "bad --tokenizer is a usage error" exit_is 2
+run convert somedir -o x.gguf --frobnicate
+check "unknown option is a usage error" exit_is 2
+run convert somedir -o
+check "-o without a value is a usage error" exit_is 2
+run info
+check "info without -m is a usage error" exit_is 2
+run info -m "$TMP/missing.gguf"
+check "info on a missing file exits 1" exit_is 1
+check "info on a missing file: one line naming it" one_error_line
+check "the message names the path" err_has "$TMP/missing.gguf: cannot open"
+run convert "$TMP/nowhere" -o "$TMP/x.gguf"
+check "convert of a missing directory exits 1" exit_is 1
+check "convert of a missing directory: one line" one_error_line
+check "no output written" test ! -e "$TMP/x.gguf"
+
+if [ -z "$REF" ]; then
+    check_skip "reference fixtures not found (../shared/reference or \$ROFORMER_REFERENCE): conversion runs not tested"
+    check_done; exit $?
+fi
+M="$REF/models"
+
+run convert "$M/tiny-word-cls" -o "$TMP/cls.gguf"
+check "convert tiny-word-cls exits 0" exit_is 0
+check "convert prints nothing on stdout" test ! -s "$TMP/out"
+check "the GGUF file is written" test -s "$TMP/cls.gguf"
+check "the file starts with GGUF" sh -c "head -c 4 '$TMP/cls.gguf' | grep -q GGUF"
+run info -m "$TMP/cls.gguf"
+check "info exits 0" exit_is 0
+check "info: head" out_has "head:                cls"
+check "info: labels" out_has "labels:              3 (negative, neutral, positive)"
+check "info: sizes" out_has "hidden_size:         32"
+check "info: layers" out_has "num_layers:          2"
+check "info: tokenizer" out_has "tokenizer:           wobert (do_lower_case true)"
+check "info: special ids" out_has "[PAD]=0 [UNK]=100 [CLS]=101 [SEP]=102 [MASK]=103"
+check "info: dtype" out_has "dtype:               f32"
+check "info: tensor count" out_has "tensors:             40"
+check "info: nothing on stderr" test ! -s "$TMP/err"
+
+run info -m "$M/tiny-char-proj"
+check "info -m HF directory exits 0" exit_is 0
+check "info -m HF directory: token head, 5 labels" out_has "labels:              5 (O, B-PER, I-PER, B-LOC, I-LOC)"
+check "info -m HF directory: projection sizes" out_has "embedding_size:      32"
+check "info -m HF directory: rotary_value" out_has "rotary_value:        true"
+check "info -m HF directory: gelu_new" out_has "hidden_act:          gelu_new"
+
+run convert "$M/tiny-char-proj" -o "$TMP/char.gguf" --tokenizer bert --dtype f16
+check "convert --tokenizer bert --dtype f16 exits 0" exit_is 0
+run info -m "$TMP/char.gguf"
+check "info: bert tokenizer" out_has "tokenizer:           bert (do_lower_case true)"
+check "info: f16 storage" out_has "dtype:               f16"
+run convert "$M/small-fp16" -o "$TMP/small.gguf" --dtype bf16
+check "convert --dtype bf16 exits 0" exit_is 0
+run info -m "$TMP/small.gguf"
+check "info: bf16 storage" out_has "dtype:               bf16"
+check "info: no head" out_has "head:                none"
+run convert "$M/tiny-word-mlm" -o "$TMP/mlm.gguf" --jieba-dict "$TMP/nodict.txt"
+check "missing --jieba-dict exits 1" exit_is 1
+check "missing --jieba-dict: one line naming it" err_has "$TMP/nodict.txt: cannot open"
+
+head -c 100000 "$TMP/cls.gguf" >"$TMP/cut.gguf"
+run info -m "$TMP/cut.gguf"
+check "truncated model exits 1" exit_is 1
+check "truncated model: one line" one_error_line
+check "truncated model: says so" err_has "truncated file"
+
+mkdir "$TMP/bad"
+for f in vocab.txt tokenizer_config.json model.safetensors; do ln -s "$(cd "$M/tiny-qa" && pwd)/$f" "$TMP/bad/$f"; done
+printf '{"hidden_size": 48,' >"$TMP/bad/config.json"
+run convert "$TMP/bad" -o "$TMP/bad.gguf"
+check "bad config.json exits 1" exit_is 1
+check "bad config.json: one line" one_error_line
+check "bad config.json: named" err_has "config.json: bad JSON"
+run info -m "$TMP/bad"
+check "info -m on a bad HF directory exits 1" exit_is 1
+check "no partial output" test ! -e "$TMP/bad.gguf"
+
+run convert "$M/tiny-qa" -o "$TMP/no/such/dir/qa.gguf"
+check "unwritable output exits 1" exit_is 1
+check "unwritable output: one line" one_error_line
+
+check_done

@@ -1,0 +1,139 @@
+/*
+ * test_tokenizer_reference.c — the tokenizer against HF's own output:
+ * ../shared/reference/tokenizer/cases.jsonl (RoFormerTokenizer, WoBERT
+ * vocab + jieba) and cases_bert_char.jsonl (BertTokenizer, char vocab).
+ * For every case: the full tokens of each text, and input_ids /
+ * token_type_ids / attention_mask with truncation when max_length is given.
+ * Token spans are checked to lie inside their text, in order.
+ */
+#include "check.h"
+#include "tokenizer_fixture.h"
+
+
+static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
+{
+    int i = 0;
+    int n = cJSON_GetArraySize(want);
+    for (int32_t k = 0; k < e->n; k++) {
+        if (e->type_ids[k] != type || e->start[k] < 0)
+            continue;
+        const cJSON *w = cJSON_GetArrayItem(want, i++);
+        uint32_t len;
+        const char *s = rf_tokenizer_token(fx->tok, e->ids[k], &len);
+        if (!cJSON_IsString(w) || !s || strlen(w->valuestring) != len || memcmp(s, w->valuestring, len))
+            return 0;
+    }
+    return i == n;
+}
+
+static int ints_equal(const int32_t *got, int32_t n, const cJSON *want)
+{
+    if (cJSON_GetArraySize(want) != n)
+        return 0;
+    for (int32_t i = 0; i < n; i++)
+        if (cJSON_GetArrayItem(want, i)->valueint != got[i])
+            return 0;
+    return 1;
+}
+
+static int spans_ok(const rf_encoding *e, size_t la, size_t lb)
+{
+    int32_t last[2] = {0, 0};
+    for (int32_t k = 0; k < e->n; k++) {
+        if (e->start[k] < 0)
+            continue;
+        int32_t t = e->type_ids[k];
+        size_t len = t ? lb : la;
+        if (e->start[k] < last[t] || e->end[k] <= e->start[k] || (size_t)e->end[k] > len)
+            return 0;
+        last[t] = e->start[k];
+    }
+    return 1;
+}
+
+static void run_cases(const fixture *fx, const char *path)
+{
+    size_t len;
+    char *data = fixture_read(path, &len);
+    if (!data) {
+        SKIP("%s not readable", path);
+        return;
+    }
+    int cases = 0, failed = 0;
+    rf_encoding full = {0}, enc = {0};
+    rf_error err;
+    for (char *line = data, *nl; line < data + len; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            nl = data + len;
+        *nl = '\0';
+        cJSON *c = fixture_parse(line);
+        if (!c)
+            continue;
+        cases++;
+        const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+        size_t la = 0, lb = 0;
+        const char *text = fixture_text(cJSON_GetObjectItem(c, "text"), &la);
+        const char *pair = fixture_text(cJSON_GetObjectItem(c, "text_pair"), &lb);
+        const cJSON *ml = cJSON_GetObjectItem(c, "max_length");
+        int32_t max_length = cJSON_IsNumber(ml) ? ml->valueint : 0;
+
+        rf_status st = rf_tokenizer_encode(fx->tok, text, la, pair, lb, 0, &full, &err);
+        int ok = st == RF_OK && tokens_equal(fx, &full, 0, cJSON_GetObjectItem(c, "tokens")) &&
+                 (!pair || tokens_equal(fx, &full, 1, cJSON_GetObjectItem(c, "tokens_pair"))) &&
+                 spans_ok(&full, la, lb);
+        if (ok && max_length) {
+            st = rf_tokenizer_encode(fx->tok, text, la, pair, lb, max_length, &enc, &err);
+            ok = st == RF_OK;
+        } else if (ok) {
+            enc.n = 0; /* the untruncated encoding is the expected one */
+        }
+        const rf_encoding *e = max_length ? &enc : &full;
+        ok = ok && ints_equal(e->ids, e->n, cJSON_GetObjectItem(c, "input_ids")) &&
+             ints_equal(e->type_ids, e->n, cJSON_GetObjectItem(c, "token_type_ids")) &&
+             ints_equal(e->mask, e->n, cJSON_GetObjectItem(c, "attention_mask"));
+        if (!ok) {
+            if (failed++ < 5)
+                fprintf(stderr, "  %s: case %s differs (status %d)\n", path, id, st);
+        }
+        CHECK(ok, "%s case %s", path, id);
+        cJSON_Delete(c);
+    }
+    printf("%s: %d/%d cases exact\n", path, cases - failed, cases);
+    CHECK(cases > 600, "%s: only %d cases read", path, cases);
+    rf_encoding_free(&full);
+    rf_encoding_free(&enc);
+    free(data);
+}
+
+int main(void)
+{
+    const char *ref = check_reference();
+    const char *dict = fixture_jieba_dict();
+    if (!ref) {
+        SKIP("../shared/reference (or $ROFORMER_REFERENCE) not found");
+        return check_done();
+    }
+    char path[4096], vocab[4096];
+    if (!dict) {
+        SKIP("jieba dict.txt not found (install python3-jieba or set ROFORMER_JIEBA_DICT)");
+    } else {
+        fixture fx;
+        snprintf(vocab, sizeof vocab, "%s/vocab/wobert_vocab.txt", ref);
+        CHECK(fixture_load(&fx, vocab, dict, RF_TOKENIZER_WOBERT) == 0, "load %s", vocab);
+        if (fx.tok) {
+            snprintf(path, sizeof path, "%s/tokenizer/cases.jsonl", ref);
+            run_cases(&fx, path);
+        }
+        fixture_free(&fx);
+    }
+    fixture fx;
+    snprintf(vocab, sizeof vocab, "%s/models/tiny-char-proj/vocab.txt", ref);
+    CHECK(fixture_load(&fx, vocab, NULL, RF_TOKENIZER_BERT) == 0, "load %s", vocab);
+    if (fx.tok) {
+        snprintf(path, sizeof path, "%s/tokenizer/cases_bert_char.jsonl", ref);
+        run_cases(&fx, path);
+    }
+    fixture_free(&fx);
+    return check_done();
+}

@@ -1,0 +1,83 @@
+/*
+ * cmd_info.c — `roformer info -m MODEL`: what a model is (hyper-parameters,
+ * head and labels, tokenizer, storage type, tensor count) and how long it
+ * took to load.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: roformer info -m MODEL\n"
+    "\n"
+    "Prints a model's hyper-parameters, head, labels, tokenizer mode, weight\n"
+    "storage type and tensor count. MODEL is a .gguf file or an HF checkpoint\n"
+    "directory (converted in memory).\n";
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
+            if (i + 1 >= argc)
+                return cli_usage_error("info", "%s needs a model path", argv[i]);
+            path = argv[++i];
+        } else {
+            return cli_usage_error("info", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!path)
+        return cli_usage_error("info", "missing -m MODEL");
+    double t0 = now_ms();
+    rf_model *model = cli_load_model(path);
+    double load_ms = now_ms() - t0;
+    if (!model)
+        return CLI_FAILED;
+    const rf_hparams *hp = rf_model_hparams(model);
+    printf("model:               %s\n", path);
+    printf("architecture:        roformer\n");
+    printf("head:                %s\n", rf_head_name(hp->head));
+    if (hp->num_labels > 0) {
+        printf("labels:              %d (", hp->num_labels);
+        for (int32_t i = 0; i < hp->num_labels; i++)
+            printf("%s%s", i ? ", " : "", rf_model_label(model, i));
+        printf(")\n");
+    }
+    printf("vocab_size:          %d\n", hp->vocab_size);
+    printf("embedding_size:      %d\n", hp->embedding_size);
+    printf("hidden_size:         %d\n", hp->hidden_size);
+    printf("num_layers:          %d\n", hp->num_layers);
+    printf("num_heads:           %d (head size %d)\n", hp->num_heads, hp->hidden_size / hp->num_heads);
+    printf("intermediate_size:   %d\n", hp->intermediate_size);
+    printf("max_position:        %d\n", hp->max_position);
+    printf("type_vocab_size:     %d\n", hp->type_vocab_size);
+    printf("layer_norm_eps:      %g\n", hp->layer_norm_eps);
+    printf("hidden_act:          %s\n", rf_activation_name(hp->hidden_act));
+    printf("rotary_value:        %s\n", hp->rotary_value ? "true" : "false");
+    if (hp->has_pooler)
+        printf("pooler:              %s\n", rf_activation_name(hp->pooler_act));
+    else
+        printf("pooler:              none\n");
+    printf("tokenizer:           %s (do_lower_case %s)\n", rf_tokenizer_mode_name(hp->tokenizer),
+           hp->do_lower_case ? "true" : "false");
+    printf("special tokens:      [PAD]=%d [UNK]=%d [CLS]=%d [SEP]=%d [MASK]=%d\n", hp->pad_id,
+           hp->unk_id, hp->cls_id, hp->sep_id, hp->mask_id);
+    printf("dtype:               %s\n", rf_dtype_name(hp->dtype));
+    printf("tensors:             %d\n", rf_model_tensor_count(model));
+    printf("load time:           %.1f ms\n", load_ms);
+    rf_model_free(model);
+    return CLI_OK;
+}
