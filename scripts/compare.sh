@@ -21,7 +21,9 @@
 #
 # Environment: SHAPES (default "8x128 8x512 1x128 1x1536 mixed-cjrc
 # mixed-chnsenticorp"), ROUNDS (3), RUNS (2), WARMUP (1), THREADS (2),
-# PEERS ("ort torch"), ROFORMER (build/roformer), PYTHON (/usr/bin/python3), ROFORMER_REFERENCE
+# PEERS ("ort torch"), TORCH_SHAPES (the shapes PyTorch runs, default the
+# fixed ones: it is the slow reference, not the target), TORCH_RUNS (1),
+# ROFORMER (build/roformer), PYTHON (/usr/bin/python3), ROFORMER_REFERENCE
 # (../shared/reference), ROFORMER_DATA (../shared/data), OUT (build/compare).
 # Raw results: $OUT/results.jsonl; the table: $OUT/table.md.
 set -eu
@@ -36,6 +38,8 @@ RUNS=${RUNS:-2}
 WARMUP=${WARMUP:-1}
 THREADS=${THREADS:-2}
 PEERS=${PEERS:-"ort torch"}
+TORCH_SHAPES=${TORCH_SHAPES:-"8x128 8x512 1x128 1x1536"}
+TORCH_RUNS=${TORCH_RUNS:-1}
 ROFORMER=${ROFORMER:-build/roformer}
 CKPT=build/base-checkpoint
 GGUF=build/base.gguf
@@ -94,7 +98,7 @@ run_engine() { # engine shape round
         roformer) "$ROFORMER" bench -m "$GGUF" $eng_args --threads "$THREADS" --runs "$RUNS" --warmup "$WARMUP" ;;
         ort) node scripts/ort_bench.js --model "$ONNX" $peer_args --threads "$THREADS" --runs "$RUNS" \
                  --warmup "$WARMUP" $check ;;
-        torch) "$PYTHON" scripts/torch_bench.py "$CKPT" $peer_args --threads "$THREADS" --runs "$RUNS" \
+        torch) "$PYTHON" scripts/torch_bench.py "$CKPT" $peer_args --threads "$THREADS" --runs "$TORCH_RUNS" \
                    --warmup "$WARMUP" ;;
     esac >"$OUT/last.out"
     tail -n 1 "$OUT/last.out" | sed "s/^{/{\"shape\": \"$2\", \"round\": $3, \"engine_name\": \"$1\", /" >>"$RESULTS"
@@ -104,6 +108,9 @@ round=1
 while [ "$round" -le "$ROUNDS" ]; do
     for shape in $SHAPES; do
         for engine in roformer $PEERS; do
+            if [ "$engine" = torch ]; then
+                case " $TORCH_SHAPES " in *" $shape "*) ;; *) continue ;; esac
+            fi
             say "round $round/$ROUNDS: $shape: $engine"
             run_engine "$engine" "$shape" "$round"
         done
