@@ -1,5 +1,6 @@
 #!/bin/sh
-# sgemm_cores.sh — sgemm GFLOP/s on this machine for each OpenBLAS core type the
+# sgemm_cores.sh — the fp32 FMA peak of one core (tests/bench/fma_peak.c), and
+# sgemm GFLOP/s on this machine for each OpenBLAS core type the
 # CPU can run (the one OpenBLAS detects, Haswell, and SkylakeX when the CPU has
 # AVX-512F), with 1 and 2 OpenBLAS threads and with 2 threads that each run a
 # single-threaded sgemm on half of the rows or half of the columns
@@ -11,6 +12,9 @@ RUNS=${1:-10}
 mkdir -p build
 cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(pkg-config --cflags openblas) \
     tests/bench/sgemm_bench.c -o build/sgemm_bench $(pkg-config --libs openblas) -lpthread
+if grep -qw fma /proc/cpuinfo; then
+    cc -O2 -std=c11 -D_GNU_SOURCE -mavx2 -mfma tests/bench/fma_peak.c -o build/fma_peak && ./build/fma_peak
+fi
 cores="detected Haswell"
 grep -qw avx512f /proc/cpuinfo && cores="$cores SkylakeX"
 for core in $cores; do
