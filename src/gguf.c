@@ -247,6 +247,63 @@ static rf_status read_tensor_info(reader *r, rf_gguf_tensor *t)
     return RF_OK;
 }
 
+/* Names in a total order (length first: cheaper, and any order will do). */
+static int cmp_str(rf_gguf_str a, rf_gguf_str b)
+{
+    if (a.len != b.len)
+        return a.len < b.len ? -1 : 1;
+    return a.len ? memcmp(a.ptr, b.ptr, a.len) : 0;
+}
+
+static int cmp_kv(const void *x, const void *y, void *kvs)
+{
+    const rf_gguf_kv *kv = kvs;
+    return cmp_str(kv[*(const uint32_t *)x].key, kv[*(const uint32_t *)y].key);
+}
+
+static int cmp_tensor(const void *x, const void *y, void *tensors)
+{
+    const rf_gguf_tensor *t = tensors;
+    return cmp_str(t[*(const uint32_t *)x].name, t[*(const uint32_t *)y].name);
+}
+
+/* Sorts keys and tensor names: duplicates show up as neighbours, and the
+ * tensor order serves lookups by binary search. O(n log n), so that no
+ * count the limits allow makes parsing slow. */
+static rf_status index_names(rf_gguf *g, const char *what, rf_error *err)
+{
+    uint32_t *keys = malloc((g->n_kv ? g->n_kv : 1) * sizeof *keys);
+    rf_status st = RF_OK;
+    g->tensor_order = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *g->tensor_order);
+    if (!keys || !g->tensor_order) {
+        st = rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
+        goto done;
+    }
+    for (uint64_t i = 0; i < g->n_kv; i++)
+        keys[i] = (uint32_t)i;
+    qsort_r(keys, g->n_kv, sizeof *keys, cmp_kv, g->kv);
+    for (uint64_t i = 1; i < g->n_kv; i++) {
+        rf_gguf_str k = g->kv[keys[i]].key;
+        if (!cmp_str(g->kv[keys[i - 1]].key, k)) {
+            st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what, (int)k.len, k.ptr);
+            goto done;
+        }
+    }
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        g->tensor_order[i] = (uint32_t)i;
+    qsort_r(g->tensor_order, g->n_tensors, sizeof *g->tensor_order, cmp_tensor, g->tensors);
+    for (uint64_t i = 1; i < g->n_tensors; i++) {
+        rf_gguf_str n = g->tensors[g->tensor_order[i]].name;
+        if (!cmp_str(g->tensors[g->tensor_order[i - 1]].name, n)) {
+            st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what, (int)n.len, n.ptr);
+            goto done;
+        }
+    }
+done:
+    free(keys);
+    return st;
+}
+
 rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf **out,
                         rf_error *err)
 {
@@ -300,12 +357,6 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
         rf_gguf_kv *kv = &g->kv[i];
         if ((st = read_kv(&r, kv)))
             goto done;
-        for (uint64_t j = 0; j < i; j++)
-            if (g->kv[j].key.len == kv->key.len && !memcmp(g->kv[j].key.ptr, kv->key.ptr, kv->key.len)) {
-                st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what, (int)kv->key.len,
-                             kv->key.ptr);
-                goto done;
-            }
         if (str_eq(kv->key, "general.alignment")) {
             if (kv->type != RF_GGUF_UINT32 || kv->v.u == 0 || (kv->v.u & (kv->v.u - 1)) ||
                 kv->v.u > 65536) {
@@ -343,14 +394,8 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
             goto done;
         }
         t->data = (const uint8_t *)data + g->data_offset + t->offset;
-        for (uint64_t j = 0; j < i; j++)
-            if (g->tensors[j].name.len == t->name.len &&
-                !memcmp(g->tensors[j].name.ptr, t->name.ptr, t->name.len)) {
-                st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what,
-                             (int)t->name.len, t->name.ptr);
-                goto done;
-            }
     }
+    st = index_names(g, what, err);
 done:
     if (st)
         rf_gguf_free(g);
@@ -365,6 +410,7 @@ void rf_gguf_free(rf_gguf *g)
         return;
     free(g->kv);
     free(g->tensors);
+    free(g->tensor_order);
     free(g);
 }
 
@@ -378,9 +424,19 @@ const rf_gguf_kv *rf_gguf_find_kv(const rf_gguf *g, const char *key)
 
 const rf_gguf_tensor *rf_gguf_find_tensor(const rf_gguf *g, const char *name)
 {
-    for (uint64_t i = 0; i < g->n_tensors; i++)
-        if (str_eq(g->tensors[i].name, name))
-            return &g->tensors[i];
+    rf_gguf_str key = {name, strlen(name)};
+    uint64_t lo = 0, hi = g->n_tensors;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const rf_gguf_tensor *t = &g->tensors[g->tensor_order[mid]];
+        int c = cmp_str(t->name, key);
+        if (c == 0)
+            return t;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 

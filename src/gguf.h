@@ -98,6 +98,7 @@ typedef struct {
     uint64_t n_tensors;
     rf_gguf_tensor *tensors;
     uint64_t data_offset; /* start of the data section in the buffer */
+    uint32_t *tensor_order; /* tensor indices sorted by name (lookups) */
 } rf_gguf;
 
 /* Parses a GGUF image. `what` names the source in error messages (a path).
