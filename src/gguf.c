@@ -247,6 +247,46 @@ static rf_status read_tensor_info(reader *r, rf_gguf_tensor *t)
     return RF_OK;
 }
 
+/* Names are ordered by length, then bytes. Sorted pointer tables make
+ * duplicate detection and lookups O(n log n) and O(log n): a hostile file
+ * with 65536 distinct keys must not cost billions of comparisons. */
+static int cmp_str(rf_gguf_str a, rf_gguf_str b)
+{
+    if (a.len != b.len)
+        return a.len < b.len ? -1 : 1;
+    return memcmp(a.ptr, b.ptr, a.len);
+}
+
+static int cmp_kv(const void *a, const void *b)
+{
+    return cmp_str((*(const rf_gguf_kv *const *)a)->key, (*(const rf_gguf_kv *const *)b)->key);
+}
+
+static int cmp_tensor(const void *a, const void *b)
+{
+    return cmp_str((*(const rf_gguf_tensor *const *)a)->name,
+                   (*(const rf_gguf_tensor *const *)b)->name);
+}
+
+static rf_status index_names(rf_gguf *g, const char *what, rf_error *err)
+{
+    for (uint64_t i = 0; i < g->n_kv; i++)
+        g->kv_by_key[i] = &g->kv[i];
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        g->tensor_by_name[i] = &g->tensors[i];
+    qsort(g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv);
+    qsort(g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor);
+    for (uint64_t i = 1; i < g->n_kv; i++)
+        if (!cmp_kv(&g->kv_by_key[i - 1], &g->kv_by_key[i]))
+            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what,
+                           (int)g->kv_by_key[i]->key.len, g->kv_by_key[i]->key.ptr);
+    for (uint64_t i = 1; i < g->n_tensors; i++)
+        if (!cmp_tensor(&g->tensor_by_name[i - 1], &g->tensor_by_name[i]))
+            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what,
+                           (int)g->tensor_by_name[i]->name.len, g->tensor_by_name[i]->name.ptr);
+    return RF_OK;
+}
+
 rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf **out,
                         rf_error *err)
 {
@@ -291,7 +331,9 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
     }
     g->kv = calloc(g->n_kv ? g->n_kv : 1, sizeof *g->kv);
     g->tensors = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *g->tensors);
-    if (!g->kv || !g->tensors) {
+    g->kv_by_key = calloc(g->n_kv ? g->n_kv : 1, sizeof *g->kv_by_key);
+    g->tensor_by_name = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *g->tensor_by_name);
+    if (!g->kv || !g->tensors || !g->kv_by_key || !g->tensor_by_name) {
         st = rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
         goto done;
     }
@@ -300,12 +342,6 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
         rf_gguf_kv *kv = &g->kv[i];
         if ((st = read_kv(&r, kv)))
             goto done;
-        for (uint64_t j = 0; j < i; j++)
-            if (g->kv[j].key.len == kv->key.len && !memcmp(g->kv[j].key.ptr, kv->key.ptr, kv->key.len)) {
-                st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what, (int)kv->key.len,
-                             kv->key.ptr);
-                goto done;
-            }
         if (str_eq(kv->key, "general.alignment")) {
             if (kv->type != RF_GGUF_UINT32 || kv->v.u == 0 || (kv->v.u & (kv->v.u - 1)) ||
                 kv->v.u > 65536) {
@@ -343,14 +379,9 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
             goto done;
         }
         t->data = (const uint8_t *)data + g->data_offset + t->offset;
-        for (uint64_t j = 0; j < i; j++)
-            if (g->tensors[j].name.len == t->name.len &&
-                !memcmp(g->tensors[j].name.ptr, t->name.ptr, t->name.len)) {
-                st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what,
-                             (int)t->name.len, t->name.ptr);
-                goto done;
-            }
     }
+    if ((st = index_names(g, what, err)))
+        goto done;
 done:
     if (st)
         rf_gguf_free(g);
@@ -365,23 +396,25 @@ void rf_gguf_free(rf_gguf *g)
         return;
     free(g->kv);
     free(g->tensors);
+    free(g->kv_by_key);
+    free(g->tensor_by_name);
     free(g);
 }
 
 const rf_gguf_kv *rf_gguf_find_kv(const rf_gguf *g, const char *key)
 {
-    for (uint64_t i = 0; i < g->n_kv; i++)
-        if (str_eq(g->kv[i].key, key))
-            return &g->kv[i];
-    return NULL;
+    rf_gguf_kv probe = {.key = {key, strlen(key)}};
+    const rf_gguf_kv *p = &probe, **hit;
+    hit = bsearch(&p, g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv);
+    return hit ? *hit : NULL;
 }
 
 const rf_gguf_tensor *rf_gguf_find_tensor(const rf_gguf *g, const char *name)
 {
-    for (uint64_t i = 0; i < g->n_tensors; i++)
-        if (str_eq(g->tensors[i].name, name))
-            return &g->tensors[i];
-    return NULL;
+    rf_gguf_tensor probe = {.name = {name, strlen(name)}};
+    const rf_gguf_tensor *p = &probe, **hit;
+    hit = bsearch(&p, g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor);
+    return hit ? *hit : NULL;
 }
 
 void rf_gguf_array_strings(const rf_gguf_kv *kv, const char **ptrs, uint32_t *lens)

@@ -95,8 +95,10 @@ typedef struct {
     uint32_t alignment;
     uint64_t n_kv;
     rf_gguf_kv *kv;
+    const rf_gguf_kv **kv_by_key;          /* [n_kv] sorted by key: lookups and duplicates */
     uint64_t n_tensors;
     rf_gguf_tensor *tensors;
+    const rf_gguf_tensor **tensor_by_name; /* [n_tensors] sorted by name */
     uint64_t data_offset; /* start of the data section in the buffer */
 } rf_gguf;
 

@@ -330,17 +330,25 @@ static rf_status bind_tensors(meta *m, rf_model *model)
         matched++;
     }
     if (matched != m->g->n_tensors) {
-        for (uint64_t j = 0; j < m->g->n_tensors; j++) {
+        /* names are unique (gguf.c): mark the matched ones by index, so that
+         * a file with thousands of extra tensors costs linear time */
+        bool *known = calloc(m->g->n_tensors, sizeof *known);
+        if (!known) {
+            st = rf_fail(m->err, RF_ERR_NOMEM, "%s: out of memory", m->what);
+            goto done;
+        }
+        for (int i = 0; i < n; i++)
+            if (found[i])
+                known[found[i] - m->g->tensors] = true;
+        for (uint64_t j = 0; j < m->g->n_tensors && !st; j++) {
             const rf_gguf_tensor *t = &m->g->tensors[j];
-            bool known = false;
-            for (int i = 0; i < n && !known; i++)
-                known = found[i] == t;
-            if (!known) {
+            if (!known[j])
                 st = rf_fail(m->err, RF_ERR_SHAPE, "%s: unexpected tensor '%.*s' for a %s head",
                              m->what, (int)t->name.len, t->name.ptr, rf_head_name(hp->head));
-                goto done;
-            }
         }
+        free(known);
+        if (st)
+            goto done;
     }
     /* pass 2: point at f32 data, widen the rest into one block */
     if (widen && !(model->owned_f32 = malloc(widen * sizeof(float)))) {
