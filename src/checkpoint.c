@@ -79,11 +79,49 @@ rf_status rf_checkpoint_add(rf_checkpoint *ck, const char *name, size_t name_len
     return RF_OK;
 }
 
+/* Lookups go through a sorted index: a checkpoint may hold 65536 tensors
+ * and the converter looks up thousands of names, so a linear search would
+ * let a hostile file cost billions of comparisons. */
+static int cmp_index_r(const void *a, const void *b, void *ctx)
+{
+    const rf_checkpoint *ck = ctx;
+    return strcmp(ck->tensors[*(const int32_t *)a].name, ck->tensors[*(const int32_t *)b].name);
+}
+
+rf_status rf_checkpoint_index(rf_checkpoint *ck, const char *what, rf_error *err)
+{
+    free(ck->by_name);
+    if (!(ck->by_name = malloc((size_t)(ck->n ? ck->n : 1) * sizeof *ck->by_name)))
+        return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
+    for (int32_t i = 0; i < ck->n; i++)
+        ck->by_name[i] = i;
+    qsort_r(ck->by_name, (size_t)ck->n, sizeof *ck->by_name, cmp_index_r, ck);
+    for (int32_t i = 1; i < ck->n; i++)
+        if (!strcmp(ck->tensors[ck->by_name[i - 1]].name, ck->tensors[ck->by_name[i]].name))
+            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%s'", what,
+                           ck->tensors[ck->by_name[i]].name);
+    return RF_OK;
+}
+
 const rf_ck_tensor *rf_checkpoint_find(const rf_checkpoint *ck, const char *name)
 {
-    for (int32_t i = 0; i < ck->n; i++)
-        if (!strcmp(ck->tensors[i].name, name))
-            return &ck->tensors[i];
+    if (!ck->by_name) {
+        for (int32_t i = 0; i < ck->n; i++)
+            if (!strcmp(ck->tensors[i].name, name))
+                return &ck->tensors[i];
+        return NULL;
+    }
+    int32_t lo = 0, hi = ck->n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ck->tensors[ck->by_name[mid]].name, name);
+        if (c == 0)
+            return &ck->tensors[ck->by_name[mid]];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
@@ -94,6 +132,7 @@ void rf_checkpoint_free(rf_checkpoint *ck)
     for (int32_t i = 0; i < ck->n; i++)
         free(ck->tensors[i].name);
     free(ck->tensors);
+    free(ck->by_name);
     for (int32_t i = 0; i < ck->n_owned; i++)
         free(ck->owned[i]);
     free(ck->owned);

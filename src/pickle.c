@@ -67,6 +67,7 @@ typedef struct {
     pv **memo;
     size_t cap_memo;
     size_t n_memo;          /* distinct memo entries set (MEMOIZE's next index) */
+    uint64_t copied, copy_limit; /* bytes of strided tensors copied, and the cap */
 } unpickler;
 
 static const struct {
@@ -606,6 +607,13 @@ static rf_status emit_tensor(unpickler *u, const pv *key, const pv *t, rf_checkp
         out.data = count ? base : t->storage->data;
     } else {
         /* strided view: gather into row-major order */
+        if (out.nbytes > u->copy_limit - u->copied)
+            return rf_fail(u->err, RF_ERR_LIMIT,
+                           "%s: strided tensor '%.*s' would bring the copies of strided tensors "
+                           "past %llu bytes, the size of the archive",
+                           u->what, (int)(key->len > 200 ? 200 : key->len), key->s,
+                           (unsigned long long)u->copy_limit);
+        u->copied += out.nbytes;
         uint8_t *copy = malloc(out.nbytes);
         int64_t idx[RF_CK_MAX_DIMS] = {0};
         if (!copy)
@@ -638,10 +646,6 @@ static rf_status emit(unpickler *u, const pv *dict, rf_checkpoint *ck)
         if (t->kind != PV_TENSOR)
             return rf_fail(u->err, RF_ERR_FORMAT, "%s: state dict entry '%.*s' is not a tensor",
                            u->what, (int)(k->len > 200 ? 200 : k->len), k->s);
-        for (int32_t j = 0; j < ck->n; j++)
-            if (strlen(ck->tensors[j].name) == k->len && !memcmp(ck->tensors[j].name, k->s, k->len))
-                return rf_fail(u->err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", u->what,
-                               (int)(k->len > 200 ? 200 : k->len), k->s);
         rf_status st = emit_tensor(u, k, t, ck);
         if (st)
             return st;
@@ -650,11 +654,11 @@ static rf_status emit(unpickler *u, const pv *dict, rf_checkpoint *ck)
 }
 
 rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_lookup lookup,
-                                 void *lookup_ctx, const char *what, rf_checkpoint *ck,
-                                 rf_error *err)
+                                 void *lookup_ctx, uint64_t copy_limit, const char *what,
+                                 rf_checkpoint *ck, rf_error *err)
 {
     unpickler u = {.p = pkl, .size = size, .what = what, .err = err, .lookup = lookup,
-                   .lookup_ctx = lookup_ctx};
+                   .lookup_ctx = lookup_ctx, .copy_limit = copy_limit};
     rf_status st = RF_OK;
     bool stop = false;
     while (!st && !stop) {
@@ -667,6 +671,9 @@ rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_loo
     }
     if (!st)
         st = emit(&u, u.sp == 1 ? u.stack[0] : NULL, ck);
+    /* duplicate keys are refused here, sorted, not by comparing each pair */
+    if (!st)
+        st = rf_checkpoint_index(ck, what, err);
     for (size_t i = 0; i < u.n_all; i++) {
         free(u.all[i]->items);
         free(u.all[i]);

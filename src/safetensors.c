@@ -123,13 +123,10 @@ rf_status rf_safetensors_read(const void *data, size_t size, const char *what, r
                          "%s: tensor '%s' %s", what, e->string, bad);
             goto done;
         }
-        if (rf_checkpoint_find(ck, e->string)) {
-            st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%s'", what, e->string);
-            goto done;
-        }
         if ((st = rf_checkpoint_add(ck, e->string, strlen(e->string), &t, err)))
             goto done;
     }
+    st = rf_checkpoint_index(ck, what, err);
 done:
     cJSON_Delete(root);
     return st;
