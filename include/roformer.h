@@ -152,7 +152,8 @@ typedef enum {
 } rf_tokenizer_choice;
 
 typedef struct {
-    rf_dtype dtype;          /* storage type of the weights in the output */
+    rf_dtype dtype;          /* storage type of the weight matrices in the output
+                                (biases and LayerNorm weights stay f32) */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
     int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
 } rf_convert_params;
@@ -160,7 +161,8 @@ typedef struct {
 rf_convert_params rf_convert_default_params(void);
 /* Reads an HF directory (config.json, vocab.txt, optional
  * tokenizer_config.json, model.safetensors or pytorch_model.bin) and
- * writes one GGUF file. */
+ * writes one GGUF file (through a temporary file: a failed conversion
+ * leaves nothing at out_path). The format: models/README.md. */
 rf_status rf_convert(const char *hf_dir, const char *out_path,
                      const rf_convert_params *params, rf_error *err);
 

@@ -44,6 +44,7 @@ have_py=0; /usr/bin/python3 -c 'import jieba' 2>/dev/null && have_py=1
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), one thread; runs: $RUNS"
 summary=""
+ratio() { if [ "$2" = - ]; then echo -; else echo "$1 $2" | awk '{printf "%.2fx", $1 / $2}'; fi; }
 for corpus in cail2019_cjrc_legal_paragraphs cmrc2018_wiki_paragraphs; do
     file=$DATA/$corpus/paragraphs.txt
     [ -f "$file" ] || { echo "bench_tokenizer: $file not found, skipped" >&2; continue; }
@@ -64,9 +65,11 @@ for corpus in cail2019_cjrc_legal_paragraphs cmrc2018_wiki_paragraphs; do
         echo "py jieba  $py_out" | tr '\n' ' '; echo
         py=$(echo "$py_out" | awk '$1 == "cut_mbs" {print $2}')
     fi
-    summary="$summary$(printf '%-32s %8s %11s %9s %9s %10s' "$corpus" "$c_cut" "$c_tok" "$rs" "$py" "$c_dict")
+    summary="$summary$(printf '%-32s %8s %11s %9s %9s %10s %10s %12s' "$corpus" "$c_cut" "$c_tok" "$rs" "$py" \
+        "$c_dict" "$(ratio "$c_cut" "$rs")" "$(ratio "$c_tok" "$rs")")
 "
 done
 echo
-printf '%-32s %8s %11s %9s %9s %10s\n' "MB/s (median)" "C cut" "C tokenize" "jieba-rs" "py jieba" "dict ms"
+printf '%-32s %8s %11s %9s %9s %10s %10s %12s\n' "MB/s (median)" "C cut" "C tokenize" "jieba-rs" "py jieba" \
+    "dict ms" "cut/rs" "tokenize/rs"
 printf '%s' "$summary"

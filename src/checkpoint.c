@@ -76,47 +76,44 @@ rf_status rf_checkpoint_add(rf_checkpoint *ck, const char *name, size_t name_len
     ck->tensors[ck->n] = *t;
     ck->tensors[ck->n].name = copy;
     ck->n++;
+    free(ck->order); /* stale until the reader indexes again */
+    ck->order = NULL;
     return RF_OK;
 }
 
-/* Lookups go through a sorted index: a checkpoint may hold 65536 tensors
- * and the converter looks up thousands of names, so a linear search would
- * let a hostile file cost billions of comparisons. */
-static int cmp_index_r(const void *a, const void *b, void *ctx)
+static int cmp_name(const void *a, const void *b, void *tensors)
 {
-    const rf_checkpoint *ck = ctx;
-    return strcmp(ck->tensors[*(const int32_t *)a].name, ck->tensors[*(const int32_t *)b].name);
+    const rf_ck_tensor *t = tensors;
+    return strcmp(t[*(const int32_t *)a].name, t[*(const int32_t *)b].name);
 }
 
 rf_status rf_checkpoint_index(rf_checkpoint *ck, const char *what, rf_error *err)
 {
-    free(ck->by_name);
-    if (!(ck->by_name = malloc((size_t)(ck->n ? ck->n : 1) * sizeof *ck->by_name)))
+    free(ck->order);
+    ck->order = malloc(((size_t)ck->n + 1) * sizeof *ck->order);
+    if (!ck->order)
         return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
     for (int32_t i = 0; i < ck->n; i++)
-        ck->by_name[i] = i;
-    qsort_r(ck->by_name, (size_t)ck->n, sizeof *ck->by_name, cmp_index_r, ck);
+        ck->order[i] = i;
+    qsort_r(ck->order, (size_t)ck->n, sizeof *ck->order, cmp_name, ck->tensors);
     for (int32_t i = 1; i < ck->n; i++)
-        if (!strcmp(ck->tensors[ck->by_name[i - 1]].name, ck->tensors[ck->by_name[i]].name))
-            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%s'", what,
-                           ck->tensors[ck->by_name[i]].name);
+        if (!strcmp(ck->tensors[ck->order[i - 1]].name, ck->tensors[ck->order[i]].name))
+            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.200s'", what,
+                           ck->tensors[ck->order[i]].name);
     return RF_OK;
 }
 
 const rf_ck_tensor *rf_checkpoint_find(const rf_checkpoint *ck, const char *name)
 {
-    if (!ck->by_name) {
-        for (int32_t i = 0; i < ck->n; i++)
-            if (!strcmp(ck->tensors[i].name, name))
-                return &ck->tensors[i];
-        return NULL;
-    }
     int32_t lo = 0, hi = ck->n;
+    if (!ck->order) /* not indexed yet (a reader still adding) */
+        hi = 0;
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(ck->tensors[ck->by_name[mid]].name, name);
+        const rf_ck_tensor *t = &ck->tensors[ck->order[mid]];
+        int c = strcmp(t->name, name);
         if (c == 0)
-            return &ck->tensors[ck->by_name[mid]];
+            return t;
         if (c < 0)
             lo = mid + 1;
         else
@@ -132,10 +129,10 @@ void rf_checkpoint_free(rf_checkpoint *ck)
     for (int32_t i = 0; i < ck->n; i++)
         free(ck->tensors[i].name);
     free(ck->tensors);
-    free(ck->by_name);
     for (int32_t i = 0; i < ck->n_owned; i++)
         free(ck->owned[i]);
     free(ck->owned);
+    free(ck->order);
     rf_unmap_file(&ck->map);
     free(ck);
 }

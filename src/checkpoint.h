@@ -52,10 +52,10 @@ typedef struct {
 typedef struct {
     rf_ck_tensor *tensors;
     int32_t n, cap;
-    int32_t *by_name;        /* tensor indices sorted by name, set by rf_checkpoint_index */
     void **owned;            /* private copies and buffers to free */
     int32_t n_owned, cap_owned;
     rf_mapped_file map;      /* the file, when opened by rf_checkpoint_open */
+    int32_t *order;          /* tensor indices sorted by name, for lookups */
 } rf_checkpoint;
 
 /* Opens a .safetensors file or a torch.save zip (pytorch_model.bin),
@@ -72,8 +72,8 @@ const char *rf_ck_dtype_name(rf_ck_dtype t);
 rf_status rf_checkpoint_add(rf_checkpoint *ck, const char *name, size_t name_len,
                             const rf_ck_tensor *t, rf_error *err);
 rf_status rf_checkpoint_own(rf_checkpoint *ck, void *p, rf_error *err);
-/* For the readers, once every tensor is added: sorts the names so that
- * lookups take O(log n), and refuses duplicate names (RF_ERR_FORMAT). */
+/* For the readers, once all tensors are added: sorts the names for lookups
+ * and refuses duplicates. */
 rf_status rf_checkpoint_index(rf_checkpoint *ck, const char *what, rf_error *err);
 
 #endif

@@ -336,6 +336,18 @@ static rf_status open_checkpoint(converter *c)
         }
         free(path);
     }
+    static const char *const indexes[] = {"model.safetensors.index.json",
+                                          "pytorch_model.bin.index.json"};
+    for (size_t i = 0; i < sizeof indexes / sizeof indexes[0]; i++) {
+        struct stat sb;
+        char *path = join(c->dir, indexes[i]);
+        bool sharded = path && stat(path, &sb) == 0;
+        free(path);
+        if (sharded)
+            return rf_fail(c->err, RF_ERR_UNSUPPORTED,
+                           "%s: sharded checkpoints (%s) are not supported; save the model as one file",
+                           c->dir, indexes[i]);
+    }
     return rf_fail(c->err, RF_ERR_IO, "%s: no model.safetensors or pytorch_model.bin", c->dir);
 }
 
@@ -435,9 +447,10 @@ static rf_status put_tensor(converter *c, const rf_tensor_entry *e, const rf_ck_
     if (same) {
         memcpy(data, src->data, src->nbytes);
     } else if (type == RF_DTYPE_F32) {
-        float *d = data;
-        for (int64_t i = 0; i < n; i++)
-            d[i] = load_elem(src, i);
+        if (src->dtype == RF_CK_F16)
+            rf_widen_f16(src->data, data, (size_t)n);
+        else
+            rf_widen_bf16(src->data, data, (size_t)n);
     } else {
         uint16_t *d = data;
         for (int64_t i = 0; i < n; i++)

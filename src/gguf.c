@@ -247,44 +247,61 @@ static rf_status read_tensor_info(reader *r, rf_gguf_tensor *t)
     return RF_OK;
 }
 
-/* Names are ordered by length, then bytes. Sorted pointer tables make
- * duplicate detection and lookups O(n log n) and O(log n): a hostile file
- * with 65536 distinct keys must not cost billions of comparisons. */
+/* Names in a total order (length first: cheaper, and any order will do). */
 static int cmp_str(rf_gguf_str a, rf_gguf_str b)
 {
     if (a.len != b.len)
         return a.len < b.len ? -1 : 1;
-    return memcmp(a.ptr, b.ptr, a.len);
+    return a.len ? memcmp(a.ptr, b.ptr, a.len) : 0;
 }
 
-static int cmp_kv(const void *a, const void *b)
+static int cmp_kv(const void *x, const void *y, void *kvs)
 {
-    return cmp_str((*(const rf_gguf_kv *const *)a)->key, (*(const rf_gguf_kv *const *)b)->key);
+    const rf_gguf_kv *kv = kvs;
+    return cmp_str(kv[*(const uint32_t *)x].key, kv[*(const uint32_t *)y].key);
 }
 
-static int cmp_tensor(const void *a, const void *b)
+static int cmp_tensor(const void *x, const void *y, void *tensors)
 {
-    return cmp_str((*(const rf_gguf_tensor *const *)a)->name,
-                   (*(const rf_gguf_tensor *const *)b)->name);
+    const rf_gguf_tensor *t = tensors;
+    return cmp_str(t[*(const uint32_t *)x].name, t[*(const uint32_t *)y].name);
 }
 
+/* Sorts keys and tensor names: duplicates show up as neighbours, and the
+ * tensor order serves lookups by binary search. O(n log n), so that no
+ * count the limits allow makes parsing slow. */
 static rf_status index_names(rf_gguf *g, const char *what, rf_error *err)
 {
+    uint32_t *keys = malloc((g->n_kv ? g->n_kv : 1) * sizeof *keys);
+    rf_status st = RF_OK;
+    g->tensor_order = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *g->tensor_order);
+    if (!keys || !g->tensor_order) {
+        st = rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
+        goto done;
+    }
     for (uint64_t i = 0; i < g->n_kv; i++)
-        g->kv_by_key[i] = &g->kv[i];
+        keys[i] = (uint32_t)i;
+    qsort_r(keys, g->n_kv, sizeof *keys, cmp_kv, g->kv);
+    for (uint64_t i = 1; i < g->n_kv; i++) {
+        rf_gguf_str k = g->kv[keys[i]].key;
+        if (!cmp_str(g->kv[keys[i - 1]].key, k)) {
+            st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what, (int)k.len, k.ptr);
+            goto done;
+        }
+    }
     for (uint64_t i = 0; i < g->n_tensors; i++)
-        g->tensor_by_name[i] = &g->tensors[i];
-    qsort(g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv);
-    qsort(g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor);
-    for (uint64_t i = 1; i < g->n_kv; i++)
-        if (!cmp_kv(&g->kv_by_key[i - 1], &g->kv_by_key[i]))
-            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate key '%.*s'", what,
-                           (int)g->kv_by_key[i]->key.len, g->kv_by_key[i]->key.ptr);
-    for (uint64_t i = 1; i < g->n_tensors; i++)
-        if (!cmp_tensor(&g->tensor_by_name[i - 1], &g->tensor_by_name[i]))
-            return rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what,
-                           (int)g->tensor_by_name[i]->name.len, g->tensor_by_name[i]->name.ptr);
-    return RF_OK;
+        g->tensor_order[i] = (uint32_t)i;
+    qsort_r(g->tensor_order, g->n_tensors, sizeof *g->tensor_order, cmp_tensor, g->tensors);
+    for (uint64_t i = 1; i < g->n_tensors; i++) {
+        rf_gguf_str n = g->tensors[g->tensor_order[i]].name;
+        if (!cmp_str(g->tensors[g->tensor_order[i - 1]].name, n)) {
+            st = rf_fail(err, RF_ERR_FORMAT, "%s: duplicate tensor '%.*s'", what, (int)n.len, n.ptr);
+            goto done;
+        }
+    }
+done:
+    free(keys);
+    return st;
 }
 
 rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf **out,
@@ -331,9 +348,7 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
     }
     g->kv = calloc(g->n_kv ? g->n_kv : 1, sizeof *g->kv);
     g->tensors = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *g->tensors);
-    g->kv_by_key = calloc(g->n_kv ? g->n_kv : 1, sizeof *g->kv_by_key);
-    g->tensor_by_name = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *g->tensor_by_name);
-    if (!g->kv || !g->tensors || !g->kv_by_key || !g->tensor_by_name) {
+    if (!g->kv || !g->tensors) {
         st = rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", what);
         goto done;
     }
@@ -380,8 +395,7 @@ rf_status rf_gguf_parse(const void *data, size_t size, const char *what, rf_gguf
         }
         t->data = (const uint8_t *)data + g->data_offset + t->offset;
     }
-    if ((st = index_names(g, what, err)))
-        goto done;
+    st = index_names(g, what, err);
 done:
     if (st)
         rf_gguf_free(g);
@@ -396,25 +410,34 @@ void rf_gguf_free(rf_gguf *g)
         return;
     free(g->kv);
     free(g->tensors);
-    free(g->kv_by_key);
-    free(g->tensor_by_name);
+    free(g->tensor_order);
     free(g);
 }
 
 const rf_gguf_kv *rf_gguf_find_kv(const rf_gguf *g, const char *key)
 {
-    rf_gguf_kv probe = {.key = {key, strlen(key)}};
-    const rf_gguf_kv *p = &probe, **hit;
-    hit = bsearch(&p, g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv);
-    return hit ? *hit : NULL;
+    for (uint64_t i = 0; i < g->n_kv; i++)
+        if (str_eq(g->kv[i].key, key))
+            return &g->kv[i];
+    return NULL;
 }
 
 const rf_gguf_tensor *rf_gguf_find_tensor(const rf_gguf *g, const char *name)
 {
-    rf_gguf_tensor probe = {.name = {name, strlen(name)}};
-    const rf_gguf_tensor *p = &probe, **hit;
-    hit = bsearch(&p, g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor);
-    return hit ? *hit : NULL;
+    rf_gguf_str key = {name, strlen(name)};
+    uint64_t lo = 0, hi = g->n_tensors;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const rf_gguf_tensor *t = &g->tensors[g->tensor_order[mid]];
+        int c = cmp_str(t->name, key);
+        if (c == 0)
+            return t;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 void rf_gguf_array_strings(const rf_gguf_kv *kv, const char **ptrs, uint32_t *lens)

@@ -95,11 +95,10 @@ typedef struct {
     uint32_t alignment;
     uint64_t n_kv;
     rf_gguf_kv *kv;
-    const rf_gguf_kv **kv_by_key;          /* [n_kv] sorted by key: lookups and duplicates */
     uint64_t n_tensors;
     rf_gguf_tensor *tensors;
-    const rf_gguf_tensor **tensor_by_name; /* [n_tensors] sorted by name */
     uint64_t data_offset; /* start of the data section in the buffer */
+    uint32_t *tensor_order; /* tensor indices sorted by name (lookups) */
 } rf_gguf;
 
 /* Parses a GGUF image. `what` names the source in error messages (a path).

@@ -330,25 +330,22 @@ static rf_status bind_tensors(meta *m, rf_model *model)
         matched++;
     }
     if (matched != m->g->n_tensors) {
-        /* names are unique (gguf.c): mark the matched ones by index, so that
-         * a file with thousands of extra tensors costs linear time */
-        bool *known = calloc(m->g->n_tensors, sizeof *known);
-        if (!known) {
+        /* name the first tensor no table entry claimed */
+        bool *claimed = calloc(m->g->n_tensors, sizeof *claimed);
+        if (!claimed) {
             st = rf_fail(m->err, RF_ERR_NOMEM, "%s: out of memory", m->what);
             goto done;
         }
         for (int i = 0; i < n; i++)
             if (found[i])
-                known[found[i] - m->g->tensors] = true;
-        for (uint64_t j = 0; j < m->g->n_tensors && !st; j++) {
-            const rf_gguf_tensor *t = &m->g->tensors[j];
-            if (!known[j])
+                claimed[found[i] - m->g->tensors] = true;
+        for (uint64_t j = 0; j < m->g->n_tensors && !st; j++)
+            if (!claimed[j])
                 st = rf_fail(m->err, RF_ERR_SHAPE, "%s: unexpected tensor '%.*s' for a %s head",
-                             m->what, (int)t->name.len, t->name.ptr, rf_head_name(hp->head));
-        }
-        free(known);
-        if (st)
-            goto done;
+                             m->what, (int)m->g->tensors[j].name.len, m->g->tensors[j].name.ptr,
+                             rf_head_name(hp->head));
+        free(claimed);
+        goto done;
     }
     /* pass 2: point at f32 data, widen the rest into one block */
     if (widen && !(model->owned_f32 = malloc(widen * sizeof(float)))) {
@@ -366,14 +363,10 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             continue;
         }
         uint64_t count = t->nbytes / 2;
-        const uint8_t *src = t->data;
-        if (t->type == RF_DTYPE_F16) {
-            for (uint64_t k = 0; k < count; k++)
-                next[k] = rf_f16_to_f32((uint16_t)(src[2 * k] | src[2 * k + 1] << 8));
-        } else {
-            for (uint64_t k = 0; k < count; k++)
-                next[k] = rf_bf16_to_f32((uint16_t)(src[2 * k] | src[2 * k + 1] << 8));
-        }
+        if (t->type == RF_DTYPE_F16)
+            rf_widen_f16(t->data, next, count);
+        else
+            rf_widen_bf16(t->data, next, count);
         *table[i].slot = next;
         next += count;
     }

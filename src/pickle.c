@@ -436,7 +436,7 @@ static rf_status set_items(unpickler *u, pv *dict, pv **kv, size_t n)
 static rf_status step(unpickler *u, uint8_t op, bool *stop)
 {
     uint64_t v;
-    pv *a, *b, *c;
+    pv *a, *b;
     rf_status st;
     switch (op) {
     case 0x80: /* PROTO */
@@ -455,10 +455,8 @@ static rf_status step(unpickler *u, uint8_t op, bool *stop)
         return RF_OK;
     case '0':
         return pop(u) ? RF_OK : bad(u, "empty stack");
-    case '1':
-        if ((st = pop_mark_into(u, PV_TUPLE, &a)))
-            return st;
-        return RF_OK;
+    case '1': /* POP_MARK: drop everything above the last MARK */
+        return pop_mark_into(u, PV_TUPLE, &a);
     case '2':
         return (a = top(u)) ? push(u, a) : bad(u, "empty stack");
     case '}':
@@ -551,13 +549,14 @@ static rf_status step(unpickler *u, uint8_t op, bool *stop)
         if (!a || !b || (b->kind != PV_DICT && b->kind != PV_TENSOR))
             return bad(u, "BUILD on something that is not a dict or tensor");
         return RF_OK;
-    case 's':
-        c = pop(u);
-        b = pop(u);
-        if (!b || !c)
+    case 's': {
+        pv *kv[2];
+        kv[1] = pop(u);
+        kv[0] = pop(u);
+        if (!kv[0] || !kv[1])
             return bad(u, "stack underflow");
-        pv *kv[2] = {b, c};
         return set_items(u, top(u), kv, 2);
+    }
     case 'u':
         if ((st = pop_mark_into(u, PV_TUPLE, &a)))
             return st;
@@ -650,7 +649,7 @@ static rf_status emit(unpickler *u, const pv *dict, rf_checkpoint *ck)
         if (st)
             return st;
     }
-    return RF_OK;
+    return rf_checkpoint_index(ck, u->what, u->err);
 }
 
 rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_lookup lookup,
@@ -671,9 +670,6 @@ rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_loo
     }
     if (!st)
         st = emit(&u, u.sp == 1 ? u.stack[0] : NULL, ck);
-    /* duplicate keys are refused here, sorted, not by comparing each pair */
-    if (!st)
-        st = rf_checkpoint_index(ck, what, err);
     for (size_t i = 0; i < u.n_all; i++) {
         free(u.all[i]->items);
         free(u.all[i]);

@@ -38,6 +38,8 @@ struct rf_tokenizer {
     rf_jieba_dict dict;
     int32_t unk_id, cls_id, sep_id;
     int32_t special_id[N_SPECIAL]; /* literal special tokens, matched in the text */
+    bool special_first[256];       /* bytes a special token starts with */
+    int special_lead;              /* that byte when they all share one ('['), else -1 */
 };
 
 /* Everything one encode call needs, grown as needed and freed at the end. */
@@ -90,6 +92,14 @@ rf_status rf_tokenizer_create(const rf_tokenizer_spec *spec, rf_tokenizer **out,
             goto fail;
         }
         tok->special_id[i] = ids[i];
+    }
+    tok->special_lead = -2;
+    for (int i = 0; i < N_SPECIAL; i++) {
+        if (spec->vocab_len[ids[i]] == 0)
+            continue;
+        unsigned char lead = (unsigned char)spec->vocab[ids[i]][0];
+        tok->special_first[lead] = true;
+        tok->special_lead = tok->special_lead == -2 || tok->special_lead == lead ? lead : -1;
     }
     tok->unk_id = spec->unk_id;
     tok->cls_id = spec->cls_id;
@@ -243,16 +253,21 @@ static rf_status tokenize_piece(const rf_tokenizer *tok, const char *text, size_
 
 /* ==== One text ==== */
 
-/* The literal special token starting at text[i], or -1. */
+/* The literal special token starting at text[i] (the longest, as HF's
+ * trie matches), or -1. */
 static int special_at(const rf_tokenizer *tok, const char *text, size_t i, size_t len)
 {
+    int best = -1;
+    size_t best_len = 0;
     for (int k = 0; k < N_SPECIAL; k++) {
         int32_t id = tok->special_id[k];
         size_t n = tok->vocab.len[id];
-        if (n > 0 && n <= len - i && !memcmp(text + i, tok->vocab.str[id], n))
-            return k;
+        if (n > best_len && n <= len - i && !memcmp(text + i, tok->vocab.str[id], n)) {
+            best = k;
+            best_len = n;
+        }
     }
-    return -1;
+    return best;
 }
 
 static rf_status tokenize_text(const rf_tokenizer *tok, const char *text, size_t len,
@@ -261,11 +276,18 @@ static rf_status tokenize_text(const rf_tokenizer *tok, const char *text, size_t
     rf_status st;
     size_t piece = 0;
     for (size_t i = 0; i < len;) {
-        /* Special tokens are bracketed words: only a '[' can start one. */
-        const char *br = memchr(text + i, '[', len - i);
-        if (!br)
-            break;
-        i = (size_t)(br - text);
+        /* Skip to a byte that can start a special token (usually '['). */
+        if (tok->special_lead >= 0) {
+            const char *lead = memchr(text + i, tok->special_lead, len - i);
+            if (!lead)
+                break;
+            i = (size_t)(lead - text);
+        } else {
+            while (i < len && !tok->special_first[(unsigned char)text[i]])
+                i++;
+            if (i == len)
+                break;
+        }
         int k = special_at(tok, text, i, len);
         if (k < 0) {
             i++;

@@ -7,12 +7,15 @@
  * hyper-parameter, labels, vocab and special ids, every weight equal to the
  * checkpoint's, tied MLM decoder, pytorch_model.bin and model.safetensors
  * giving byte-identical GGUF files, f16 / bf16 storage round trips, loading
- * an HF directory directly, and the --tokenizer override.
+ * an HF directory directly, the --tokenizer override, and HF's token ids
+ * (tokenizer/cases*.jsonl) from tokenizers built out of converted files.
  */
 #include "check.h"
+#include "checkpoint.h"
 #include "convert.h"
 #include "fp16.h"
 #include "model.h"
+#include "tokenizer_fixture.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -446,6 +449,103 @@ static void check_tokenizer_override(const char *ref)
     rf_model_free(m);
 }
 
+/* The checkpoint reader on a file of reference outputs (float32 and int64
+ * tensors), against the header read here: names, dtypes, shapes, bytes. */
+static void check_expected_outputs(const char *ref)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/tiny-word-mlm/expected.safetensors", ref);
+    rf_error err = {{0}};
+    rf_checkpoint *ck = NULL;
+    st_file f;
+    rf_status st = rf_checkpoint_open(path, &ck, &err);
+    CHECK(st == RF_OK, "open %s: %s", path, err.message);
+    if (st || !st_open(path, &f)) {
+        rf_checkpoint_free(ck);
+        return;
+    }
+    int n = 0, bad = 0, ints = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f.header) {
+        if (!strcmp(e->string, "__metadata__"))
+            continue;
+        n++;
+        const rf_ck_tensor *t = rf_checkpoint_find(ck, e->string);
+        const cJSON *shape = cJSON_GetObjectItem(e, "shape"), *offs = cJSON_GetObjectItem(e, "data_offsets");
+        size_t begin = (size_t)cJSON_GetArrayItem(offs, 0)->valuedouble;
+        size_t end = (size_t)cJSON_GetArrayItem(offs, 1)->valuedouble;
+        bool ok = t && !strcmp(rf_ck_dtype_name(t->dtype), cJSON_GetObjectItem(e, "dtype")->valuestring) &&
+                  t->n_dims == cJSON_GetArraySize(shape) && t->nbytes == end - begin &&
+                  !memcmp(t->data, f.data + begin, end - begin);
+        for (int d = 0; ok && d < t->n_dims; d++)
+            ok = t->shape[d] == (int64_t)cJSON_GetArrayItem(shape, d)->valuedouble;
+        if (!ok)
+            bad++;
+        if (t && t->dtype == RF_CK_I64)
+            ints++;
+    }
+    CHECK(n > 0 && bad == 0 && ints > 0 && ck->n == n,
+          "expected.safetensors: %d of %d tensors differ (%d int64)", bad, n, ints);
+    st_close(&f);
+    rf_checkpoint_free(ck);
+}
+
+/* The tokenizer built from the converted file gives HF's ids: the vocab,
+ * special ids and jieba dictionary made it through the GGUF intact. */
+static void check_tokenizer_cases(const char *ref, const char *model_name, rf_tokenizer_mode mode,
+                                  const char *cases_file)
+{
+    char dir[1024], gguf[1200], path[1200];
+    snprintf(dir, sizeof dir, "%s/models/%s", ref, model_name);
+    snprintf(gguf, sizeof gguf, "%s/%s.tok.gguf", tmpdir, model_name);
+    snprintf(path, sizeof path, "%s/tokenizer/%s", ref, cases_file);
+    rf_error err = {{0}};
+    rf_convert_params p = rf_convert_default_params();
+    p.tokenizer = (int)mode;
+    rf_model *m = NULL;
+    rf_status st = rf_convert(dir, gguf, &p, &err);
+    if (!st)
+        st = rf_model_load(gguf, &m, &err);
+    CHECK(st == RF_OK, "%s: %s", model_name, err.message);
+    char *text = check_read_file(path, NULL);
+    CHECK(text != NULL, "read %s", path);
+    if (!m || !text) {
+        rf_model_free(m);
+        free(text);
+        return;
+    }
+    int cases = 0, wrong = 0;
+    rf_encoding enc = {0};
+    for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        cJSON *c = fixture_parse(line); /* keeps texts with NUL characters whole */
+        if (!c)
+            continue;
+        size_t la = 0, lb = 0;
+        const char *a = fixture_text(cJSON_GetObjectItem(c, "text"), &la);
+        const char *b = fixture_text(cJSON_GetObjectItem(c, "text_pair"), &lb);
+        const cJSON *ml = cJSON_GetObjectItem(c, "max_length");
+        const cJSON *ids = cJSON_GetObjectItem(c, "input_ids"), *types = cJSON_GetObjectItem(c, "token_type_ids");
+        cases++;
+        st = rf_tokenize(m, a, la, b, lb, ml ? ml->valueint : 0, &enc, &err);
+        bool same = st == RF_OK && enc.n == cJSON_GetArraySize(ids);
+        for (int i = 0; same && i < enc.n; i++)
+            same = enc.ids[i] == cJSON_GetArrayItem(ids, i)->valueint &&
+                   enc.type_ids[i] == cJSON_GetArrayItem(types, i)->valueint;
+        if (!same && wrong++ < 3)
+            fprintf(stderr, "%s: case %s differs (%s)\n", model_name,
+                    cJSON_GetObjectItem(c, "id")->valuestring, st ? err.message : "ids");
+        cJSON_Delete(c);
+    }
+    CHECK(cases > 0 && wrong == 0, "%s (%s): %d of %d tokenizer cases differ from HF", model_name,
+          rf_tokenizer_mode_name(mode), wrong, cases);
+    rf_encoding_free(&enc);
+    free(text);
+    rf_model_free(m);
+}
+
 int main(void)
 {
     const char *ref = check_reference();
@@ -468,6 +568,9 @@ int main(void)
     /* small-fp16 holds f16 values: storing them as f16 loses nothing */
     check_dtype(ref, "small-fp16", RF_DTYPE_F16, EXACT);
     check_tokenizer_override(ref);
+    check_expected_outputs(ref);
+    check_tokenizer_cases(ref, "tiny-word-mlm", RF_TOKENIZER_WOBERT, "cases.jsonl");
+    check_tokenizer_cases(ref, "tiny-char-proj", RF_TOKENIZER_BERT, "cases_bert_char.jsonl");
 
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

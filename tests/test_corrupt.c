@@ -249,6 +249,8 @@ static void hf_directory_cases(void)
                     "\"roformer.encoder.embed_positionz.weight\"", RF_ERR_SHAPE,
                     "unexpected tensor 'roformer.encoder.embed_positionz.weight'",
                     "safetensors: unexpected tensor");
+    expect_replaced(st, "\"qa_outputs.weight\":", "\"qa_outputs.bias\"  :", RF_ERR_FORMAT,
+                    "duplicate tensor 'qa_outputs.bias'", "safetensors: duplicate name");
     expect_replaced(st, "\"data_offsets\":[0,", "\"data_offsets\":[9,", RF_ERR_FORMAT,
                     "data_offsets", "safetensors: inconsistent offsets");
     (void)n;
@@ -264,6 +266,11 @@ static void hf_directory_cases(void)
     p.jieba_dict = dict_path;
     expect(rf_convert(hf_dir, out, &p, &err), &err, RF_ERR_IO, "no model.safetensors or pytorch_model.bin",
            "no weights");
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", hf_dir);
+    write_file(path, "{}", 2);
+    expect(rf_convert(hf_dir, out, &p, &err), &err, RF_ERR_UNSUPPORTED,
+           "sharded checkpoints (model.safetensors.index.json) are not supported", "sharded weights");
+    unlink(path);
     hf_reset();
     snprintf(path, sizeof path, "%s/config.json", hf_dir);
     unlink(path);
@@ -449,6 +456,10 @@ static void gguf_cases(void)
     b[at - 8] = 'Q';
     expect_gguf(b, n, RF_ERR_SHAPE, "missing tensor 'blk.1.attn_q.weight'", "renamed tensor");
     RESET();
+    at = after_gguf_string(b, n, "blk.1.attn_q.weight");
+    b[at - 8] = 'k';
+    expect_gguf(b, n, RF_ERR_FORMAT, "duplicate tensor 'blk.1.attn_k.weight'", "duplicate tensor");
+    RESET();
     at = after_gguf_string(b, n, "roformer.head");
     memcpy(b + at + 4 + 8, "no", 2);
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "head 'no' is not supported", "unknown head");
@@ -591,11 +602,15 @@ static void make_pickle(buf *b, const char *variant)
         u8(b, 'r');
         le_n(b, 0x7fffffff, 4);
     }
+    if (!strcmp(variant, "dup"))
+        tensor(b, "h", "HalfStorage", "1", 4, 0, 1, s2, st1, false);
     if (!strcmp(variant, "notensor")) {
         ustr(b, "x");
         u8(b, 'N');
     }
     u8(b, 'u');
+    tensor(b, "one", "FloatStorage", "0", 6, 5, 1, (const int[]){1}, st1, false);
+    u8(b, 's'); /* SETITEM */
     u8(b, 'h'); /* BINGET 0 (the dict), then POP it: memo reads work */
     u8(b, 0);
     u8(b, '0');
@@ -751,8 +766,10 @@ static void torch_cases(const char *ref)
             continue;
         const rf_ck_tensor *t = rf_checkpoint_find(ck, "t"), *h = rf_checkpoint_find(ck, "h"),
                            *s = rf_checkpoint_find(ck, "shared"), *bf = rf_checkpoint_find(ck, "bf");
-        CHECK(ck->n == 4 && t && h && s && bf, "four tensors (zip64 %d)", zip64);
-        if (ck->n == 4 && t && h && s && bf) {
+        const rf_ck_tensor *one = rf_checkpoint_find(ck, "one");
+        CHECK(ck->n == 5 && t && h && s && bf && one, "five tensors (zip64 %d)", zip64);
+        CHECK(one && one->count == 1 && value(one, 0) == 5, "tensor added by SETITEM");
+        if (ck->n == 5 && t && h && s && bf) {
             /* t = storage viewed (3, 2) with strides (1, 3): the transpose */
             CHECK(t->n_dims == 2 && t->shape[0] == 3 && t->shape[1] == 2 && value(t, 0) == 0 &&
                       value(t, 1) == 3 && value(t, 2) == 1 && value(t, 5) == 5,
@@ -801,6 +818,7 @@ static void torch_cases(const char *ref)
         {"missing", RF_ERR_FORMAT, "storage '9' is missing from the archive"},
         {"memo", RF_ERR_LIMIT, "memo index 2147483647 too large"},
         {"notensor", RF_ERR_FORMAT, "state dict entry 'x' is not a tensor"},
+        {"dup", RF_ERR_FORMAT, "duplicate tensor 'h'"},
     };
     for (size_t i = 0; i < sizeof defects / sizeof defects[0]; i++) {
         build_archive(&z, defects[i].variant, false);

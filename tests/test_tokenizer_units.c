@@ -9,6 +9,7 @@
 #include "check.h"
 #include "jieba_cut.h"
 #include "tokenizer.h"
+#include "unicode.h"
 
 #include <stdarg.h>
 
@@ -209,6 +210,20 @@ static void test_pipeline(void)
     EXPECT(w, " \t\n", "", "");
     rf_tokenizer_free(w);
     rf_tokenizer_free(b);
+
+    /* Special tokens that are prefixes of one another: the longest wins. */
+    static const char *const v[] = {"<p>", "<u>", "<c>", "<s>", "<s>x", "a"};
+    static const uint32_t vl[] = {3, 3, 3, 3, 4, 1};
+    rf_tokenizer_spec spec = {.mode = RF_TOKENIZER_BERT, .do_lower_case = true, .vocab_size = 6,
+                              .vocab = v, .vocab_len = vl, .pad_id = 0, .unk_id = 1,
+                              .cls_id = 2, .sep_id = 3, .mask_id = 4};
+    rf_tokenizer *t = NULL;
+    rf_error err;
+    CHECK(rf_tokenizer_create(&spec, &t, &err) == RF_OK, "create: %s", err.message);
+    if (t) {
+        EXPECT(t, "a<s>xa<s>", "a|<s>x|a|<s>", "0-1 1-5 5-6 6-9");
+        rf_tokenizer_free(t);
+    }
 }
 
 /* ==== truncation and assembly ==== */
@@ -252,6 +267,42 @@ static void test_truncation(void)
     expect_lengths(b, two, two, 2, 0, 0);   /* more to remove than there is */
     expect_lengths(b, "", "", 0, 0, 0);
     rf_tokenizer_free(b);
+}
+
+/* ==== character classes ==== */
+
+static void test_unicode(void)
+{
+    /* The lower-casing fast path assumes these blocks have no case. */
+    int cased = 0;
+    for (int32_t cp = 0; cp < 0x110000; cp++) {
+        int32_t low[3];
+        if (rf_uni_is_caseless_cjk(cp) && (rf_uni_lower(cp, low) != 1 || low[0] != cp))
+            cased++;
+    }
+    CHECK(cased == 0, "%d characters of the caseless CJK blocks have a lower-case mapping", cased);
+    int32_t low[3];
+    CHECK(rf_uni_lower(0x130, low) == 2 && low[0] == 'i' && low[1] == 0x307, "U+0130");
+    CHECK(rf_uni_lower(0x1E9E, low) == 1 && low[0] == 0xDF, "U+1E9E");
+    CHECK(rf_uni_lower(0x3A3, low) == 1 && low[0] == 0x3C3, "capital sigma");
+    CHECK(rf_uni_is_control(0x200B) && rf_uni_is_control(0xAD) && rf_uni_is_control(0xE000) &&
+              !rf_uni_is_control('\t') && !rf_uni_is_control(0x3000),
+          "control characters");
+    CHECK(rf_uni_is_space(0x3000) && rf_uni_is_space(0xA0) && !rf_uni_is_space(0x2028) &&
+              rf_uni_splits_words(0x2028),
+          "spaces");
+    CHECK(rf_uni_is_punct('$') && rf_uni_is_punct('`') && rf_uni_is_punct(0x3002) &&
+              !rf_uni_is_punct(0x2103) && !rf_uni_is_punct(0xA5),
+          "punctuation: ASCII symbols yes, other symbols no");
+    int32_t in[2] = {'e', 0x301}, out[8];
+    CHECK(rf_uni_nfc(in, 2, out, 8) == 1 && out[0] == 0xE9, "NFC composes e + U+0301");
+    int32_t hangul[3] = {0x1100, 0x1161, 0x11A8};
+    CHECK(rf_uni_nfc(hangul, 3, out, 8) == 1 && out[0] == 0xAC01, "NFC composes Hangul jamo");
+    int32_t marks[3] = {'a', 0x301, 0x316}; /* ccc 230 then 220: reordered */
+    CHECK(rf_uni_nfd(marks, 3, out, 8) == 3 && out[1] == 0x316 && out[2] == 0x301,
+          "NFD orders combining marks");
+    int32_t compat = 0xF900;
+    CHECK(rf_uni_nfc(&compat, 1, out, 8) == 1 && out[0] == 0x8C48, "NFC maps U+F900 to U+8C48");
 }
 
 /* ==== errors ==== */
@@ -300,6 +351,7 @@ int main(void)
     test_jieba();
     test_pipeline();
     test_truncation();
+    test_unicode();
     test_errors();
     return check_done();
 }
