@@ -53,10 +53,17 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
-$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libroformer.a $(HEADERS)
+# The CLI's parts (all but main) in one archive, for the fuzz targets of its
+# input readers.
+$(BUILD)/libroformer-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libroformer-cli.a \
+                            $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< tests/fuzz/replay.c \
-	    $(BUILD)/libroformer.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Itools/roformer -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
+	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 	@sh tests/run.sh $(BUILD)
@@ -81,11 +88,13 @@ FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 # BUILD=$(FUZZ_BUILD); the targets are then linked against it.
 fuzz-lib:
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" \
-	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" $(FUZZ_BUILD)/libroformer.a
+	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" \
+	    $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(HEADERS)
-	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -O1 -g -fsanitize=fuzzer $(FUZZ_SANITIZE) \
-	    -o $@ $< $(FUZZ_BUILD)/libroformer.a $(LDLIBS_ALL)
+	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -Itools/roformer -O1 -g -fsanitize=fuzzer \
+	    $(FUZZ_SANITIZE) -o $@ $< $(FUZZ_BUILD)/libroformer-cli.a $(FUZZ_BUILD)/libroformer.a \
+	    $(LDLIBS_ALL)
 
 fuzz-build: all fuzz-lib
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
