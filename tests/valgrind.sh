@@ -67,6 +67,8 @@ lines='今天天气不错
 '
 if has tokenize; then
     printf '%s' "$lines" | vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16
+    check "tokenize: one line per input, the bad one an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && grep -q '\"error\"' '$TMP/out'"
 else
     check_skip "roformer tokenize is not built yet"
 fi
