@@ -79,7 +79,7 @@ bench-tokenizer: $(BUILD)/libroformer.a
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_SMOKE_SECONDS ?= 60
 FUZZ_JOBS ?= 2
 FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)

@@ -120,6 +120,9 @@ static rf_status bad(unpickler *u, const char *what_is_wrong)
 
 static rf_status oom(unpickler *u)
 {
+    if (u->n_all >= RF_PICKLE_MAX_VALUES)
+        return rf_fail(u->err, RF_ERR_LIMIT, "%s: the pickle makes more than %d values",
+                       u->what, RF_PICKLE_MAX_VALUES);
     return rf_fail(u->err, RF_ERR_NOMEM, "%s: out of memory reading the pickle", u->what);
 }
 
@@ -140,8 +143,10 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
 
 static pv *new_value(unpickler *u, pv_kind kind)
 {
-    /* each opcode makes at most one value: more means a bug, not input */
-    if (u->n_all > u->size + 16 || !grow((void **)&u->all, &u->cap_all, u->n_all + 1, sizeof(pv *)))
+    /* each opcode makes at most one value: more means a bug, not input; a
+     * value takes ~250 bytes, so the count is capped too (see pickle.h) */
+    if (u->n_all > u->size + 16 || u->n_all >= RF_PICKLE_MAX_VALUES ||
+        !grow((void **)&u->all, &u->cap_all, u->n_all + 1, sizeof(pv *)))
         return NULL;
     pv *v = calloc(1, sizeof *v);
     if (v) {

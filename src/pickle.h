@@ -17,6 +17,12 @@
 
 #include "checkpoint.h"
 
+/* Most values (strings, ints, tuples, ...) one pickle may make. A value
+ * takes ~250 bytes whatever its opcode's size, so a 16 MB pickle of 1-byte
+ * opcodes would otherwise take 4 GB; a state dict needs ~25 per tensor,
+ * and this allows 80000 tensors for ~500 MB at most. */
+#define RF_PICKLE_MAX_VALUES (1 << 21)
+
 /* Finds the bytes of storage `key` (the archive's data/<key>); returns
  * NULL when there is none. */
 typedef const uint8_t *(*rf_storage_lookup)(void *ctx, const char *key, size_t key_len,

@@ -6,7 +6,8 @@
  *     the model does not use (sorted lookups, not pairwise comparisons);
  *   - safetensors: the tensor-count cap, duplicate names among many, the
  *     header-size cap;
- *   - pickle: copies of strided tensors capped by the archive size.
+ *   - pickle: copies of strided tensors capped by the archive size, the
+ *     number of values capped (each takes ~250 bytes, whatever its opcode).
  */
 #include "check.h"
 #include "checkpoint.h"
@@ -235,6 +236,20 @@ static void pickle_cases(void)
         rf_checkpoint_free(ck);
     }
     free(pkl);
+
+    /* PROTO 2, then one NONE per byte: each makes a value */
+    size_t n = 2 + (size_t)RF_PICKLE_MAX_VALUES + 1;
+    uint8_t *nones = malloc(n);
+    nones[0] = 0x80;
+    nones[1] = 2;
+    memset(nones + 2, 'N', n - 2);
+    rf_checkpoint *ck = calloc(1, sizeof *ck);
+    rf_error err;
+    rf_status st = rf_unpickle_state_dict(nones, n, lookup, NULL, n, "nones.pkl", ck, &err);
+    CHECK(st == RF_ERR_LIMIT && strstr(err.message, "more than 2097152 values"),
+          "a pickle of 2M+1 values: status %d (%s)", st, err.message);
+    rf_checkpoint_free(ck);
+    free(nones);
 }
 
 int main(void)
