@@ -169,7 +169,10 @@ rf_status rf_convert(const char *hf_dir, const char *out_path,
 /* ==== Tokenizer ==== */
 
 /* One tokenized input, [CLS] a [SEP] (b [SEP]). Arrays are owned by the
- * encoding and grown as needed; reuse one encoding across calls. */
+ * encoding and grown as needed; reuse one encoding across calls (it also
+ * keeps the tokenizer's working memory, so a reused encoding makes a call
+ * allocation-free). Start from {0}; release with rf_encoding_free. Like a
+ * context, an encoding belongs to one thread at a time. */
 typedef struct {
     int32_t *ids;
     int32_t *type_ids;
@@ -178,6 +181,7 @@ typedef struct {
                              -1 for [CLS]/[SEP]; type_ids tell which text */
     int32_t n;            /* number of tokens */
     int32_t cap;          /* allocated length of every array */
+    struct rf_tokenize_scratch *scratch; /* internal working memory */
 } rf_encoding;
 
 /* Tokenizes `text` (and `pair` when not NULL) exactly as HF's
