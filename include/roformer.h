@@ -409,6 +409,25 @@ enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);
+/* ==== BLAS ==== */
+
+/* The OpenBLAS build every matrix product runs on. */
+typedef struct {
+    const char *core;   /* kernel family in use, e.g. "SkylakeX", "Haswell", "Zen" */
+    const char *config; /* build options, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    int32_t threads;    /* OpenBLAS's own thread count */
+    int32_t cpu_count;  /* processors OpenBLAS sees */
+} rf_blas_info;
+
+rf_blas_info rf_blas_get_info(void);
+
+/* The OpenBLAS core this CPU runs sgemm fastest with when it is not the one
+ * OpenBLAS picked ("SkylakeX" on AVX-512 CPUs that OpenBLAS 0.3.21 takes for
+ * Haswell, e.g. AMD Zen 4/5), else NULL. OpenBLAS reads its choice from the
+ * environment variable OPENBLAS_CORETYPE once, when it is loaded: a program
+ * that wants the faster kernels sets it before starting (the `roformer` CLI
+ * does this by itself, re-executing once). */
+const char *rf_blas_preferred_core(void);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * main.c — the `roformer` command: dispatches to one subcommand per file
  * (cmd_<name>.c).
  */
+#include "blas_core.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -39,10 +40,14 @@ static void print_usage(FILE *f)
         fprintf(f, "  %-12s %s\n", name, commands[i].summary);
     }
     fprintf(f, "\nexit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n");
+    fprintf(f, "environment: ROFORMER_BLAS_CORE=auto|none|NAME chooses OpenBLAS's kernels\n"
+               "  (auto: SkylakeX on AVX-512 CPUs that OpenBLAS does not recognise);\n"
+               "  a user-set OPENBLAS_CORETYPE is left alone\n");
 }
 
 int main(int argc, char **argv)
 {
+    cli_select_blas_core(argv);
     if (argc < 2) {
         print_usage(stderr);
         return CLI_USAGE;
