@@ -1,6 +1,6 @@
 /*
- * input.c — the record reader of the job commands (see input.h): lines of
- * stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
+ * input.c — the record reader of the line-oriented commands (see input.h):
+ * lines of stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
  * checked with utf8proc.
  *
  * cJSON keeps strings NUL-terminated, so a "\u0000" escape would end a
@@ -58,32 +58,31 @@ cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const ch
 
 cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
 {
-    cli_reader *in = calloc(1, sizeof *in);
-    if (!in) {
-        cli_error("out of memory");
-        return NULL;
-    }
-    in->spec = *spec;
     if (n_args > 0) {
+        cli_reader *in = calloc(1, sizeof *in);
+        if (!in) {
+            cli_error("out of memory");
+            return NULL;
+        }
+        in->spec = *spec;
         in->args = args;
         in->n_args = n_args;
         in->total = n_args;
         return in;
     }
-    if (!path || !strcmp(path, "-")) {
-        in->f = stdin;
-        in->path = "<stdin>";
-    } else {
-        in->f = fopen(path, "rb");
-        if (!in->f) {
-            cli_error("%s: %s", path, strerror(errno));
-            free(in);
-            return NULL;
-        }
-        in->own_file = true;
-        in->path = path;
+    if (!path || !strcmp(path, "-"))
+        return cli_reader_open_stream(spec, stdin, "<stdin>");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error("%s: %s", path, strerror(errno));
+        return NULL;
     }
-    in->total = stream_size(in->f);
+    cli_reader *in = cli_reader_open_stream(spec, f, path);
+    if (!in) {
+        fclose(f);
+        return NULL;
+    }
+    in->own_file = true;
     return in;
 }
 

@@ -1,6 +1,6 @@
 /*
- * input.h — the inputs of the job commands: one record per stdin/file line
- * or per positional argument.
+ * input.h — the inputs of the line-oriented commands (the jobs, tokenize,
+ * forward): one record per stdin/file line or per positional argument.
  *
  * A record that starts with '{' is a JSON object and its fields are looked
  * up by name; any other record is plain text: the whole line is the first
