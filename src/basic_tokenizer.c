@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "unicode.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,19 +116,18 @@ static rf_status reserve_bufs(rf_basic_words *out, size_t n, rf_error *err)
     return RF_OK;
 }
 
-/* NFC of cp[0..n) into out->buf_a; returns the length or -1 (no memory). */
-static ptrdiff_t nfc_into_a(rf_basic_words *out, const int32_t *cp, size_t n, rf_error *err)
+/* NFC of cp[0..n) into out->buf_a, its length in *len. */
+static rf_status nfc_into_a(rf_basic_words *out, const int32_t *cp, size_t n, ptrdiff_t *len,
+                            rf_error *err)
 {
     for (size_t need = n * 4 + 16;; need *= 2) {
-        if (reserve_bufs(out, need, err) != RF_OK)
-            return -1;
-        ptrdiff_t got = rf_uni_nfc(cp, n, out->buf_a, out->buf_cap);
-        if (got >= 0)
-            return got;
-        if (need > ((size_t)1 << 28)) {
-            rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
-            return -1;
-        }
+        rf_status st = reserve_bufs(out, need, err);
+        if (st != RF_OK)
+            return st;
+        if ((*len = rf_uni_nfc(cp, n, out->buf_a, out->buf_cap)) >= 0)
+            return RF_OK;
+        if (need > ((size_t)1 << 28))
+            return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
     }
 }
 
@@ -143,45 +143,43 @@ static rf_status emit_segment(rf_basic_words *out, size_t *word_begin, size_t a,
         if (run->end[i] > e)
             e = run->end[i];
     }
-    ptrdiff_t n = nfc_into_a(out, run->cp + a, b - a, err);
-    if (n < 0)
-        return RF_ERR_NOMEM;
+    ptrdiff_t n;
+    rf_status st = nfc_into_a(out, run->cp + a, b - a, &n, err);
+    if (st != RF_OK)
+        return st;
     if (!lower) {
-        for (ptrdiff_t i = 0; i < n; i++) {
-            rf_status st = emit_char(out, word_begin, out->buf_a[i], s, e, err);
-            if (st != RF_OK)
-                return st;
-        }
-        return RF_OK;
-    }
-    /* Lower-case into buf_b, then NFD back into buf_a and drop Mn. */
-    size_t need = (size_t)n * 3;
-    for (;;) {
-        rf_status st = reserve_bufs(out, need * 4 + 16, err);
-        if (st != RF_OK)
-            return st;
-        size_t m = 0;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            int32_t low[3];
-            int k = rf_uni_lower(out->buf_a[i], low);
-            for (int j = 0; j < k; j++)
-                out->buf_b[m++] = low[j];
-        }
-        ptrdiff_t d = rf_uni_nfd(out->buf_b, m, out->buf_a, out->buf_cap);
-        if (d < 0) {
-            need *= 2;
-            if (need > ((size_t)1 << 28))
-                return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
-            continue;
-        }
-        for (ptrdiff_t i = 0; i < d; i++) {
-            if (rf_uni_is_mark_mn(out->buf_a[i]))
-                continue;
+        for (ptrdiff_t i = 0; i < n; i++)
             if ((st = emit_char(out, word_begin, out->buf_a[i], s, e, err)) != RF_OK)
                 return st;
-        }
         return RF_OK;
     }
+    /* Lower-case into buf_b (at most 2 code points each), then NFD back
+     * into buf_a and drop Mn. */
+    if ((st = reserve_bufs(out, (size_t)n * 2 + 16, err)) != RF_OK)
+        return st;
+    size_t m = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        int32_t low[3];
+        int k = rf_uni_lower(out->buf_a[i], low);
+        for (int j = 0; j < k; j++)
+            out->buf_b[m++] = low[j];
+    }
+    ptrdiff_t d;
+    for (size_t need = m * 4 + 16;; need *= 2) {
+        if ((st = reserve_bufs(out, need, err)) != RF_OK)
+            return st;
+        if ((d = rf_uni_nfd(out->buf_b, m, out->buf_a, out->buf_cap)) >= 0)
+            break;
+        if (need > ((size_t)1 << 28))
+            return rf_fail(err, RF_ERR_LIMIT, "tokenizer: normalisation too long");
+    }
+    for (ptrdiff_t i = 0; i < d; i++) {
+        if (rf_uni_is_mark_mn(out->buf_a[i]))
+            continue;
+        if ((st = emit_char(out, word_begin, out->buf_a[i], s, e, err)) != RF_OK)
+            return st;
+    }
+    return RF_OK;
 }
 
 /* True when starter `cp` may compose with what precedes it (so NFC could
@@ -191,11 +189,33 @@ static bool may_compose_backwards(int32_t cp)
     return cp >= 0x300 && !rf_uni_is_cjk(cp);
 }
 
+/* When the characters from `first` on spell a never-split string, makes
+ * them one word again (the words from `first_word` on are replaced). */
+static void keep_whole(rf_basic_words *out, size_t first, size_t first_word, const rf_never_split *ns)
+{
+    char buf[256];
+    size_t len = 0;
+    for (size_t i = first; i < out->chars.n; i++) {
+        if (len + 4 > sizeof buf)
+            return;
+        len += (size_t)rf_utf8_encode(out->chars.cp[i], buf + len);
+    }
+    for (int k = 0; k < ns->n; k++) {
+        if (len > 0 && ns->len[k] == len && !memcmp(ns->str[k], buf, len)) {
+            out->n_words = first_word; /* at least one word was made: room for this one */
+            out->word_first[out->n_words] = (uint32_t)first;
+            out->word_count[out->n_words] = (uint32_t)(out->chars.n - first);
+            out->n_words++;
+            return;
+        }
+    }
+}
+
 /* Processes the characters gathered in out->run (one whitespace-free run). */
-static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
+static rf_status flush_run(rf_basic_words *out, bool lower, const rf_never_split *ns, rf_error *err)
 {
     rf_chars *run = &out->run;
-    size_t word_begin = out->chars.n;
+    size_t word_begin = out->chars.n, first = out->chars.n, first_word = out->n_words;
     rf_status st = RF_OK;
     bool ascii = true;
     for (size_t i = 0; i < run->n && ascii; i++)
@@ -218,10 +238,10 @@ static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
                 if (b >= run->n || !may_compose_backwards(run->cp[b]))
                     break;
                 /* Does the next starter compose into this segment? */
-                ptrdiff_t alone = nfc_into_a(out, run->cp + a, b - a, err);
-                ptrdiff_t joined = alone < 0 ? -1 : nfc_into_a(out, run->cp + a, b - a + 1, err);
-                if (joined < 0)
-                    return RF_ERR_NOMEM;
+                ptrdiff_t alone, joined;
+                if ((st = nfc_into_a(out, run->cp + a, b - a, &alone, err)) != RF_OK ||
+                    (st = nfc_into_a(out, run->cp + a, b - a + 1, &joined, err)) != RF_OK)
+                    return st;
                 if (joined > alone)
                     break;
                 b++;
@@ -232,11 +252,16 @@ static rf_status flush_run(rf_basic_words *out, bool lower, rf_error *err)
         }
     }
     run->n = 0;
-    return close_word(out, &word_begin, err);
+    if ((st = close_word(out, &word_begin, err)) != RF_OK)
+        return st;
+    if (!lower && ns && out->n_words > first_word)
+        keep_whole(out, first, first_word, ns);
+    return RF_OK;
 }
 
 rf_status rf_basic_tokenize(const int32_t *cp, const int32_t *start, const int32_t *end, size_t n,
-                            bool lower, rf_basic_words *out, rf_error *err)
+                            bool lower, const rf_never_split *never_split, rf_basic_words *out,
+                            rf_error *err)
 {
     out->chars.n = 0;
     out->n_words = 0;
@@ -247,19 +272,19 @@ rf_status rf_basic_tokenize(const int32_t *cp, const int32_t *start, const int32
         if (c == 0 || c == 0xFFFD || rf_uni_is_control(c))
             continue;
         if (rf_uni_is_space(c) || rf_uni_splits_words(c)) {
-            if ((st = flush_run(out, lower, err)) != RF_OK)
+            if ((st = flush_run(out, lower, never_split, err)) != RF_OK)
                 return st;
             continue;
         }
         if (rf_uni_is_cjk(c)) {
-            if ((st = flush_run(out, lower, err)) != RF_OK ||
+            if ((st = flush_run(out, lower, never_split, err)) != RF_OK ||
                 (st = rf_chars_push(&out->run, c, start[i], end[i], err)) != RF_OK ||
-                (st = flush_run(out, lower, err)) != RF_OK)
+                (st = flush_run(out, lower, never_split, err)) != RF_OK)
                 return st;
             continue;
         }
         if ((st = rf_chars_push(&out->run, c, start[i], end[i], err)) != RF_OK)
             return st;
     }
-    return flush_run(out, lower, err);
+    return flush_run(out, lower, never_split, err);
 }

@@ -9,7 +9,10 @@
  *   3. NFC;
  *   4. per word, when lower-casing: lower-case, then strip accents (NFD,
  *      drop category Mn);
- *   5. every punctuation character is a word of its own.
+ *   5. every punctuation character is a word of its own, except that a
+ *      word spelling a special token is kept whole when not lower-casing
+ *      (HF's never_split; with lower-casing it cannot occur, since the
+ *      special tokens were split out of the text before).
  *
  * NFC and accent stripping work on "segments": a starter and the
  * characters that attach to it (non-starters, or starters that compose
@@ -41,9 +44,17 @@ typedef struct {
     size_t buf_cap;
 } rf_basic_words;
 
+/* Strings never split at punctuation (the special tokens). */
+typedef struct {
+    const char *const *str;
+    const uint32_t *len;
+    int n;
+} rf_never_split;
+
 /* Resets `out` and fills it with the words of in[0..n). */
 rf_status rf_basic_tokenize(const int32_t *cp, const int32_t *start, const int32_t *end, size_t n,
-                            bool lower, rf_basic_words *out, rf_error *err);
+                            bool lower, const rf_never_split *never_split, rf_basic_words *out,
+                            rf_error *err);
 void rf_basic_words_release(rf_basic_words *w);
 
 #endif

@@ -38,12 +38,17 @@ struct rf_tokenizer {
     rf_jieba_dict dict;
     int32_t unk_id, cls_id, sep_id;
     int32_t special_id[N_SPECIAL]; /* literal special tokens, matched in the text */
+    const char *special_str[N_SPECIAL]; /* their strings, for BasicTokenizer's never_split */
+    uint32_t special_len[N_SPECIAL];
+    rf_never_split never_split;
     bool special_first[256];       /* bytes a special token starts with */
-    int special_lead;              /* that byte when they all share one ('['), else -1 */
+    int special_lead;              /* that byte when they all share one ('['), else -1
+                                      (-2: no special token has a spelling) */
 };
 
-/* Everything one encode call needs, grown as needed and freed at the end. */
-typedef struct {
+/* Everything an encode call needs, grown as needed and kept in the
+ * caller's rf_encoding for the next call. */
+typedef struct rf_tokenize_scratch {
     char *low;           /* the lower-cased piece */
     int32_t *map_start;  /* [low_len + 1] at a character start of `low`: its source start */
     int32_t *map_end;    /* [low_len + 1] at a character end of `low`: its source end */
@@ -56,6 +61,14 @@ typedef struct {
     rf_wordpiece_scratch wp;
     rf_token_list a, b;
 } rf_scratch;
+
+/* The scratch of `out`, created on first use. */
+static rf_scratch *scratch_of(rf_encoding *out)
+{
+    if (!out->scratch)
+        out->scratch = calloc(1, sizeof *out->scratch);
+    return out->scratch;
+}
 
 static void scratch_release(rf_scratch *s)
 {
@@ -92,7 +105,10 @@ rf_status rf_tokenizer_create(const rf_tokenizer_spec *spec, rf_tokenizer **out,
             goto fail;
         }
         tok->special_id[i] = ids[i];
+        tok->special_str[i] = spec->vocab[ids[i]];
+        tok->special_len[i] = spec->vocab_len[ids[i]];
     }
+    tok->never_split = (rf_never_split){tok->special_str, tok->special_len, N_SPECIAL};
     tok->special_lead = -2;
     for (int i = 0; i < N_SPECIAL; i++) {
         if (spec->vocab_len[ids[i]] == 0)
@@ -198,7 +214,7 @@ static rf_status basic_and_wordpiece(const rf_tokenizer *tok, rf_scratch *s, siz
         i += (size_t)clen;
     }
     if ((st = rf_basic_tokenize(s->chars.cp, s->chars.start, s->chars.end, s->chars.n, tok->lower,
-                                &s->basic, err)) != RF_OK)
+                                &tok->never_split, &s->basic, err)) != RF_OK)
         return st;
     const rf_chars *c = &s->basic.chars;
     for (size_t w = 0; w < s->basic.n_words; w++) {
@@ -388,29 +404,33 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
     if (pair && !rf_utf8_validate(pair, pair_len, &bad))
         return rf_fail(err, RF_ERR_INPUT, "invalid UTF-8 at byte %zu of the text pair", bad);
 
-    rf_scratch s;
-    memset(&s, 0, sizeof s);
-    rf_status st = tokenize_text(tok, text, text_len, &s, &s.a, err);
+    rf_scratch *s = scratch_of(out);
+    if (!s)
+        return rf_fail(err, RF_ERR_NOMEM, "tokenizer: out of memory");
+    s->a.n = 0;
+    s->b.n = 0;
+    rf_status st = tokenize_text(tok, text, text_len, s, &s->a, err);
     if (st == RF_OK && pair)
-        st = tokenize_text(tok, pair, pair_len, &s, &s.b, err);
+        st = tokenize_text(tok, pair, pair_len, s, &s->b, err);
     if (st == RF_OK) {
-        size_t la = s.a.n, lb = s.b.n;
+        size_t la = s->a.n, lb = s->b.n;
         truncate_longest_first(&la, &lb, pair != NULL, max_length);
         out->n = 0;
+        if (la + lb + 3 > (size_t)INT32_MAX)
+            return rf_fail(err, RF_ERR_LIMIT, "tokenize: %zu tokens is too many", la + lb);
         st = encoding_reserve(out, (int32_t)(la + lb + 3), err);
         if (st == RF_OK) {
             put(out, tok->cls_id, 0, -1, -1);
             for (size_t i = 0; i < la; i++)
-                put(out, s.a.id[i], 0, s.a.start[i], s.a.end[i]);
+                put(out, s->a.id[i], 0, s->a.start[i], s->a.end[i]);
             put(out, tok->sep_id, 0, -1, -1);
             if (pair) {
                 for (size_t i = 0; i < lb; i++)
-                    put(out, s.b.id[i], 1, s.b.start[i], s.b.end[i]);
+                    put(out, s->b.id[i], 1, s->b.start[i], s->b.end[i]);
                 put(out, tok->sep_id, 1, -1, -1);
             }
         }
     }
-    scratch_release(&s);
     return st;
 }
 
@@ -423,6 +443,10 @@ void rf_encoding_free(rf_encoding *enc)
     free(enc->mask);
     free(enc->start);
     free(enc->end);
+    if (enc->scratch) {
+        scratch_release(enc->scratch);
+        free(enc->scratch);
+    }
     memset(enc, 0, sizeof *enc);
 }
 

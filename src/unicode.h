@@ -15,6 +15,12 @@
  *
  * Python's str.split() also splits on U+2028 / U+2029; rf_uni_splits_words
  * says which characters end a word after BERT's cleaning step.
+ *
+ * The Unicode version is utf8proc's (15.0 for utf8proc 2.8), while HF's
+ * output depends on the Python that ran it (3.11: Unicode 14.0). A
+ * character assigned in between is "unassigned" (category Cn, so dropped as
+ * a control character) for HF on Python 3.11 but kept here, where it
+ * usually becomes [UNK]. Everything assigned by 14.0 behaves the same.
  */
 #ifndef RF_UNICODE_H
 #define RF_UNICODE_H

@@ -11,6 +11,7 @@
  * (tokenizer/cases*.jsonl) from tokenizers built out of converted files.
  */
 #include "check.h"
+#include "checkpoint.h"
 #include "convert.h"
 #include "fp16.h"
 #include "model.h"
@@ -448,6 +449,47 @@ static void check_tokenizer_override(const char *ref)
     rf_model_free(m);
 }
 
+/* The checkpoint reader on a file of reference outputs (float32 and int64
+ * tensors), against the header read here: names, dtypes, shapes, bytes. */
+static void check_expected_outputs(const char *ref)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/tiny-word-mlm/expected.safetensors", ref);
+    rf_error err = {{0}};
+    rf_checkpoint *ck = NULL;
+    st_file f;
+    rf_status st = rf_checkpoint_open(path, &ck, &err);
+    CHECK(st == RF_OK, "open %s: %s", path, err.message);
+    if (st || !st_open(path, &f)) {
+        rf_checkpoint_free(ck);
+        return;
+    }
+    int n = 0, bad = 0, ints = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, f.header) {
+        if (!strcmp(e->string, "__metadata__"))
+            continue;
+        n++;
+        const rf_ck_tensor *t = rf_checkpoint_find(ck, e->string);
+        const cJSON *shape = cJSON_GetObjectItem(e, "shape"), *offs = cJSON_GetObjectItem(e, "data_offsets");
+        size_t begin = (size_t)cJSON_GetArrayItem(offs, 0)->valuedouble;
+        size_t end = (size_t)cJSON_GetArrayItem(offs, 1)->valuedouble;
+        bool ok = t && !strcmp(rf_ck_dtype_name(t->dtype), cJSON_GetObjectItem(e, "dtype")->valuestring) &&
+                  t->n_dims == cJSON_GetArraySize(shape) && t->nbytes == end - begin &&
+                  !memcmp(t->data, f.data + begin, end - begin);
+        for (int d = 0; ok && d < t->n_dims; d++)
+            ok = t->shape[d] == (int64_t)cJSON_GetArrayItem(shape, d)->valuedouble;
+        if (!ok)
+            bad++;
+        if (t && t->dtype == RF_CK_I64)
+            ints++;
+    }
+    CHECK(n > 0 && bad == 0 && ints > 0 && ck->n == n,
+          "expected.safetensors: %d of %d tensors differ (%d int64)", bad, n, ints);
+    st_close(&f);
+    rf_checkpoint_free(ck);
+}
+
 /* The tokenizer built from the converted file gives HF's ids: the vocab,
  * special ids and jieba dictionary made it through the GGUF intact. */
 static void check_tokenizer_cases(const char *ref, const char *model_name, rf_tokenizer_mode mode,
@@ -526,6 +568,7 @@ int main(void)
     /* small-fp16 holds f16 values: storing them as f16 loses nothing */
     check_dtype(ref, "small-fp16", RF_DTYPE_F16, EXACT);
     check_tokenizer_override(ref);
+    check_expected_outputs(ref);
     check_tokenizer_cases(ref, "tiny-word-mlm", RF_TOKENIZER_WOBERT, "cases.jsonl");
     check_tokenizer_cases(ref, "tiny-char-proj", RF_TOKENIZER_BERT, "cases_bert_char.jsonl");
 

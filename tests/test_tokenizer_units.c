@@ -115,7 +115,7 @@ static const char *const tiny_vocab[] = {
 };
 #define TINY_N ((int32_t)(sizeof tiny_vocab / sizeof *tiny_vocab))
 
-static rf_tokenizer *tiny(rf_tokenizer_mode mode)
+static rf_tokenizer *tiny_cased(rf_tokenizer_mode mode, bool lower)
 {
     static uint32_t len[TINY_N];
     for (int32_t i = 0; i < TINY_N; i++)
@@ -123,7 +123,7 @@ static rf_tokenizer *tiny(rf_tokenizer_mode mode)
     static const char *words[] = {"北京", "大学", "北", "京", "大", "学"};
     static const uint32_t wlen[] = {6, 6, 3, 3, 3, 3}, freq[] = {100, 100, 5, 5, 5, 5};
     rf_tokenizer_spec spec = {
-        .mode = mode, .do_lower_case = true, .vocab_size = TINY_N, .vocab = tiny_vocab,
+        .mode = mode, .do_lower_case = lower, .vocab_size = TINY_N, .vocab = tiny_vocab,
         .vocab_len = len, .dict_size = 6, .dict_words = words, .dict_word_len = wlen,
         .dict_freq = freq, .pad_id = 0, .unk_id = 1, .cls_id = 2, .sep_id = 3, .mask_id = 4,
     };
@@ -131,6 +131,11 @@ static rf_tokenizer *tiny(rf_tokenizer_mode mode)
     rf_error err;
     CHECK(rf_tokenizer_create(&spec, &tok, &err) == RF_OK, "create: %s", err.message);
     return tok;
+}
+
+static rf_tokenizer *tiny(rf_tokenizer_mode mode)
+{
+    return tiny_cased(mode, true);
 }
 
 /* Tokenizes (no specials) and compares the token strings "a|b" and, when
@@ -196,6 +201,12 @@ static void test_pipeline(void)
     EXPECT(b, "\xc4\xb0" "a", "ia", "0-3");
     /* With jieba, "i" and U+0307 are separate words ("i" is no vocab entry). */
     EXPECT(w, "\xc4\xb0" "a", "[UNK]|a", "0-2 2-3");
+    /* A long run of combining marks is one segment; all of it is stripped. */
+    char marks[1 + 2 * 300];
+    marks[0] = 'a';
+    for (int i = 0; i < 300; i++)
+        memcpy(marks + 1 + 2 * i, "\xcc\x81", 2);
+    expect_tokens(b, marks, sizeof marks, "a", "0-601");
     /* Σ lower-cases to σ one character at a time (no final sigma). */
     EXPECT(b, "\xce\xa3", "σ", "0-2");
     /* Punctuation split, CJK characters split. */
@@ -210,6 +221,19 @@ static void test_pipeline(void)
     EXPECT(w, " \t\n", "", "");
     rf_tokenizer_free(w);
     rf_tokenizer_free(b);
+
+    /* do_lower_case = false: no lower-casing, no accent stripping, and a
+     * word that spells a special token once a control character is
+     * cleaned away stays whole (HF's never_split), then is that token. */
+    rf_tokenizer *c = tiny_cased(RF_TOKENIZER_BERT, false);
+    if (c) {
+        EXPECT(c, "Hello hello", "[UNK]|hello", NULL);
+        EXPECT(c, "cafe\xcc\x81", "[UNK]", NULL);
+        EXPECT(c, "[C\x01LS]x", "[UNK]|[UNK]|[UNK]|x", "0-1 1-5 5-6 6-7"); /* "[CLS]x" is split */
+        EXPECT(c, "[C\x01LS] x", "[CLS]|x", "0-6 7-8");
+        EXPECT(c, "[c\x01ls] x", "[UNK]|[UNK]|[UNK]|x", NULL);
+        rf_tokenizer_free(c);
+    }
 
     /* Special tokens that are prefixes of one another: the longest wins. */
     static const char *const v[] = {"<p>", "<u>", "<c>", "<s>", "<s>x", "a"};

@@ -27,6 +27,7 @@ typedef struct {
     const char **words;
     uint32_t *word_len, *freq;
     int32_t n_words;
+    int32_t unk_id;
     rf_tokenizer *tok;
 } fixture;
 
@@ -154,6 +155,7 @@ static inline int fixture_load(fixture *fx, const char *vocab_path, const char *
         .sep_id = fixture_id(fx, "[SEP]"),
         .mask_id = fixture_id(fx, "[MASK]"),
     };
+    fx->unk_id = spec.unk_id;
     rf_error err;
     if (rf_tokenizer_create(&spec, &fx->tok, &err) != RF_OK) {
         fprintf(stderr, "fixture: %s\n", err.message);
