@@ -4,6 +4,9 @@
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make install PREFIX=/usr/local
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
+#   make fuzz-smoke   the same, a short run each (CI)
+#   make valgrind     the CLI on the reference models under valgrind: no errors, no leaks
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -19,13 +22,20 @@ LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+# Each fuzz target also runs its committed inputs as a plain test (replay.c).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
+HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
+             tests/fuzz/*.h)
 
-.PHONY: all test asan install clean bench-tokenizer
-all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer
+.PHONY: all test asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
+all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -45,7 +55,23 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
-test: all $(TEST_BIN)
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libroformer.a include/roformer.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
+# The CLI's parts (all but main) in one archive, for the fuzz targets of its
+# input readers.
+$(BUILD)/libroformer-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libroformer-cli.a \
+                            $(BUILD)/libroformer.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itools/roformer -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
+	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
+test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 	@sh tests/run.sh $(BUILD)
 
 asan:
@@ -54,6 +80,39 @@ asan:
 
 bench-tokenizer: $(BUILD)/libroformer.a
 	sh scripts/bench_tokenizer.sh
+
+# ==== Fuzzing (clang + libFuzzer) and valgrind ====
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 60
+FUZZ_JOBS ?= 2
+FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+# The library instrumented for coverage is built by a sub-make with
+# BUILD=$(FUZZ_BUILD); the targets are then linked against it.
+fuzz-lib:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" \
+	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" \
+	    $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(HEADERS)
+	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -Itools/roformer -O1 -g -fsanitize=fuzzer \
+	    $(FUZZ_SANITIZE) -o $@ $< $(FUZZ_BUILD)/libroformer-cli.a $(FUZZ_BUILD)/libroformer.a \
+	    $(LDLIBS_ALL)
+
+fuzz-build: all fuzz-lib
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+valgrind: all
+	sh tests/valgrind.sh $(BUILD)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
@@ -65,4 +124,4 @@ install: all
 	    scripts/roformer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/roformer.pc
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

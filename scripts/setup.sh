@@ -3,6 +3,8 @@
 # (skipping those already installed). Run as root, or with sudo available.
 set -e
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
+# make fuzz (clang with libFuzzer) and make valgrind
+need="$need clang libclang-rt-14-dev valgrind"
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -67,6 +67,7 @@ typedef struct {
     pv **memo;
     size_t cap_memo;
     size_t n_memo;          /* distinct memo entries set (MEMOIZE's next index) */
+    uint64_t copied, copy_limit; /* bytes of strided tensors copied, and the cap */
 } unpickler;
 
 static const struct {
@@ -119,6 +120,9 @@ static rf_status bad(unpickler *u, const char *what_is_wrong)
 
 static rf_status oom(unpickler *u)
 {
+    if (u->n_all >= RF_PICKLE_MAX_VALUES)
+        return rf_fail(u->err, RF_ERR_LIMIT, "%s: the pickle makes more than %d values",
+                       u->what, RF_PICKLE_MAX_VALUES);
     return rf_fail(u->err, RF_ERR_NOMEM, "%s: out of memory reading the pickle", u->what);
 }
 
@@ -139,8 +143,10 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
 
 static pv *new_value(unpickler *u, pv_kind kind)
 {
-    /* each opcode makes at most one value: more means a bug, not input */
-    if (u->n_all > u->size + 16 || !grow((void **)&u->all, &u->cap_all, u->n_all + 1, sizeof(pv *)))
+    /* each opcode makes at most one value: more means a bug, not input; a
+     * value takes ~250 bytes, so the count is capped too (see pickle.h) */
+    if (u->n_all > u->size + 16 || u->n_all >= RF_PICKLE_MAX_VALUES ||
+        !grow((void **)&u->all, &u->cap_all, u->n_all + 1, sizeof(pv *)))
         return NULL;
     pv *v = calloc(1, sizeof *v);
     if (v) {
@@ -605,6 +611,13 @@ static rf_status emit_tensor(unpickler *u, const pv *key, const pv *t, rf_checkp
         out.data = count ? base : t->storage->data;
     } else {
         /* strided view: gather into row-major order */
+        if (out.nbytes > u->copy_limit - u->copied)
+            return rf_fail(u->err, RF_ERR_LIMIT,
+                           "%s: strided tensor '%.*s' would bring the copies of strided tensors "
+                           "past %llu bytes, the size of the archive",
+                           u->what, (int)(key->len > 200 ? 200 : key->len), key->s,
+                           (unsigned long long)u->copy_limit);
+        u->copied += out.nbytes;
         uint8_t *copy = malloc(out.nbytes);
         int64_t idx[RF_CK_MAX_DIMS] = {0};
         if (!copy)
@@ -645,11 +658,11 @@ static rf_status emit(unpickler *u, const pv *dict, rf_checkpoint *ck)
 }
 
 rf_status rf_unpickle_state_dict(const uint8_t *pkl, size_t size, rf_storage_lookup lookup,
-                                 void *lookup_ctx, const char *what, rf_checkpoint *ck,
-                                 rf_error *err)
+                                 void *lookup_ctx, uint64_t copy_limit, const char *what,
+                                 rf_checkpoint *ck, rf_error *err)
 {
     unpickler u = {.p = pkl, .size = size, .what = what, .err = err, .lookup = lookup,
-                   .lookup_ctx = lookup_ctx};
+                   .lookup_ctx = lookup_ctx, .copy_limit = copy_limit};
     rf_status st = RF_OK;
     bool stop = false;
     while (!st && !stop) {

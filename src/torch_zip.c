@@ -222,7 +222,7 @@ rf_status rf_torch_read(const void *data, size_t size, const char *what, rf_chec
             goto done;
         }
     }
-    st = rf_unpickle_state_dict(pkl->data, pkl->size, lookup_storage, &a, what, ck, err);
+    st = rf_unpickle_state_dict(pkl->data, pkl->size, lookup_storage, &a, size, what, ck, err);
 done:
     rf_zip_free(&zip);
     return st;

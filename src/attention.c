@@ -1,0 +1,75 @@
+/*
+ * attention.c — scaled dot-product attention per (sequence, head, query
+ * block) through sgemm (see attention.h). HF: RoFormerSelfAttention.forward.
+ *
+ * Padded query rows are computed like real ones (they attend to the real
+ * keys), so outputs at padded positions equal HF's.
+ */
+#include "attention.h"
+#include "linalg.h"
+#include "softmax.h"
+
+#include <math.h>
+#include <stddef.h>
+
+struct attention_job {
+    const float *q, *k, *v, *mask_bias;
+    int ld, L, H, Dh;
+    float scale;
+    float *scores, *out;
+};
+
+static void attention_task(void *arg, int task, int thread)
+{
+    const struct attention_job *j = arg;
+    int L = j->L, n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+    int block = task % n_blocks, h = task / n_blocks % j->H, b = task / n_blocks / j->H;
+    int q0 = block * RF_ATTN_QUERY_BLOCK;
+    int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
+    size_t head = (size_t)b * L * j->ld + (size_t)h * j->Dh; /* row 0 of this sequence and head */
+    size_t query = head + (size_t)q0 * j->ld;
+    float *s = j->scores + (size_t)thread * rf_attention_scratch(L);
+    /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
+    rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
+    /* pass 2: masked softmax over keys */
+    rf_softmax_rows(s, rows, L, L, j->mask_bias + (size_t)b * L);
+    /* pass 3: context (rows x Dh) = P . V_bh */
+    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + query, j->ld);
+}
+
+void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+                  const float *mask_bias, int B, int L, int H, int Dh, float *scores,
+                  float *out)
+{
+    struct attention_job job = {q, k, v, mask_bias, ld, L, H, Dh,
+                                (float)(1.0 / sqrt((double)Dh)), scores, out};
+    int n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+    rf_pool_run(pool, B * H * n_blocks, attention_task, &job);
+}
+
+void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
+                        const float *mask_bias, int B, int L, int H, int Dh, float *scratch,
+                        float *out)
+{
+    double scale = 1.0 / sqrt((double)Dh);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < L; i++) {
+                const float *qi = q + ((size_t)b * L + i) * ld + (size_t)h * Dh;
+                for (int j = 0; j < L; j++) {
+                    const float *kj = k + ((size_t)b * L + j) * ld + (size_t)h * Dh;
+                    double dot = 0.0;
+                    for (int d = 0; d < Dh; d++)
+                        dot += (double)qi[d] * kj[d];
+                    scratch[j] = (float)(dot * scale);
+                }
+                rf_softmax_rows_naive(scratch, 1, L, L, mask_bias + (size_t)b * L);
+                float *oi = out + ((size_t)b * L + i) * ld + (size_t)h * Dh;
+                for (int d = 0; d < Dh; d++) {
+                    double sum = 0.0;
+                    for (int j = 0; j < L; j++)
+                        sum += (double)scratch[j] * v[((size_t)b * L + j) * ld + (size_t)h * Dh + d];
+                    oi[d] = (float)sum;
+                }
+            }
+}

@@ -1,0 +1,36 @@
+/*
+ * attention.h — multi-head scaled dot-product attention with the padding
+ * mask (HF RoFormerSelfAttention after the projections and RoPE):
+ *
+ *   per sequence b and head h:  ctx_bh = softmax(Q_bh K_bh^T / sqrt(Dh) + mask_b) V_bh
+ *
+ * B sequences of L tokens are packed back to back: q, k, v and out are
+ * [B*L][ld] with head h in columns [h*Dh, (h+1)*Dh). Both products go
+ * through sgemm. Queries go in blocks of RF_ATTN_QUERY_BLOCK rows, so the
+ * scores of one block (block x L floats) stay in cache at long lengths;
+ * one (sequence, head, query block) is one task of the pool.
+ */
+#ifndef RF_ATTENTION_H
+#define RF_ATTENTION_H
+
+#include "threadpool.h"
+
+#define RF_ATTN_QUERY_BLOCK 128
+
+/* Floats of score scratch one thread needs for sequences of length L. */
+static inline long rf_attention_scratch(int L)
+{
+    return (long)(L < RF_ATTN_QUERY_BLOCK ? L : RF_ATTN_QUERY_BLOCK) * L;
+}
+
+/* mask_bias: [B][L], 0 for a real key and RF_MASK_NEG for padding.
+ * scores: scratch of rf_pool_threads(pool) * rf_attention_scratch(L) floats. */
+void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+                  const float *mask_bias, int B, int L, int H, int Dh, float *scores,
+                  float *out);
+/* Naive twin: loops in double, scratch of L floats. */
+void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
+                        const float *mask_bias, int B, int L, int H, int Dh, float *scratch,
+                        float *out);
+
+#endif

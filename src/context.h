@@ -1,0 +1,46 @@
+/*
+ * context.h — what a context is inside the library: the model it runs, its
+ * thread pool, and every scratch buffer of the forward pass, sized once at
+ * rf_context_create from max_batch x max_seq_len and carved out of one
+ * allocation. The forward pass allocates nothing.
+ *
+ * T = max_batch * max_seq_len tokens, E embedding_size, D hidden,
+ * F intermediate, L max_seq_len, Dh head size, n threads.
+ */
+#ifndef RF_CONTEXT_H
+#define RF_CONTEXT_H
+
+#include "model.h"
+#include "threadpool.h"
+
+struct rf_context {
+    const rf_model *model;
+    int max_batch, max_seq_len;
+    rf_pool *pool;
+    float *arena;       /* the one allocation every buffer below points into */
+    float *emb;         /* [T][E] embeddings before embeddings_project (E != D only) */
+    float *x;           /* [T][D] hidden state, updated layer by layer */
+    float *q, *k, *v;   /* [T][D] projections, heads side by side */
+    float *attn;        /* [T][D] attention context */
+    float *proj;        /* [T][D] a Linear output before residual + LayerNorm */
+    float *ffn;         /* [T][F] intermediate activations */
+    float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
+                           block, one per thread (rf_attention_scratch) */
+    float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
+    float *rope_sin;    /* [L][Dh/2] */
+    float *rope_cos;    /* [L][Dh/2] */
+    float *head_in;     /* [T][D] rows gathered for a head (CLS rows, MLM positions) */
+    float *head_mid;    /* [T][max(D, E)] a head's hidden layer */
+    float *qa;          /* [T][2] QA logits before splitting into start / end */
+};
+
+/* Embeddings and every encoder layer on a validated batch: the result is
+ * left in ctx->x ([B*L][D]). hidden_states, when not NULL, receives
+ * [num_layers + 1][B][L][D]. */
+void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states);
+
+/* The pooler and the model's head on ctx->x, into the buffers of `out`
+ * that are not NULL (validated by rf_forward). */
+void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out);
+
+#endif

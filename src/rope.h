@@ -1,0 +1,32 @@
+/*
+ * rope.h — rotary position embedding (RoFormer, Su et al. 2021, eq. 34), in
+ * the "normal" adjacent-pair layout of HF RoFormer (not GPT-NeoX halves):
+ *
+ *   head vector  x0 x1 | x2 x3 | ... | x(Dh-2) x(Dh-1)
+ *   pair i       (x[2i], x[2i+1]) rotated by angle pos * theta_i,
+ *                theta_i = 10000^(-2i/Dh), i = 0 .. Dh/2-1
+ *   x'[2i]   = x[2i]   cos - x[2i+1] sin
+ *   x'[2i+1] = x[2i+1] cos + x[2i]   sin
+ *
+ * HF RoFormerSinusoidalPositionalEmbedding builds the table in float64
+ * (numpy) and rounds it to float32; float32 angles drift measurably at
+ * positions near 1536, so the table here is computed the same way.
+ */
+#ifndef RF_ROPE_H
+#define RF_ROPE_H
+
+/* sin_t, cos_t: [n_pos][Dh/2] each, row p = angles p * theta_i. Dh even. */
+void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh);
+
+/* Rotates every head of rows [row0, row0 + rows) of x ([T][ld], heads of
+ * Dh floats side by side from column 0, H heads). Row t is at position
+ * t % L (sequences of length L packed back to back). */
+void rf_rope_apply(float *x, int row0, int rows, int ld, int L, int H, int Dh,
+                   const float *sin_t, const float *cos_t);
+
+/* Naive twin: the HF formula (x * cos_pos + rotate_half(x) * sin_pos) on
+ * a whole [T][ld] buffer. */
+void rf_rope_apply_naive(float *x, int T, int ld, int L, int H, int Dh, const float *sin_t,
+                         const float *cos_t);
+
+#endif

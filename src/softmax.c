@@ -1,0 +1,82 @@
+/*
+ * softmax.c — max-subtracted row softmax (see softmax.h), a vector of floats at a
+ * time with the polynomial exp of vecmath.h; the naive twin is libm exp in
+ * double. Lanes past the end of a row are filled with -inf, whose exp is
+ * exactly 0, so they add nothing to the sum.
+ */
+#include "softmax.h"
+#include "vecmath.h"
+
+#include <math.h>
+#include <stddef.h>
+
+static float softmax_row(float *row, int n, const float *mask_bias)
+{
+    /* pass 1: add the mask, find the maximum */
+    rf_vf vmax = rf_v_set1(-INFINITY);
+    int j = 0;
+    for (; j + RF_VLEN <= n; j += RF_VLEN) {
+        rf_vf v = rf_v_load(row + j);
+        if (mask_bias)
+            v += rf_v_load(mask_bias + j);
+        rf_v_store(row + j, v);
+        vmax = rf_v_select(v > vmax, v, vmax);
+    }
+    float max = -INFINITY;
+    for (; j < n; j++) {
+        if (mask_bias)
+            row[j] += mask_bias[j];
+        max = row[j] > max ? row[j] : max;
+    }
+    for (int i = 0; i < RF_VLEN; i++)
+        max = vmax[i] > max ? vmax[i] : max;
+
+    /* pass 2: exp(x - max) and the sum */
+    rf_vf vsum = rf_v_set1(0.0f);
+    for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
+        rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
+        rf_v_store(row + j, e);
+        vsum += e;
+    }
+    if (j < n) {
+        rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
+        rf_v_store_part(row + j, e, n - j);
+        vsum += e;
+    }
+    float sum = 0.0f;
+    for (int i = 0; i < RF_VLEN; i++)
+        sum += vsum[i];
+    return sum;
+}
+
+void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
+{
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * ld;
+        float inv = 1.0f / softmax_row(row, n, mask_bias);
+        /* pass 3: normalise */
+        int j = 0;
+        for (; j + RF_VLEN <= n; j += RF_VLEN)
+            rf_v_store(row + j, rf_v_load(row + j) * inv);
+        for (; j < n; j++)
+            row[j] *= inv;
+    }
+}
+
+void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias)
+{
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * ld;
+        double max = -INFINITY;
+        for (int j = 0; j < n; j++) {
+            row[j] += mask_bias ? mask_bias[j] : 0.0f;
+            if (row[j] > max)
+                max = row[j];
+        }
+        double sum = 0.0;
+        for (int j = 0; j < n; j++)
+            sum += exp(row[j] - max);
+        for (int j = 0; j < n; j++)
+            row[j] = (float)(exp(row[j] - max) / sum);
+    }
+}

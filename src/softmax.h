@@ -1,0 +1,19 @@
+/*
+ * softmax.h — row softmax of attention scores with the additive padding
+ * mask (torch.softmax(scores + mask, dim=-1)).
+ */
+#ifndef RF_SOFTMAX_H
+#define RF_SOFTMAX_H
+
+/* Masked keys get this added to their score, as HF adds
+ * torch.finfo(float32).min: exp() of it minus the row maximum is exactly
+ * 0, and a row with every key masked comes out uniform, as in HF. */
+#define RF_MASK_NEG (-3.40282346638528859812e+38f)
+
+/* x[r][0..n) = softmax(x[r] + mask_bias) for rows with stride ld;
+ * mask_bias [n] (0 or RF_MASK_NEG), or NULL for no mask. */
+void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias);
+/* Naive twin: the same in double. */
+void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias);
+
+#endif

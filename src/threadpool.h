@@ -1,0 +1,29 @@
+/*
+ * threadpool.h — a small persistent pool of compute threads owned by a
+ * context, so the engine (not OpenBLAS) decides how work is split across
+ * cores.
+ *
+ * rf_pool_run(pool, n_tasks, fn, arg) calls fn(arg, task, thread) once for
+ * every task in [0, n_tasks) and returns when all are done. Task i runs on
+ * thread i % n_threads (static assignment: a 2-way GEMM split puts one half
+ * on each core, and the `thread` index picks per-thread scratch). The
+ * calling thread is thread 0 and works too. A NULL pool, or a pool of one
+ * thread, runs every task on the caller, in order.
+ *
+ * A pool is driven by one thread at a time (the one that owns the context).
+ */
+#ifndef RF_THREADPOOL_H
+#define RF_THREADPOOL_H
+
+#include "roformer.h"
+
+typedef struct rf_pool rf_pool;
+typedef void (*rf_task_fn)(void *arg, int task, int thread);
+
+/* n_threads >= 1 threads in all, i.e. n_threads - 1 workers are started. */
+rf_status rf_pool_create(int n_threads, rf_pool **out, rf_error *err);
+void rf_pool_free(rf_pool *pool);
+int rf_pool_threads(const rf_pool *pool);
+void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * vecmath.h — exp and erfc on a vector of floats at a time (GCC/Clang vector
+ * extensions), for the element-wise kernels: softmax, GELU, SiLU, tanh.
+ *
+ * libm's expf/erff/tanhf are scalar calls that cost more than the matrix
+ * products around them once sgemm is fast (GELU runs over T x F values per
+ * layer, softmax over H x L x L). These polynomial forms are branch-free, so
+ * the compiler emits SIMD code for whatever vector width the target has.
+ *
+ *   rf_v_exp   Cephes expf: x = n ln2 + r, |r| <= ln2/2, degree-6
+ *               polynomial in r, times 2^n; within 2 ulp of exp(x).
+ *               x < -87.3 gives exactly 0 (so masked attention scores get
+ *               exactly zero weight); x is clamped at 88.
+ *   rf_v_erfc  for z >= 0, Numerical Recipes' erfcc: t = 1 / (1 + z/2),
+ *               erfc(z) = t exp(-z^2 + P(t)), fractional error < 1.2e-7
+ *               (plus float rounding of the exponent argument).
+ *
+ * Naive twins are the libm functions themselves (see the kernels' tests).
+ */
+#ifndef RF_VECMATH_H
+#define RF_VECMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* 4 floats: the SSE2 width every x86-64 has (and NEON's on arm64). */
+#define RF_VLEN 4
+typedef float rf_vf __attribute__((vector_size(RF_VLEN * 4)));
+typedef int32_t rf_vi __attribute__((vector_size(RF_VLEN * 4)));
+
+static inline rf_vf rf_v_load(const float *p)
+{
+    rf_vf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void rf_v_store(float *p, rf_vf v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline rf_vf rf_v_set1(float x)
+{
+    return (rf_vf){x, x, x, x};
+}
+
+/* Loads n < RF_VLEN floats, the other lanes `fill`. */
+static inline rf_vf rf_v_load_part(const float *p, int n, float fill)
+{
+    float tmp[RF_VLEN];
+    for (int i = 0; i < RF_VLEN; i++)
+        tmp[i] = i < n ? p[i] : fill;
+    return rf_v_load(tmp);
+}
+
+static inline void rf_v_store_part(float *p, rf_vf v, int n)
+{
+    float tmp[RF_VLEN];
+    rf_v_store(tmp, v);
+    memcpy(p, tmp, (size_t)n * sizeof(float));
+}
+
+/* mask ? a : b, mask lanes all ones or all zeros (a comparison result). */
+static inline rf_vf rf_v_select(rf_vi mask, rf_vf a, rf_vf b)
+{
+    return (rf_vf)(((rf_vi)a & mask) | ((rf_vi)b & ~mask));
+}
+
+static inline rf_vf rf_v_exp(rf_vf x)
+{
+    rf_vi underflow = x < -87.33654475f;
+    x = rf_v_select(x > 88.0f, rf_v_set1(88.0f), x);
+    x = rf_v_select(underflow, rf_v_set1(-87.0f), x);
+    /* n = round(x / ln2) by the 1.5 * 2^23 trick; r = x - n ln2 in two parts */
+    rf_vf n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    rf_vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    rf_vf p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    rf_vf y = p * r * r + r + 1.0f;
+    rf_vi bits = (__builtin_convertvector(n, rf_vi) + 127) << 23;
+    y = y * (rf_vf)bits;
+    return (rf_vf)((rf_vi)y & ~underflow);
+}
+
+/* erfc(z) for z >= 0. */
+static inline rf_vf rf_v_erfc(rf_vf z)
+{
+    rf_vf t = 1.0f / (1.0f + 0.5f * z);
+    rf_vf p = t * 0.17087277f - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    return t * rf_v_exp(p - z * z);
+}
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * test_kernels.c — every fast kernel of the forward pass against its naive
+ * twin on random inputs of odd sizes, with 1, 2 and 3 threads where the
+ * kernel is threaded, plus a few exact values (GELU, RoPE at position 0,
+ * masked softmax weights).
+ */
+#include "activations.h"
+#include "attention.h"
+#include "layernorm.h"
+#include "linalg.h"
+#include "rope.h"
+#include "softmax.h"
+#include "threadpool.h"
+#include "vecmath.h"
+
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+/* Uniform in [-scale, scale). */
+static float rnd(float scale)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return scale * ((float)(rng_state >> 40) / (float)(1 << 24) * 2.0f - 1.0f);
+}
+
+static float *rnd_array(size_t n, float scale)
+{
+    float *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = rnd(scale);
+    return a;
+}
+
+static float *copy_array(const float *src, size_t n)
+{
+    float *a = malloc(n * sizeof *a);
+    memcpy(a, src, n * sizeof *a);
+    return a;
+}
+
+static float max_diff(const float *a, const float *b, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m))
+            m = d; /* NaN propagates as a failure */
+    }
+    return m;
+}
+
+/* ==== thread pool ==== */
+
+struct count_job {
+    int hits[100];
+    int bad_thread;
+    int n_threads;
+};
+
+static void count_task(void *arg, int task, int thread)
+{
+    struct count_job *j = arg;
+    j->hits[task]++;
+    if (thread < 0 || thread >= j->n_threads || task % j->n_threads != thread)
+        j->bad_thread = 1;
+}
+
+static void test_pool(void)
+{
+    for (int n = 1; n <= 3; n++) {
+        rf_pool *pool;
+        rf_error err;
+        CHECK(rf_pool_create(n, &pool, &err) == RF_OK, "pool of %d", n);
+        CHECK(rf_pool_threads(pool) == n, "pool reports %d threads", n);
+        for (int round = 0; round < 50; round++) {
+            struct count_job job = {.n_threads = n};
+            int n_tasks = round % 100;
+            rf_pool_run(pool, n_tasks, count_task, &job);
+            int ok = !job.bad_thread;
+            for (int t = 0; t < 100; t++)
+                ok &= job.hits[t] == (t < n_tasks ? 1 : 0);
+            if (!ok) {
+                CHECK(0, "pool of %d, %d tasks: each task exactly once on its thread", n, n_tasks);
+                break;
+            }
+        }
+        CHECK(1, "pool of %d ran 50 regions", n);
+        rf_pool_free(pool);
+    }
+    rf_pool *pool;
+    CHECK(rf_pool_create(0, &pool, NULL) == RF_ERR_INPUT && pool == NULL, "pool of 0 refused");
+    rf_pool_free(NULL);
+}
+
+/* ==== GEMM and Linear ==== */
+
+static void test_gemm(void)
+{
+    const int sizes[][3] = {{1, 1, 1}, {7, 13, 5}, {33, 17, 65}, {64, 130, 31}, {3, 257, 48}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int trans = 0; trans < 2; trans++) {
+            int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            int lda = K + 3, ldb = (trans ? K : N) + 2, ldc = N + 1;
+            float *A = rnd_array((size_t)M * lda, 1.0f);
+            float *B = rnd_array((size_t)(trans ? N : K) * ldb, 1.0f);
+            float *C = rnd_array((size_t)M * ldc, 1.0f);
+            float *C2 = copy_array(C, (size_t)M * ldc);
+            rf_gemm(trans, M, N, K, 0.75f, A, lda, B, ldb, 0.5f, C, ldc);
+            rf_gemm_naive(trans, M, N, K, 0.75f, A, lda, B, ldb, 0.5f, C2, ldc);
+            float d = max_diff(C, C2, (size_t)M * ldc);
+            CHECK(d < 1e-5f * K, "gemm %dx%dx%d trans=%d: max |diff| %g", M, N, K, trans, d);
+            free(A);
+            free(B);
+            free(C);
+            free(C2);
+        }
+}
+
+static void test_linear(void)
+{
+    /* M large (split along rows) and M small with N large (split along columns) */
+    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {200, 33, 70}, {3, 1001, 37}, {5, 2, 48}};
+    const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        rf_pool *pool;
+        rf_pool_create(n_threads, &pool, NULL);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            rf_activation act = acts[s % 3];
+            float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
+            float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
+            float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
+            rf_linear(pool, X, M, K, W, b, N, act, Y);
+            rf_linear_naive(X, M, K, W, b, N, act, Y2);
+            float d = max_diff(Y, Y2, (size_t)M * N);
+            CHECK(d < 1e-5f, "linear %dx%dx%d act %d, %d threads: max |diff| %g", M, N, K, act,
+                  n_threads, d);
+            free(X);
+            free(W);
+            free(b);
+            free(Y);
+            free(Y2);
+        }
+        rf_pool_free(pool);
+    }
+}
+
+/* ==== element-wise kernels ==== */
+
+/* The vector exp/erfc against libm in double over their whole range. */
+static void test_vecmath(void)
+{
+    double worst_exp = 0.0, worst_erfc = 0.0;
+    for (int i = 0; i < 40000; i += RF_VLEN) {
+        float x[RF_VLEN], y[RF_VLEN];
+        for (int k = 0; k < RF_VLEN; k++)
+            x[k] = -87.0f + 175.0f * (float)(i + k) / 40000.0f;
+        rf_v_store(y, rf_v_exp(rf_v_load(x)));
+        for (int k = 0; k < RF_VLEN; k++) {
+            double rel = fabs(y[k] - exp((double)x[k])) / exp((double)x[k]);
+            worst_exp = rel > worst_exp ? rel : worst_exp;
+            x[k] = 4.0f * (float)(i + k) / 40000.0f; /* erfc on [0, 4) */
+        }
+        rf_v_store(y, rf_v_erfc(rf_v_load(x)));
+        for (int k = 0; k < RF_VLEN; k++) {
+            double rel = fabs(y[k] - erfc((double)x[k])) / erfc((double)x[k]);
+            worst_erfc = rel > worst_erfc ? rel : worst_erfc;
+        }
+    }
+    CHECK(worst_exp < 3e-7, "vector exp relative error %g (2 ulp is 2.4e-7)", worst_exp);
+    /* erfc's error grows with the rounding of its float argument -z^2 + P(t)
+       (one ulp of 16 is 1.9e-6): still far below what GELU can show */
+    CHECK(worst_erfc < 2e-6, "vector erfc relative error %g on [0, 4)", worst_erfc);
+    float under[4] = {-87.4f, -1e30f, -3.4e38f, -INFINITY}, y[4];
+    for (int k = 0; k < 4; k += RF_VLEN) {
+        rf_v_store(y, rf_v_exp(rf_v_load(under + k)));
+        CHECK(y[0] == 0.0f && y[RF_VLEN - 1] == 0.0f, "exp of very negative x is exactly 0");
+    }
+}
+
+/* Large inputs: no NaN or overflow, and the limits of each function. */
+static void test_activation_extremes(void)
+{
+    const float x[8] = {-1e4f, -100.0f, -20.0f, -0.0f, 1e-30f, 20.0f, 100.0f, 1e4f};
+    const rf_activation acts[] = {RF_ACT_GELU, RF_ACT_GELU_NEW, RF_ACT_SILU, RF_ACT_TANH};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        float y[8];
+        memcpy(y, x, sizeof y);
+        rf_bias_act(y, 1, 8, 8, NULL, acts[a]);
+        int ok = 1;
+        for (int i = 0; i < 8; i++) {
+            float want = rf_act_naive(acts[a], x[i]);
+            ok &= fabsf(y[i] - want) <= 1e-6f * fmaxf(1.0f, fabsf(want));
+        }
+        CHECK(ok, "activation %d at extreme inputs equals the naive twin", acts[a]);
+    }
+}
+
+static void test_activations(void)
+{
+    /* exact values: torch.nn.functional.gelu(1.0) and NewGELUActivation()(1.0) */
+    CHECK(fabsf(rf_act_naive(RF_ACT_GELU, 1.0f) - 0.8413447f) < 1e-6f, "gelu(1)");
+    CHECK(fabsf(rf_act_naive(RF_ACT_GELU_NEW, 1.0f) - 0.8411920f) < 1e-6f, "gelu_new(1)");
+    CHECK(fabsf(rf_act_naive(RF_ACT_SILU, 2.0f) - 1.7615942f) < 1e-6f, "silu(2)");
+    CHECK(rf_act_naive(RF_ACT_RELU, -0.5f) == 0.0f && rf_act_naive(RF_ACT_RELU, 0.5f) == 0.5f,
+          "relu");
+    const rf_activation acts[] = {RF_ACT_GELU, RF_ACT_GELU_NEW, RF_ACT_RELU,
+                                  RF_ACT_SILU, RF_ACT_TANH, RF_ACT_LINEAR};
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        int rows = 13, cols = 37, ld = 41;
+        float *y = rnd_array((size_t)rows * ld, 6.0f), *bias = rnd_array((size_t)cols, 1.0f);
+        float *y2 = copy_array(y, (size_t)rows * ld);
+        rf_bias_act(y, rows, cols, ld, bias, acts[a]);
+        rf_bias_act_naive(y2, rows, cols, ld, bias, acts[a]);
+        float d = max_diff(y, y2, (size_t)rows * ld);
+        CHECK(d < 2e-6f, "bias+act %d: max |diff| %g", acts[a], d);
+        free(y);
+        free(y2);
+        free(bias);
+    }
+}
+
+static void test_layernorm(void)
+{
+    int rows = 9, n = 77;
+    float *g = rnd_array((size_t)n, 1.0f), *b = rnd_array((size_t)n, 1.0f);
+    float *x = rnd_array((size_t)rows * n, 3.0f), *y = rnd_array((size_t)rows * n, 3.0f);
+    for (int i = 0; i < n; i++)
+        x[i] += 100.0f; /* a row far from zero mean */
+    float *x2 = copy_array(x, (size_t)rows * n);
+    rf_layernorm(x, rows, n, g, b, 1e-12f);
+    rf_add_layernorm_naive(x2, NULL, rows, n, g, b, 1e-12f);
+    float d = max_diff(x, x2, (size_t)rows * n);
+    CHECK(d < 1e-5f, "layernorm: max |diff| %g", d);
+    float *x3 = copy_array(x, (size_t)rows * n);
+    rf_add_layernorm(x, y, rows, n, g, b, 1e-5f);
+    rf_add_layernorm_naive(x3, y, rows, n, g, b, 1e-5f);
+    d = max_diff(x, x3, (size_t)rows * n);
+    CHECK(d < 1e-5f, "residual + layernorm: max |diff| %g", d);
+    free(g);
+    free(b);
+    free(x);
+    free(y);
+    free(x2);
+    free(x3);
+}
+
+static void test_rope(void)
+{
+    int n_pos = 1536, Dh = 64, half = Dh / 2;
+    float *s = malloc((size_t)n_pos * half * sizeof *s), *c = malloc((size_t)n_pos * half * sizeof *c);
+    rf_rope_table(s, c, n_pos, Dh);
+    /* entries from the formula, and the double-precision angle matters at high positions */
+    int ok = 1, float_angle_differs = 0;
+    for (int p = 0; p < n_pos; p += 97)
+        for (int i = 0; i < half; i++) {
+            double angle = p / pow(10000.0, 2.0 * i / Dh);
+            ok &= s[p * half + i] == (float)sin(angle) && c[p * half + i] == (float)cos(angle);
+            float fa = (float)p / powf(10000.0f, 2.0f * i / Dh);
+            float_angle_differs |= sinf(fa) != s[p * half + i];
+        }
+    CHECK(ok, "rope table equals (float)sin/cos of the float64 angle");
+    CHECK(float_angle_differs, "rope table differs from float32 angles somewhere (it is float64)");
+    CHECK(s[0] == 0.0f && c[0] == 1.0f && s[half - 1] == 0.0f, "rope position 0 is the identity");
+
+    int L = 11, H = 3, T = 2 * L, ld = H * Dh + 5;
+    float *x = rnd_array((size_t)T * ld, 2.0f), *x2 = copy_array(x, (size_t)T * ld);
+    rf_rope_apply(x, 0, 7, ld, L, H, Dh, s, c); /* two row blocks, as the threads cut them */
+    rf_rope_apply(x, 7, T - 7, ld, L, H, Dh, s, c);
+    rf_rope_apply_naive(x2, T, ld, L, H, Dh, s, c);
+    float d = max_diff(x, x2, (size_t)T * ld);
+    CHECK(d == 0.0f, "rope apply vs naive: max |diff| %g", d);
+    free(x);
+    free(x2);
+    free(s);
+    free(c);
+}
+
+static void test_softmax(void)
+{
+    int rows = 6, n = 29, ld = 31;
+    float *x = rnd_array((size_t)rows * ld, 8.0f), *mask = malloc((size_t)n * sizeof *mask);
+    for (int j = 0; j < n; j++)
+        mask[j] = j % 4 == 3 ? RF_MASK_NEG : 0.0f;
+    float *x2 = copy_array(x, (size_t)rows * ld);
+    rf_softmax_rows(x, rows, n, ld, mask);
+    rf_softmax_rows_naive(x2, rows, n, ld, mask);
+    float d = max_diff(x, x2, (size_t)rows * ld);
+    CHECK(d < 1e-6f, "softmax vs naive: max |diff| %g", d);
+    int zeros = 1;
+    for (int r = 0; r < rows; r++)
+        for (int j = 3; j < n; j += 4)
+            zeros &= x[r * ld + j] == 0.0f;
+    CHECK(zeros, "masked keys get exactly zero weight");
+    /* every key masked: HF's finfo.min mask gives a uniform row */
+    for (int j = 0; j < n; j++)
+        mask[j] = RF_MASK_NEG;
+    rf_softmax_rows(x, 1, n, ld, mask);
+    CHECK(fabsf(x[0] - 1.0f / n) < 1e-7f && fabsf(x[n - 1] - 1.0f / n) < 1e-7f,
+          "fully masked row is uniform");
+    free(x);
+    free(x2);
+    free(mask);
+}
+
+static void test_attention(void)
+{
+    /* L spans three query blocks, the last one partial */
+    int B = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, H = 3, Dh = 24, D = H * Dh, ld = D;
+    size_t n = (size_t)B * L * ld;
+    float *q = rnd_array(n, 2.0f), *k = rnd_array(n, 2.0f), *v = rnd_array(n, 1.0f);
+    float *mask = malloc((size_t)B * L * sizeof *mask);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < L; t++)
+            mask[b * L + t] = t < L - 90 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 90b pads */
+    float *ref = malloc(n * sizeof *ref), *scratch = malloc((size_t)L * sizeof *scratch);
+    rf_attention_naive(q, k, v, ld, mask, B, L, H, Dh, scratch, ref);
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        rf_pool *pool;
+        rf_pool_create(n_threads, &pool, NULL);
+        float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
+        float *out = malloc(n * sizeof *out);
+        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out);
+        float d = max_diff(out, ref, n);
+        CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
+        free(scores);
+        free(out);
+        rf_pool_free(pool);
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(mask);
+    free(ref);
+    free(scratch);
+}
+
+int main(void)
+{
+    test_pool();
+    test_gemm();
+    test_linear();
+    test_vecmath();
+    test_activations();
+    test_activation_extremes();
+    test_layernorm();
+    test_rope();
+    test_softmax();
+    test_attention();
+    return check_done();
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+# valgrind.sh BUILD_DIR — the CLI on the reference models under valgrind
+# (memcheck, --leak-check=full): every run must end with no memory error
+# and no leak of any kind. Commands not built yet are skipped, visibly, as
+# is everything when ../shared/reference (or $ROFORMER_REFERENCE) or
+# valgrind is absent. Prints "valgrind: P ok, F failed, S skipped".
+build=${1:-build}
+ROFORMER="$build/roformer"
+. tests/check.sh
+
+# valgrind does not decode AVX-512: keep OpenBLAS on AVX2 kernels, one thread.
+export OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1
+VG="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=all
+    --errors-for-leak-kinds=all --track-origins=no"
+
+# vg "what" ARGS... [< input]: the CLI under valgrind; passes when valgrind
+# reports nothing (its exit code 99 means an error or a leak). The CLI's own
+# exit code is kept in $rc, its stderr in $TMP/err.
+vg() {
+    what=$1; shift
+    $VG "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 99 ] || grep -q '^==[0-9]*== ' "$TMP/err"; then
+        check_failed=$((check_failed + 1))
+        echo "FAIL valgrind: $what" >&2
+        grep '^==[0-9]*== ' "$TMP/err" | head -n 30 >&2
+    else
+        check_passed=$((check_passed + 1))
+    fi
+}
+exit_is() { [ "$rc" -eq "$1" ]; }
+has() { "$ROFORMER" "$1" --help >/dev/null 2>&1; }
+
+if ! command -v valgrind >/dev/null; then
+    check_skip "valgrind is not installed (scripts/setup.sh installs it)"
+    check_done; exit
+fi
+if [ -z "$REF" ]; then
+    check_skip "no reference directory (../shared/reference or \$ROFORMER_REFERENCE)"
+    check_done; exit
+fi
+M=$REF/models
+
+# convert: safetensors (word-level, jieba dictionary) and torch zip
+vg "convert tiny-word-cls" convert "$M/tiny-word-cls" -o "$TMP/cls.gguf"
+check "convert tiny-word-cls exits 0" exit_is 0
+vg "convert tiny-word-mlm from pytorch_model.bin" convert "$M/tiny-word-mlm" -o "$TMP/mlm.gguf"
+check "convert tiny-word-mlm exits 0" exit_is 0
+vg "convert tiny-char-proj --dtype f16" convert "$M/tiny-char-proj" -o "$TMP/char.gguf" --dtype f16
+check "convert tiny-char-proj exits 0" exit_is 0
+vg "convert a missing directory" convert "$TMP/none" -o "$TMP/x.gguf"
+check "convert of a missing directory exits 1" exit_is 1
+
+# info: a GGUF file, an HF directory, a corrupt file
+vg "info" info -m "$TMP/cls.gguf"
+check "info exits 0" exit_is 0
+vg "info on an HF directory" info -m "$M/tiny-qa"
+check "info on an HF directory exits 0" exit_is 0
+head -c 3000 "$TMP/char.gguf" >"$TMP/trunc.gguf"
+vg "info on a truncated file" info -m "$TMP/trunc.gguf"
+check "info on a truncated file exits 1" exit_is 1
+
+# the jobs: each with a good line, a bad line and a pair
+lines='今天天气不错
+{"text": "北京大学", "text_pair": "好"}
+{"text": 
+'
+if has tokenize; then
+    printf '%s' "$lines" | vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16
+    check "tokenize: one line per input, the bad one an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && grep -q '\"error\"' '$TMP/out'"
+else
+    check_skip "roformer tokenize is not built yet"
+fi
+if has forward; then
+    printf '%s' "$lines" | vg "forward --head auto" forward -m "$TMP/cls.gguf"
+    head -n 1 "$M/tiny-word-mlm/cases.jsonl" | vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states
+else
+    check_skip "roformer forward is not built yet"
+fi
+if has embed; then
+    printf '%s' "$lines" | vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize
+    printf '%s' "$lines" | vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy"
+else
+    check_skip "roformer embed is not built yet"
+fi
+if has classify; then
+    printf '%s' "$lines" | vg "classify" classify -m "$TMP/cls.gguf" --top-k 2
+else
+    check_skip "roformer classify is not built yet"
+fi
+check_done
