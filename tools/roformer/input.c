@@ -35,6 +35,27 @@ struct cli_reader {
     size_t cap;
 };
 
+/* The size of a regular file behind f, for progress; else 0 (unknown). */
+static double stream_size(FILE *f)
+{
+    struct stat st;
+    return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0.0;
+}
+
+cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name)
+{
+    cli_reader *in = calloc(1, sizeof *in);
+    if (!in) {
+        cli_error("out of memory");
+        return NULL;
+    }
+    in->spec = *spec;
+    in->f = f;
+    in->path = name;
+    in->total = stream_size(f);
+    return in;
+}
+
 cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
 {
     cli_reader *in = calloc(1, sizeof *in);
@@ -62,9 +83,7 @@ cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char *
         in->own_file = true;
         in->path = path;
     }
-    struct stat st;
-    if (fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode))
-        in->total = (double)st.st_size;
+    in->total = stream_size(in->f);
     return in;
 }
 

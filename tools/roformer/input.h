@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CLI_MAX_FIELDS 4
 #define CLI_DEFAULT_MAX_LINE (1 << 20) /* bytes */
@@ -41,6 +42,8 @@ typedef struct cli_reader cli_reader;
 /* Reads `path` ("-" or NULL: stdin) or, when n_args > 0, the arguments.
  * Returns NULL with a message printed when the file cannot be opened. */
 cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args);
+/* Reads an open stream (not closed by the reader); `name` is used in messages. */
+cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name);
 /* 1: *rec holds the next record; 0: end of input; -1: read error (printed). */
 int cli_reader_next(cli_reader *in, cli_record *rec);
 /* Progress: bytes (or arguments) consumed so far, and the total when known (else 0). */
