@@ -13,7 +13,8 @@ export OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1
 VG="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=all
     --errors-for-leak-kinds=all --track-origins=no"
 
-# vg "what" ARGS... [< input]: the CLI under valgrind; passes when valgrind
+# vg "what" ARGS... <input: the CLI under valgrind (redirect stdin from a
+# file, not a pipe: a pipeline would run vg in a subshell and lose counts); passes when valgrind
 # reports nothing (its exit code 99 means an error or a leak). The CLI's own
 # exit code is kept in $rc, its stderr in $TMP/err.
 vg() {
@@ -29,6 +30,10 @@ vg() {
     fi
 }
 exit_is() { [ "$rc" -eq "$1" ]; }
+# the three lines of $TMP/lines: two results and an error in place of the third
+three_lines_one_error() {
+    [ "$rc" -eq 1 ] && [ "$(wc -l <"$TMP/out")" -eq 3 ] && [ "$(grep -c '"error"' "$TMP/out")" -eq 1 ]
+}
 has() { "$ROFORMER" "$1" --help >/dev/null 2>&1; }
 
 if ! command -v valgrind >/dev/null; then
@@ -61,31 +66,32 @@ vg "info on a truncated file" info -m "$TMP/trunc.gguf"
 check "info on a truncated file exits 1" exit_is 1
 
 # the jobs: each with a good line, a bad line and a pair
-lines='今天天气不错
-{"text": "北京大学", "text_pair": "好"}
-{"text": 
-'
+printf '%s\n' '今天天气不错' '{"text": "北京大学", "text_pair": "好"}' '{"text": ' >"$TMP/lines"
+head -n 1 "$M/tiny-word-mlm/cases.jsonl" >"$TMP/case"
 if has tokenize; then
-    printf '%s' "$lines" | vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16
-    check "tokenize: one line per input, the bad one an error, exit 1" \
-        sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && grep -q '\"error\"' '$TMP/out'"
+    vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16 <"$TMP/lines"
+    check "tokenize: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer tokenize is not built yet"
 fi
 if has forward; then
-    printf '%s' "$lines" | vg "forward --head auto" forward -m "$TMP/cls.gguf"
-    head -n 1 "$M/tiny-word-mlm/cases.jsonl" | vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states
+    vg "forward --head auto" forward -m "$TMP/cls.gguf" <"$TMP/lines"
+    check "forward: one line per input, the bad one an error, exit 1" three_lines_one_error
+    vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states <"$TMP/case"
+    check "forward pre-tokenized exits 0" exit_is 0
 else
     check_skip "roformer forward is not built yet"
 fi
 if has embed; then
-    printf '%s' "$lines" | vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize
-    printf '%s' "$lines" | vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy"
+    vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize <"$TMP/lines"
+    check "embed: one line per input, the bad one an error, exit 1" three_lines_one_error
+    vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy" <"$TMP/lines"
 else
     check_skip "roformer embed is not built yet"
 fi
 if has classify; then
-    printf '%s' "$lines" | vg "classify" classify -m "$TMP/cls.gguf" --top-k 2
+    vg "classify" classify -m "$TMP/cls.gguf" --top-k 2 <"$TMP/lines"
+    check "classify: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer classify is not built yet"
 fi
