@@ -36,8 +36,8 @@ static void run_forward(const rf_model *model, const rf_encoding *enc)
         out.mlm_positions = &position;
         out.n_mlm_positions = 1;
         break;
-    case RF_HEAD_SEQ_CLS: out.logits = malloc((N + 1) * sizeof(float)); break;
-    case RF_HEAD_TOKEN_CLS: out.logits = malloc((L * N + 1) * sizeof(float)); break;
+    case RF_HEAD_SEQ_CLS: out.logits = malloc(N * sizeof(float)); break;
+    case RF_HEAD_TOKEN_CLS: out.logits = malloc(L * N * sizeof(float)); break;
     case RF_HEAD_QA:
         out.start_logits = malloc(L * sizeof(float));
         out.end_logits = malloc(L * sizeof(float));
