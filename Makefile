@@ -22,9 +22,11 @@ LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
+EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 # Each fuzz target also runs its committed inputs as a plain test (replay.c).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
@@ -33,7 +35,7 @@ HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.de
              tests/fuzz/*.h)
 
 .PHONY: all test asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
-all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer
+all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -50,6 +52,10 @@ $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 

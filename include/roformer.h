@@ -29,8 +29,22 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
+ * The jobs (embeddings, classification, similarity, fill-mask, NER, QA)
+ * take many inputs at once and batch them:
+ *
+ *     rf_pipeline *pl;
+ *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
+ *     rf_text in[2] = {{"今天天气很好", 18}, {"今天天气不错", 18}};
+ *     float *vecs = malloc(sizeof(float) * 2 * hp->hidden_size);
+ *     rf_embed(pl, in, 2, RF_POOLING_MEAN, true, vecs, NULL, &err);
+ *     float cos = rf_cosine(vecs, vecs + hp->hidden_size, hp->hidden_size);
+ *     free(vecs);
+ *     rf_pipeline_free(pl);                               // before rf_model_free
+ *
+ * (examples/similarity.c is a whole program.)
+ *
  * Threads: a model is read-only after loading and may be shared by any
- * number of threads; a context belongs to one thread at a time.
+ * number of threads; a context or pipeline belongs to one thread at a time.
  *
  * Errors: every call that can fail returns an rf_status and, when `err` is
  * not NULL, writes a one-line message naming what and where. The library
@@ -234,6 +248,186 @@ typedef struct {
 
 /* Runs the encoder and the model's head on `batch`. */
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
+
+
+/* ==== Jobs: embed, classify, similarity, fill-mask, token classification, QA ====
+ *
+ * A pipeline owns a context and the batch buffers. Every job takes several
+ * inputs at once: they are tokenized, grouped by similar length into batches
+ * of `batch_size` (padded with the attention mask), run, and the results are
+ * written back in input order.
+ *
+ * One bad input does not spoil the others: with `items` non-NULL each input
+ * gets its own rf_item_status (invalid UTF-8, too long without truncation,
+ * no [MASK], ...) and the call returns RF_OK unless something beyond a single
+ * input failed (memory, the forward pass). With `items` NULL the first bad
+ * input fails the whole call. A pipeline is used by one thread at a time.
+ */
+
+/* One input: a text, or a pair of texts ([CLS] text [SEP] pair [SEP]).
+ * UTF-8, not NUL-terminated. */
+typedef struct {
+    const char *text;
+    size_t text_len;
+    const char *pair; /* NULL: single text */
+    size_t pair_len;
+} rf_text;
+
+/* The outcome of one input of a batch call. */
+typedef struct {
+    rf_status status;
+    rf_error error;
+} rf_item_status;
+
+typedef struct {
+    int32_t max_length; /* truncate each input to this many tokens (HF longest_first);
+                           <= 0: no truncation, and an input longer than the
+                           model's max_position fails */
+    int32_t batch_size; /* sequences per forward pass */
+    int32_t n_threads;  /* compute threads; <= 0 means all cores */
+} rf_pipeline_params;
+
+typedef struct rf_pipeline rf_pipeline;
+
+rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
+/* The model must outlive the pipeline. max_length above the model's
+ * max_position is RF_ERR_INPUT. */
+rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
+                             rf_pipeline **out, rf_error *err);
+void rf_pipeline_free(rf_pipeline *pl);
+
+typedef enum {
+    RF_POOLING_CLS,    /* hidden state of [CLS] */
+    RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
+    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b) */
+} rf_pooling;
+
+/* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
+ * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
+ * without a pooler is RF_ERR_UNSUPPORTED. */
+rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                   bool normalize, float *out, rf_item_status *items, rf_error *err);
+
+/* Cosine similarity of inputs[i].text and inputs[i].pair, each embedded on
+ * its own: cosine[n]. */
+rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                        float *cosine, rf_item_status *items, rf_error *err);
+
+/* Sequence classification: probs[n][num_labels], the softmax of the logits
+ * (the sigmoid when num_labels == 1, as HF's pipeline). Needs a
+ * sequence-classification model. */
+rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
+                      rf_item_status *items, rf_error *err);
+
+/* Fill-mask: for every [MASK] of the text, the top_k tokens by probability. */
+typedef struct {
+    int32_t n_masks;
+    int32_t top_k;      /* min(top_k asked, vocab_size) */
+    int32_t *positions; /* [n_masks] token positions of the [MASK]s */
+    int32_t *ids;       /* [n_masks][top_k] token ids, most probable first */
+    float *scores;      /* [n_masks][top_k] their softmax probabilities */
+    char *sequence;     /* the text with each [MASK] replaced by its most probable
+                           token ("##" dropped), NUL-terminated */
+} rf_fill_mask_result;
+
+/* Needs an MLM model; single texts only. An input without [MASK] fails. */
+rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
+                       rf_fill_mask_result *out, rf_item_status *items, rf_error *err);
+void rf_fill_mask_result_free(rf_fill_mask_result *r);
+
+/* Token classification (NER). Offsets are in characters (Unicode code
+ * points) of the input text, [start, end). */
+typedef struct {
+    int32_t id;         /* token id */
+    int32_t label;      /* index into the model's labels (rf_model_label) */
+    float score;        /* its softmax probability */
+    int32_t start, end; /* characters of the text this token covers */
+} rf_token_tag;
+
+typedef struct {
+    const char *type;   /* entity type: the label without its B-/I-/E-/S- prefix;
+                           points into the model's label, not NUL-terminated */
+    int32_t type_len;
+    int32_t first, last; /* token range, inclusive (indices into the tags) */
+    float score;         /* mean score of its tokens */
+    int32_t start, end;  /* characters of the text, [start, end) */
+} rf_entity;
+
+typedef struct {
+    int32_t n_tokens;     /* the text's tokens, [CLS]/[SEP] left out */
+    rf_token_tag *tokens;
+    int32_t n_entities;
+    rf_entity *entities;
+} rf_ner_result;
+
+/* Needs a token-classification model; single texts only. */
+rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                            rf_ner_result *out, rf_item_status *items, rf_error *err);
+void rf_ner_result_free(rf_ner_result *r);
+
+/* Extractive question answering: inputs[i].text is the question, .pair the
+ * context. The answer is the span s <= e of context tokens, at most
+ * max_answer_tokens long (HF's max_answer_len, default 15), with the
+ * largest start_logit[s] + end_logit[e]; score = p_start(s) * p_end(e),
+ * softmax over the context tokens and [CLS], as HF's pipeline computes it. */
+typedef struct {
+    float score;
+    int32_t start, end;           /* characters of the context, [start, end) */
+    int32_t byte_start, byte_end; /* the same span in bytes of the context */
+    int32_t start_token, end_token;
+} rf_qa_result;
+
+rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
+                rf_qa_result *out, rf_item_status *items, rf_error *err);
+
+/* ---- The building blocks of the jobs, usable on their own ---- */
+
+/* out = softmax(x) over n values (out may be x). */
+void rf_softmax(const float *x, int32_t n, float *out);
+/* Indices of the k largest of x[n], largest first, ties to the lower index;
+ * returns min(k, n). */
+int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
+/* Pools hidden[L][D] (mask[L]: 1 = real token, NULL = all real) into out[D]
+ * with RF_POOLING_CLS or RF_POOLING_MEAN. */
+void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
+             float *out);
+void rf_l2_normalize(float *x, int32_t n);
+float rf_cosine(const float *a, const float *b, int32_t n);
+/* Groups per-token labels into entities (BIO, BIOES, BMES and IO tags;
+ * "O" is outside): B-X opens, I-X/M-X continue an X (or open one), E-X
+ * closes, S-X is a single token; a bare label X (not "O") behaves as I-X.
+ * labels[num_labels] are the label names, tags[n] / scores[n] each token's.
+ * Writes first/last/type/score of at most n entities (start/end left 0);
+ * returns the count. */
+int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
+                          const float *scores, int32_t n, rf_entity *out);
+/* The best answer span (see rf_qa). allowed[i]: RF_SPAN_ANSWER for a token
+ * that may be in the answer, RF_SPAN_SOFTMAX_ONLY for one that only counts
+ * in the softmax ([CLS]), 0 for one left out. Returns false when no token
+ * may be in the answer. */
+enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
+bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
+                  int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
+                  float *score);
+/* ==== BLAS ==== */
+
+/* The OpenBLAS build every matrix product runs on. */
+typedef struct {
+    const char *core;   /* kernel family in use, e.g. "SkylakeX", "Haswell", "Zen" */
+    const char *config; /* build options, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    int32_t threads;    /* OpenBLAS's own thread count */
+    int32_t cpu_count;  /* processors OpenBLAS sees */
+} rf_blas_info;
+
+rf_blas_info rf_blas_get_info(void);
+
+/* The OpenBLAS core this CPU runs sgemm fastest with when it is not the one
+ * OpenBLAS picked ("SkylakeX" on AVX-512 CPUs that OpenBLAS 0.3.21 takes for
+ * Haswell, e.g. AMD Zen 4/5), else NULL. OpenBLAS reads its choice from the
+ * environment variable OPENBLAS_CORETYPE once, when it is loaded: a program
+ * that wants the faster kernels sets it before starting (the `roformer` CLI
+ * does this by itself, re-executing once). */
+const char *rf_blas_preferred_core(void);
 
 #ifdef __cplusplus
 }

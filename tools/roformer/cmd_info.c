@@ -78,6 +78,8 @@ int cmd_info(int argc, char **argv)
     printf("dtype:               %s\n", rf_dtype_name(hp->dtype));
     printf("tensors:             %d\n", rf_model_tensor_count(model));
     printf("load time:           %.1f ms\n", load_ms);
+    rf_blas_info blas = rf_blas_get_info();
+    printf("blas:                OpenBLAS core %s, %d threads\n", blas.core, (int)blas.threads);
     rf_model_free(model);
     return CLI_OK;
 }

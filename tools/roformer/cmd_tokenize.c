@@ -4,7 +4,8 @@
  * models) on every line of stdin, one JSON object out per line.
  */
 #include "cli.h"
-#include "cli_input.h"
+#include "input.h"
+#include "output.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -37,51 +38,15 @@ static cJSON *int_array(const int32_t *v, int32_t n)
     return a;
 }
 
-static void print_json(cJSON *obj)
+/* The record's result object, or NULL with rec->error set. */
+static cJSON *tokenize_record(const rf_model *model, cli_record *rec, int32_t max_length,
+                              rf_encoding *enc)
 {
-    char *s = cJSON_PrintUnformatted(obj);
-    if (s) {
-        fputs(s, stdout);
-        fputc('\n', stdout);
-        free(s);
-    }
-    cJSON_Delete(obj);
-}
-
-static void print_error(const char *message, long line_no)
-{
-    cJSON *obj = cJSON_CreateObject();
-    cJSON_AddStringToObject(obj, "error", message);
-    cJSON_AddNumberToObject(obj, "line", (double)line_no);
-    print_json(obj);
-}
-
-/* Tokenizes the current line; false (with the error printed) on failure. */
-static bool tokenize_line(const rf_model *model, cli_input *in, int32_t max_length, rf_encoding *enc)
-{
-    const char *text = in->line, *pair = NULL;
-    size_t text_len = in->len, pair_len = 0;
-    char msg[600];
-    if (in->bad) {
-        print_error(in->error, in->line_no);
-        return false;
-    }
-    if (in->is_json) {
-        int got = cli_input_field(in, "text", &text, &text_len);
-        if (got != 1) {
-            print_error(got == 0 ? "missing \"text\"" : "\"text\" is not a string", in->line_no);
-            return false;
-        }
-        if (cli_input_field(in, "text_pair", &pair, &pair_len) < 0) {
-            print_error("\"text_pair\" is not a string", in->line_no);
-            return false;
-        }
-    }
     rf_error err;
-    if (rf_tokenize(model, text, text_len, pair, pair_len, max_length, enc, &err) != RF_OK) {
-        snprintf(msg, sizeof msg, "%s", err.message);
-        print_error(msg, in->line_no);
-        return false;
+    if (rf_tokenize(model, rec->field[0], rec->len[0], rec->field[1], rec->len[1], max_length,
+                    enc, &err) != RF_OK) {
+        cli_record_fail(rec, err.message);
+        return NULL;
     }
     cJSON *obj = cJSON_CreateObject();
     cJSON *tokens = cJSON_AddArrayToObject(obj, "tokens");
@@ -92,8 +57,7 @@ static bool tokenize_line(const rf_model *model, cli_input *in, int32_t max_leng
     cJSON_AddItemToObject(obj, "input_ids", int_array(enc->ids, enc->n));
     cJSON_AddItemToObject(obj, "token_type_ids", int_array(enc->type_ids, enc->n));
     cJSON_AddItemToObject(obj, "attention_mask", int_array(enc->mask, enc->n));
-    print_json(obj);
-    return true;
+    return obj;
 }
 
 int cmd_tokenize(int argc, char **argv)
@@ -123,19 +87,37 @@ int cmd_tokenize(int argc, char **argv)
     if (!model)
         return CLI_FAILED;
 
-    cli_input in = {0};
+    static const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
+                                        .n_required = 1, .tab_fields = 1,
+                                        .max_line = CLI_DEFAULT_MAX_LINE};
+    cli_reader *in = cli_reader_open(&spec, NULL, NULL, 0);
+    if (!in) {
+        rf_model_free(model);
+        return CLI_FAILED;
+    }
     rf_encoding enc = {0};
-    long failed = 0;
-    while (cli_input_next(&in, stdin))
-        failed += !tokenize_line(model, &in, (int32_t)max_length, &enc);
-    int rc = CLI_OK;
-    if (ferror(stdin))
-        rc = cli_error("reading stdin failed");
-    else if (failed)
-        rc = cli_error("%ld of %ld lines could not be tokenized", failed, in.line_no);
+    cli_record rec;
+    long failed = 0, lines = 0;
+    int got = 0, rc = CLI_OK;
+    while (rc == CLI_OK && (got = cli_reader_next(in, &rec)) == 1) {
+        lines++;
+        cJSON *obj = rec.error ? NULL : tokenize_record(model, &rec, (int32_t)max_length, &enc);
+        if (rec.error) {
+            failed++;
+            obj = cli_json_error(rec.error, rec.line);
+        }
+        if (cli_write_json(stdout, obj) != 0)
+            rc = cli_error("writing stdout failed");
+        cJSON_Delete(obj);
+        cli_record_free(&rec);
+    }
+    if (rc == CLI_OK && got < 0)
+        rc = CLI_FAILED; /* the reader said why */
+    else if (rc == CLI_OK && failed)
+        rc = cli_error("%ld of %ld lines could not be tokenized", failed, lines);
     if (fflush(stdout) != 0)
         rc = cli_error("writing stdout failed");
-    cli_input_free(&in);
+    cli_reader_close(in);
     rf_encoding_free(&enc);
     rf_model_free(model);
     return rc;

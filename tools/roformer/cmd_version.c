@@ -1,5 +1,6 @@
 /*
- * cmd_version.c — `roformer version` / `roformer --version`.
+ * cmd_version.c — `roformer version` / `roformer --version`: the version and
+ * the OpenBLAS build and kernels in use.
  */
 #include "cli.h"
 
@@ -9,6 +10,8 @@ int cmd_version(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
+    rf_blas_info blas = rf_blas_get_info();
     printf("roformer %s\n", RF_VERSION);
+    printf("blas: core %s, %d threads, %s\n", blas.core, (int)blas.threads, blas.config);
     return CLI_OK;
 }

@@ -1,0 +1,28 @@
+#!/bin/sh
+# sgemm_cores.sh — the fp32 FMA peak of one core (tests/bench/fma_peak.c), and
+# sgemm GFLOP/s on this machine for each OpenBLAS core type the
+# CPU can run (the one OpenBLAS detects, Haswell, and SkylakeX when the CPU has
+# AVX-512F), with 1 and 2 OpenBLAS threads and with 2 threads that each run a
+# single-threaded sgemm on half of the rows or half of the columns
+# (tests/bench/sgemm_bench.c).
+#
+#   sh scripts/sgemm_cores.sh [RUNS]        (from the repository root)
+set -eu
+RUNS=${1:-10}
+mkdir -p build
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(pkg-config --cflags openblas) \
+    tests/bench/sgemm_bench.c -o build/sgemm_bench $(pkg-config --libs openblas) -lpthread
+if grep -qw fma /proc/cpuinfo; then
+    cc -O2 -std=c11 -D_GNU_SOURCE -mavx2 -mfma tests/bench/fma_peak.c -o build/fma_peak && ./build/fma_peak
+fi
+cores="detected Haswell"
+grep -qw avx512f /proc/cpuinfo && cores="$cores SkylakeX"
+for core in $cores; do
+    for mode in "blas --threads 1" "blas --threads 2" "split --threads 2" "splitn --threads 2"; do
+        if [ "$core" = detected ]; then
+            env -u OPENBLAS_CORETYPE ./build/sgemm_bench --runs "$RUNS" --mode $mode
+        else
+            OPENBLAS_CORETYPE=$core ./build/sgemm_bench --runs "$RUNS" --mode $mode
+        fi
+    done
+done

@@ -1,0 +1,65 @@
+/*
+ * pipeline.h — the batch runner every job is built on (internal).
+ *
+ * rf_pipeline_run tokenizes the inputs, sorts them by length (longest
+ * first, so the context is sized once), cuts them into batches of
+ * `batch_size`, right-pads each batch to its longest row (pad id, type 0,
+ * mask 0), runs rf_forward and hands each input's slice of the outputs to
+ * the job's row callback, addressed by the input's original index.
+ */
+#ifndef RF_PIPELINE_H
+#define RF_PIPELINE_H
+
+#include "roformer.h"
+
+/* Which outputs of rf_forward a job reads. */
+typedef struct {
+    bool hidden;    /* last_hidden_state */
+    bool pooled;    /* the pooler output */
+    bool logits;    /* sequence or token classification logits */
+    bool mlm_masks; /* MLM logits at the [MASK] positions of each batch */
+    bool qa;        /* start and end logits */
+} rf_run_needs;
+
+/* One input's outputs. L is the padded length of its batch; its own tokens
+ * are the first enc->n. N = num_labels, V = vocab_size, D = hidden_size. */
+typedef struct {
+    int32_t L;
+    const float *hidden;         /* [L][D] */
+    const float *pooled;         /* [D] */
+    const float *logits;         /* sequence cls [N]; token cls [L][N]; MLM [P][V] */
+    const int32_t *positions;    /* MLM: [P] the token position of each logits row */
+    int32_t n_positions;         /* P: every [MASK] position of the batch */
+    const float *start_logits;   /* [L] */
+    const float *end_logits;     /* [L] */
+} rf_row;
+
+/* Called once per input that tokenized and ran; `i` is its index in the
+ * inputs. A non-OK return fails that input only (RF_ERR_NOMEM fails all). */
+typedef rf_status (*rf_row_fn)(void *job, int32_t i, const rf_encoding *enc, const rf_row *row,
+                               rf_error *err);
+
+/* Runs `inputs` through the model. `items` as in the public job calls: when
+ * non-NULL it is initialised here and receives per-input failures. */
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+                          rf_item_status *items, rf_error *err);
+
+const rf_model *rf_pipeline_model(const rf_pipeline *pl);
+
+/* Records input i's failure `msg` in items, or, when items is NULL, turns
+ * it into the whole call's error. Returns what the caller should return. */
+rf_status rf_item_fail(rf_item_status *items, int32_t i, rf_status status, const char *msg,
+                       rf_error *err);
+
+/* Number of characters (code points) in the first `bytes` bytes of the
+ * valid UTF-8 string s: the byte span of a token becomes a character span. */
+static inline int32_t rf_char_count(const char *s, int32_t bytes)
+{
+    int32_t chars = 0;
+    for (int32_t i = 0; i < bytes; i++)
+        chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return chars;
+}
+
+#endif

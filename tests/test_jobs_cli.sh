@@ -1,0 +1,177 @@
+# test_jobs_cli.sh — the job commands end to end on the reference models:
+# embed / classify / ner / qa / fill-mask against values derived from
+# expected.safetensors (tests/jobs_reference.py), scm over the shared
+# CAIL2019-SCM triplets, bad lines in place, .npy output, shared options.
+. tests/check.sh
+PY=/usr/bin/python3
+DATA=${ROFORMER_DATA:-../shared/data}
+SCM=$DATA/cail2019_scm/stage1_train.jsonl
+
+if [ -z "$REF" ]; then
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): all job tests"
+    check_done; exit
+fi
+if ! $PY -c 'import numpy' 2>/dev/null; then
+    check_skip "$PY with numpy absent: all job tests"
+    check_done; exit
+fi
+M=$REF/models
+
+# ==== Options every command shares ====
+for cmd in classify embed similarity scm fill-mask ner qa; do
+    check "$cmd --help" sh -c "$ROFORMER $cmd --help | grep -q 'usage: roformer $cmd'"
+    $ROFORMER $cmd --bogus >/dev/null 2>&1
+    check "$cmd: unknown option is a usage error" [ $? -eq 2 ]
+    $ROFORMER $cmd </dev/null >/dev/null 2>&1
+    check "$cmd: missing -m is a usage error" [ $? -eq 2 ]
+done
+check "--version" sh -c "$ROFORMER embed --version | grep -q '^roformer '"
+$ROFORMER embed -m "$TMP/no-such-model" x >/dev/null 2>"$TMP/err"
+check "missing model: exit 1 with a message" sh -c "[ $? -eq 1 ] && grep -q 'roformer: error' '$TMP/err'"
+$ROFORMER embed -m "$M/tiny-char-proj" --max-length 5000 x >/dev/null 2>&1
+check "--max-length over the model's maximum is a usage error" [ $? -eq 2 ]
+
+# ==== Against the reference outputs ====
+# run_job NAME MODEL JOB CLI-ARGS...: every max_length group of the job's cases.
+run_job() {
+    name=$1; model=$2; job=$3; shift 3
+    for ml in $($PY tests/jobs_reference.py maxlens "$M/$model" "$job"); do
+        opt=""; [ "$ml" = none ] || opt="--max-length $ml"
+        $PY tests/jobs_reference.py inputs "$M/$model" "$job" "$ml" >"$TMP/in.jsonl"
+        $ROFORMER "$@" -m "$M/$model" $opt --batch-size 3 <"$TMP/in.jsonl" >"$TMP/out.jsonl"
+        check "$name max_length=$ml: exit 0" [ $? -eq 0 ]
+        check "$name max_length=$ml matches the reference" \
+            $PY tests/jobs_reference.py check "$M/$model" "$job" "$ml" "$TMP/out.jsonl"
+    done
+}
+run_job "embed cls" tiny-word-mlm embed-cls embed --pooling cls
+run_job "embed mean" tiny-word-mlm embed-mean embed --pooling mean
+run_job "embed pooler" tiny-word-mlm embed-pooler embed --pooling pooler
+run_job "embed mean (char model)" tiny-char-proj embed-mean embed --pooling mean
+run_job "classify" tiny-word-cls classify classify
+run_job "ner" tiny-char-proj ner ner
+run_job "qa" tiny-qa qa qa
+run_job "fill-mask" tiny-word-mlm fill-mask fill-mask --top-k 5
+
+# ==== Bad lines stay in place; the lines around them are right ====
+long=$($PY -c 'print("长" * 1100)')
+{
+    echo '今天天气很好'
+    printf 'bad \377 byte\n'
+    echo '{"text": "unterminated'
+    echo '{"text_pair": "no text"}'
+    echo "$long"
+    echo '{"text": "北京是中国的首都"}'
+} >"$TMP/mixed.txt"
+$ROFORMER embed -m "$M/tiny-char-proj" <"$TMP/mixed.txt" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
+check "bad lines: exit 1" [ $? -eq 1 ]
+check "bad lines: one output line per input line" [ "$(wc -l <"$TMP/mixed.out")" -eq 6 ]
+$ROFORMER embed -m "$M/tiny-char-proj" '今天天气很好' '北京是中国的首都' >"$TMP/alone.out"
+check "bad lines: errors in place with their line numbers, good lines as alone" $PY - "$TMP/mixed.out" "$TMP/alone.out" <<'PYEOF'
+import json, sys
+import numpy as np
+out = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+alone = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+assert [o.get("line") for o in out] == [None, 2, 3, 4, 5, None], out
+assert "UTF-8" in out[1]["error"] and "JSON" in out[2]["error"], out
+assert '"text"' in out[3]["error"] and "1024" in out[4]["error"], out
+for got, want in ((out[0], alone[0]), (out[5], alone[1])):
+    assert np.max(np.abs(np.array(got["embedding"]) - want["embedding"])) < 1e-5
+PYEOF
+check "bad lines: summary on stderr" grep -q '4 of 6 inputs failed' "$TMP/mixed.err"
+printf 'short\n%s\nshort\n' "$($PY -c 'print("x" * 300)')" |
+    $ROFORMER embed -m "$M/tiny-char-proj" --max-line-bytes 100 >"$TMP/cap.out" 2>/dev/null
+check "--max-line-bytes: the long line fails alone" sh -c \
+    "[ \$(grep -c embedding '$TMP/cap.out') -eq 2 ] && sed -n 2p '$TMP/cap.out' | grep -q 'longer than 100 bytes'"
+printf '{"text": "a"} trailing\n{"text": "北京\\u0000欢迎你"}\n北京欢迎你\n' |
+    $ROFORMER embed -m "$M/tiny-char-proj" >"$TMP/nul.out" 2>/dev/null
+check "JSON: trailing bytes fail the line" sh -c "sed -n 1p '$TMP/nul.out' | grep -q 'bad JSON'"
+# BERT's text cleaning drops U+0000, so a kept NUL gives the text without it.
+check "JSON: a \\u0000 escape does not cut the text short" $PY -c '
+import json, sys, numpy as np
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert np.max(np.abs(np.array(rows[1]["embedding"]) - rows[2]["embedding"])) < 1e-5
+' "$TMP/nul.out"
+printf '{"text": "没有掩码"}\n{"text": "有[MASK]码"}\n' |
+    $ROFORMER fill-mask -m "$M/tiny-word-mlm" >"$TMP/fm.out" 2>/dev/null
+check "fill-mask: a text without [MASK] fails alone" sh -c \
+    "sed -n 1p '$TMP/fm.out' | grep -q 'no \\[MASK\\]' && sed -n 2p '$TMP/fm.out' | grep -q '\"masks\"'"
+
+# ==== Batching keeps input order ====
+$PY tests/jobs_reference.py inputs "$M/tiny-word-mlm" embed-cls none >"$TMP/order.jsonl"
+$ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 1 <"$TMP/order.jsonl" >"$TMP/b1.out"
+$ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 16 <"$TMP/order.jsonl" >"$TMP/b16.out"
+check "batch size 1 and 16 give the same rows in the same order" $PY -c '
+import json, sys, numpy as np
+a = [json.loads(l)["embedding"] for l in open(sys.argv[1])]
+b = [json.loads(l)["embedding"] for l in open(sys.argv[2])]
+assert len(a) == len(b) > 3 and np.max(np.abs(np.array(a) - np.array(b))) < 1e-5
+' "$TMP/b1.out" "$TMP/b16.out"
+
+# ==== .npy output ====
+$ROFORMER embed -m "$M/tiny-word-mlm" --format npy -o "$TMP/e.npy" <"$TMP/mixed.txt" 2>/dev/null
+check "npy with a bad line: exit 1" [ $? -eq 1 ]
+$ROFORMER embed -m "$M/tiny-word-mlm" <"$TMP/mixed.txt" >"$TMP/e.jsonl" 2>/dev/null
+check "npy loads with numpy: N x D, NaN rows where lines failed, same values as jsonl" $PY -c '
+import json, sys, numpy as np
+x = np.load(sys.argv[1])
+rows = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+assert x.dtype == np.float32 and x.shape == (6, 64), (x.dtype, x.shape)
+for r, row in zip(x, rows):
+    if "error" in row: assert np.isnan(r).all()
+    else: assert np.max(np.abs(r - np.array(row["embedding"]))) < 1e-6
+' "$TMP/e.npy" "$TMP/e.jsonl"
+$ROFORMER embed -m "$M/tiny-word-mlm" --format npy --normalize 一 二 三 | cat >"$TMP/pipe.npy"
+check "npy through a pipe, normalized rows" $PY -c '
+import sys, numpy as np
+x = np.load(sys.argv[1]); assert x.shape == (3, 64)
+assert np.allclose(np.linalg.norm(x, axis=1), 1, atol=1e-5)
+' "$TMP/pipe.npy"
+
+# ==== similarity ====
+printf '今天天气很好\t今天天气不错\n{"text_a": "下雨了", "text_b": "下雨了"}\nno tab here\n' |
+    $ROFORMER similarity -m "$M/tiny-word-mlm" --pooling mean >"$TMP/sim.out" 2>/dev/null
+check "similarity: exit 1 for the line without TAB" [ $? -eq 1 ]
+$ROFORMER embed -m "$M/tiny-word-mlm" --pooling mean 今天天气很好 今天天气不错 >"$TMP/sim.emb"
+check "similarity: cosine of the two embeddings; identical texts give 1" $PY -c '
+import json, sys, numpy as np
+s = [json.loads(l) for l in open(sys.argv[1])]
+a, b = [np.array(json.loads(l)["embedding"], dtype=np.float64) for l in open(sys.argv[2])]
+assert abs(s[0]["cosine"] - a @ b / np.linalg.norm(a) / np.linalg.norm(b)) < 1e-5, s
+assert abs(s[1]["cosine"] - 1) < 1e-5 and s[2]["line"] == 3, s
+' "$TMP/sim.out" "$TMP/sim.emb"
+
+# ==== CAIL2019-SCM ====
+if [ -f "$SCM" ]; then
+    $ROFORMER scm -m "$M/tiny-word-mlm" --max-length 512 "$SCM" >"$TMP/scm.out" 2>"$TMP/scm.err"
+    check "scm: exit 0" [ $? -eq 0 ]
+    check "scm: one prediction per triplet" $PY -c '
+import json, sys
+n = sum(1 for _ in open(sys.argv[2]))
+out = [json.loads(l) for l in open(sys.argv[1])]
+assert len(out) == n == 400, (len(out), n)
+for o in out:
+    assert o["prediction"] == ("B" if o["sim_ab"] >= o["sim_ac"] else "C"), o
+    assert -1.0001 <= o["sim_ab"] <= 1.0001 and -1.0001 <= o["sim_ac"] <= 1.0001, o
+' "$TMP/scm.out" "$SCM"
+    check "scm: each distinct document embedded once" grep -q '224 distinct documents' "$TMP/scm.err"
+    head -n 4 "$SCM" | $PY -c '
+import json, sys
+for i, l in enumerate(sys.stdin):
+    d = json.loads(l); d["label"] = "BC"[i % 2]; print(json.dumps(d, ensure_ascii=False))
+' >"$TMP/scm4.jsonl"
+    $ROFORMER scm -m "$M/tiny-word-cls" --mode pair --max-length 256 - <"$TMP/scm4.jsonl" \
+        >"$TMP/pair.out" 2>"$TMP/pair.err"
+    check "scm --mode pair: 4 predictions and the accuracy on stderr" sh -c \
+        "[ \$(grep -c prediction '$TMP/pair.out') -eq 4 ] && grep -q 'accuracy .* of 4 labelled' '$TMP/pair.err'"
+else
+    check_skip "CAIL2019-SCM data absent ($SCM): scm tests"
+fi
+
+# ==== progress bar ====
+$ROFORMER embed -m "$M/tiny-word-mlm" --progress a b c >/dev/null 2>"$TMP/progress.err"
+check "--progress draws on stderr" grep -q '3 inputs' "$TMP/progress.err"
+$ROFORMER embed -m "$M/tiny-word-mlm" a b c >/dev/null 2>"$TMP/quiet.err"
+check "no progress bar when stderr is not a terminal" [ ! -s "$TMP/quiet.err" ]
+
+check_done

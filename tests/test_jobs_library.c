@@ -1,0 +1,155 @@
+/*
+ * test_jobs_library.c — the job calls of the library on the reference
+ * models: per-input failures with and without `items`, head checks,
+ * batching that does not change results, and every result freed (the
+ * sanitizer build checks the leaks). Numbers against HF are checked end to
+ * end by test_jobs_cli.sh.
+ */
+#include "check.h"
+#include "roformer.h"
+
+#include <math.h>
+
+static rf_model *load(const char *ref, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/models/%s", ref, name);
+    rf_model *m = NULL;
+    rf_error err;
+    if (rf_model_load(path, &m, &err) != RF_OK)
+        CHECK(0, "loading %s: %s", path, err.message);
+    return m;
+}
+
+static rf_text txt(const char *s) { return (rf_text){s, strlen(s), NULL, 0}; }
+
+static void test_embed(const rf_model *m)
+{
+    rf_error err;
+    rf_pipeline *pl;
+    rf_pipeline_params pp = rf_pipeline_default_params();
+    pp.batch_size = 2;
+    CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);
+    int32_t D = rf_model_hparams(m)->hidden_size;
+    rf_text in[4] = {txt("今天天气很好"), txt("bad \xff byte"), txt("北京"),
+                     txt("一个长一点的句子，用来测试按长度分组之后的顺序。")};
+    float *out = malloc(sizeof(float) * 4 * (size_t)D), *alone = malloc(sizeof(float) * (size_t)D);
+    rf_item_status items[4];
+    CHECK(rf_embed(pl, in, 4, RF_POOLING_MEAN, false, out, items, &err) == RF_OK,
+          "embed with items: %s", err.message);
+    CHECK(items[0].status == RF_OK && items[2].status == RF_OK && items[3].status == RF_OK,
+          "good inputs ok");
+    CHECK(items[1].status == RF_ERR_INPUT && strstr(items[1].error.message, "UTF-8"),
+          "bad input fails alone: %d '%s'", items[1].status, items[1].error.message);
+    CHECK(isnan(out[D]) && !isnan(out[0]), "failed row is NaN, others are not");
+    for (int i = 0; i < 4; i += 2 + (i == 2)) { /* 0, 2, 3: each equals the input run alone */
+        rf_status st = rf_embed(pl, &in[i], 1, RF_POOLING_MEAN, false, alone, NULL, &err);
+        float diff = 0;
+        for (int32_t d = 0; d < D; d++)
+            diff = fmaxf(diff, fabsf(alone[d] - out[(size_t)i * D + d]));
+        CHECK(st == RF_OK && diff < 1e-5f, "input %d batched = alone (max diff %g)", i, diff);
+    }
+    CHECK(rf_embed(pl, in, 4, RF_POOLING_MEAN, false, out, NULL, &err) == RF_ERR_INPUT &&
+              strstr(err.message, "input 2:"),
+          "without items the first bad input fails the call: '%s'", err.message);
+
+    float cos[2];
+    rf_text pairs[2] = {{"下雨了", 9, "下雨了", 9}, {"下雨了", 9, "\xff", 1}};
+    CHECK(rf_similarity(pl, pairs, 2, RF_POOLING_CLS, cos, items, &err) == RF_OK &&
+              fabsf(cos[0] - 1) < 1e-5f && isnan(cos[1]) && items[1].status == RF_ERR_INPUT &&
+              strstr(items[1].error.message, "text_b"),
+          "similarity: identical texts 1, bad text_b fails alone ('%s')", items[1].error.message);
+    CHECK(rf_classify(pl, in, 1, out, NULL, &err) == RF_ERR_UNSUPPORTED,
+          "classify on an MLM model: unsupported");
+
+    rf_fill_mask_result fm[2];
+    rf_text masked[2] = {txt("北京是[MASK]国的首都，[MASK]海"), txt("没有掩码")};
+    CHECK(rf_fill_mask(pl, masked, 2, 3, fm, items, &err) == RF_OK, "fill-mask: %s", err.message);
+    CHECK(fm[0].n_masks == 2 && fm[0].top_k == 3 && fm[0].positions[0] < fm[0].positions[1] &&
+              fm[0].scores[0] >= fm[0].scores[1] && fm[0].scores[1] >= fm[0].scores[2],
+          "fill-mask: two masks, scores in decreasing order");
+    CHECK(items[1].status == RF_ERR_INPUT && fm[1].n_masks == 0, "fill-mask: no [MASK] fails alone");
+    rf_fill_mask_result_free(&fm[0]);
+    rf_fill_mask_result_free(&fm[1]);
+    rf_fill_mask_result_free(NULL);
+    free(out);
+    free(alone);
+    rf_pipeline_free(pl);
+
+    pp.max_length = rf_model_hparams(m)->max_position + 1;
+    CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_ERR_INPUT && !pl,
+          "max_length over the model's maximum is refused");
+    rf_pipeline_free(NULL);
+}
+
+static void test_ner(const rf_model *m)
+{
+    rf_error err;
+    rf_pipeline *pl;
+    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK) {
+        CHECK(0, "pipeline: %s", err.message);
+        return;
+    }
+    rf_ner_result r[2];
+    rf_item_status items[2];
+    rf_text in[2] = {txt("张三在北京工作"), {"问题", 6, "上下文", 9}};
+    CHECK(rf_token_classify(pl, in, 2, r, items, &err) == RF_OK, "ner: %s", err.message);
+    CHECK(r[0].n_tokens == 7 && r[0].tokens[6].start == 6 && r[0].tokens[6].end == 7,
+          "ner: one token per character, character offsets (%d tokens)", r[0].n_tokens);
+    bool inside = true;
+    for (int32_t e = 0; e < r[0].n_entities; e++)
+        inside &= r[0].entities[e].start >= 0 && r[0].entities[e].end <= 7 &&
+                  r[0].entities[e].start < r[0].entities[e].end;
+    CHECK(inside, "ner: entity offsets inside the text");
+    CHECK(items[1].status == RF_ERR_INPUT, "ner: a pair fails alone");
+    rf_ner_result_free(&r[0]);
+    rf_ner_result_free(&r[1]);
+    rf_qa_result qa;
+    CHECK(rf_qa(pl, in, 1, 30, &qa, NULL, &err) == RF_ERR_UNSUPPORTED, "qa on a NER model: unsupported");
+    rf_pipeline_free(pl);
+}
+
+static void test_qa(const rf_model *m)
+{
+    rf_error err;
+    rf_pipeline *pl;
+    if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK) {
+        CHECK(0, "pipeline: %s", err.message);
+        return;
+    }
+    const char *ctx = "张三在北京的一家银行工作。";
+    rf_text in[2] = {{"张三在哪里工作？", strlen("张三在哪里工作？"), ctx, strlen(ctx)},
+                     txt("没有上下文")};
+    rf_qa_result r[2];
+    rf_item_status items[2];
+    CHECK(rf_qa(pl, in, 2, 3, r, items, &err) == RF_OK, "qa: %s", err.message);
+    CHECK(items[0].status == RF_OK && r[0].start >= 0 && r[0].start < r[0].end &&
+              r[0].end <= 13 && r[0].end_token - r[0].start_token < 3 && r[0].score > 0 &&
+              r[0].score <= 1,
+          "qa: a span of at most 3 tokens inside the context (%d-%d)", r[0].start, r[0].end);
+    CHECK(r[0].byte_end - r[0].byte_start == 3 * (r[0].end - r[0].start),
+          "qa: byte and character offsets agree (CJK = 3 bytes)");
+    CHECK(items[1].status == RF_ERR_INPUT, "qa: no context fails alone");
+    rf_pipeline_free(pl);
+}
+
+int main(void)
+{
+    const char *ref = check_reference();
+    if (!ref) {
+        SKIP("reference fixtures absent (../shared/reference): library job tests");
+        return check_done();
+    }
+    rf_model *mlm = load(ref, "tiny-word-mlm"), *ner = load(ref, "tiny-char-proj"),
+             *qa = load(ref, "tiny-qa");
+    if (mlm)
+        test_embed(mlm);
+    if (ner)
+        test_ner(ner);
+    if (qa)
+        test_qa(qa);
+    rf_model_free(mlm);
+    rf_model_free(ner);
+    rf_model_free(qa);
+    return check_done();
+}

@@ -1,0 +1,141 @@
+/*
+ * cmd_embed.c — `roformer embed`: one sentence vector per input, as JSON
+ * lines {"embedding": [...]} or one float32 .npy matrix (N x D).
+ */
+#include "cli.h"
+#include "jobcli.h"
+#include "npy.h"
+#include "output.h"
+#include "pooling_option.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: roformer embed -m MODEL [--pooling cls|mean|pooler] [--normalize]\n"
+    "                      [--format jsonl|npy] [-o FILE] [options] [TEXT...]\n"
+    "\n"
+    "Sentence embeddings. Input lines are texts, or {\"text\": ..., \"text_pair\": ...}.\n"
+    "Output per input: {\"embedding\": [...]}, or with --format npy one float32 matrix\n"
+    "(inputs x hidden size) that numpy.load reads; a failed input is a row of NaN\n"
+    "there, reported on stderr.\n"
+    "\n" CLI_POOLING_HELP
+    "  --normalize  scale each vector to unit L2 norm\n"
+    "  --format F   jsonl (default) or npy\n"
+    "  -o FILE      write to FILE instead of stdout\n";
+
+typedef struct {
+    rf_pipeline *pl;
+    int pooling;
+    rf_pooling use;
+    bool normalize, npy;
+    const char *out_path;
+    int32_t D;
+    cli_npy *writer;
+} embed_cmd;
+
+static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
+{
+    embed_cmd *c = arg;
+    const char *v;
+    int r;
+    if (!strcmp(argv[*i], "--normalize")) {
+        c->normalize = true;
+        return 1;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "--pooling", &v)))
+        return r < 0 || cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "-o", &v))) {
+        c->out_path = v;
+        return r;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "--format", &v))) {
+        if (r < 0)
+            return r;
+        if (strcmp(v, "jsonl") && strcmp(v, "npy"))
+            return cli_usage_error(cmd, "--format is jsonl or npy, not '%s'", v), -1;
+        c->npy = !strcmp(v, "npy");
+        return 1;
+    }
+    return 0;
+}
+
+static int run_chunk(void *arg, cli_record *recs, int n)
+{
+    embed_cmd *c = arg;
+    cli_batch b;
+    if (cli_batch_collect(&b, recs, n, 0, 1))
+        return CLI_FAILED;
+    float *vecs = malloc(sizeof(float) * (size_t)(b.n ? b.n : 1) * (size_t)c->D);
+    float *nan_row = malloc(sizeof(float) * (size_t)c->D);
+    rf_error err;
+    int rc = CLI_OK;
+    if (!vecs || !nan_row)
+        rc = cli_error("out of memory");
+    else if (rf_embed(c->pl, b.texts, b.n, c->use, c->normalize, vecs, b.items, &err) != RF_OK)
+        rc = cli_error("%s", err.message);
+    for (int j = 0; rc == CLI_OK && j < b.n; j++) {
+        cli_record *rec = &recs[b.rec[j]];
+        cli_apply_item(rec, &b.items[j]);
+        if (!rec->error && !c->npy) {
+            rec->result = cJSON_CreateObject();
+            cJSON_AddItemToObject(rec->result, "embedding",
+                                  cli_json_floats(vecs + (size_t)j * c->D, c->D));
+        }
+    }
+    /* .npy: one row per record, in order; NaN where the record failed. */
+    for (int k = 0, j = 0; rc == CLI_OK && c->npy && k < n; k++) {
+        for (int32_t d = 0; d < c->D; d++)
+            nan_row[d] = NAN;
+        const float *row = nan_row;
+        if (j < b.n && b.rec[j] == k) {
+            if (!recs[k].error)
+                row = vecs + (size_t)j * c->D;
+            j++;
+        }
+        if (cli_npy_add_row(c->writer, row) != 0)
+            rc = cli_error("writing the .npy output failed");
+    }
+    free(vecs);
+    free(nan_row);
+    cli_batch_free(&b);
+    return rc;
+}
+
+int cmd_embed(int argc, char **argv)
+{
+    embed_cmd c = {.pooling = CLI_POOLING_DEFAULT};
+    cli_job_opts o;
+    cli_job_opts_init(&o, argv);
+    int rc = cli_job_parse(&o, "embed", usage, argc, argv, own_option, &c);
+    if (rc >= 0)
+        return rc;
+    if (c.npy && !c.out_path && isatty(STDOUT_FILENO))
+        return cli_usage_error("embed", "not writing binary .npy to a terminal; use -o FILE");
+    rf_model *model;
+    if ((rc = cli_job_open(&o, "embed", &model, &c.pl)) != CLI_OK)
+        return rc;
+    c.use = cli_pooling_for(model, c.pooling);
+    c.D = rf_model_hparams(model)->hidden_size;
+    if (c.use == RF_POOLING_POOLER && !rf_model_hparams(model)->has_pooler)
+        rc = cli_usage_error("embed", "the model has no pooler; use --pooling cls or mean");
+    /* The output file is created only once the model is known to work. */
+    if (rc == CLI_OK && c.out_path && !freopen(c.out_path, c.npy ? "w+b" : "w", stdout))
+        rc = cli_error("%s: %s", c.out_path, strerror(errno));
+    if (rc == CLI_OK && c.npy && !(c.writer = cli_npy_open(stdout, c.D)))
+        rc = cli_error("cannot start the .npy output");
+    if (rc == CLI_OK) {
+        static const cli_input_spec spec = {
+            .names = {"text", "text_pair"}, .n_fields = 2, .n_required = 1, .tab_fields = 1};
+        rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, c.npy);
+    }
+    if (c.writer && cli_npy_close(c.writer) != 0 && rc == CLI_OK)
+        rc = cli_error("writing the .npy output failed");
+    rf_pipeline_free(c.pl);
+    rf_model_free(model);
+    return rc;
+}

@@ -1,0 +1,91 @@
+/*
+ * cmd_qa.c — `roformer qa`: extractive question answering, the best answer
+ * span of the context with its score and character offsets (HF
+ * question-answering pipeline, one window).
+ */
+#include "cli.h"
+#include "jobcli.h"
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: roformer qa -m MODEL [--max-answer-tokens N] [options] [INPUT...]\n"
+    "\n"
+    "Extractive question answering. Input lines are\n"
+    "{\"question\": ..., \"context\": ...} or question<TAB>context. Output per input:\n"
+    "  {\"answer\": ..., \"score\": ..., \"start\": ..., \"end\": ...}\n"
+    "start/end are character offsets into the context, end exclusive; score is\n"
+    "p(start) * p(end), softmax over the context tokens and [CLS] (as HF). A\n"
+    "allows needs --max-length (the longer of question and context is cut first).\n"
+    "\n"
+    "  --max-answer-tokens N   longest answer in tokens (default 15, as HF)\n";
+
+typedef struct {
+    rf_pipeline *pl;
+    int32_t max_answer_tokens;
+} qa_cmd;
+
+static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
+{
+    qa_cmd *c = arg;
+    const char *v;
+    int r = cli_take_value(cmd, argc, argv, i, "--max-answer-tokens", &v);
+    if (r <= 0)
+        return r;
+    return cli_int_value(cmd, "--max-answer-tokens", v, 1, 1 << 20, &c->max_answer_tokens) ? -1
+                                                                                            : 1;
+}
+
+static int run_chunk(void *arg, cli_record *recs, int n)
+{
+    qa_cmd *c = arg;
+    cli_batch b;
+    if (cli_batch_collect(&b, recs, n, 0, 1))
+        return CLI_FAILED;
+    rf_qa_result *res = calloc((size_t)(b.n ? b.n : 1), sizeof *res);
+    rf_error err;
+    int rc = CLI_OK;
+    if (!res)
+        rc = cli_error("out of memory");
+    else if (rf_qa(c->pl, b.texts, b.n, c->max_answer_tokens, res, b.items, &err) != RF_OK)
+        rc = cli_error("%s", err.message);
+    for (int j = 0; rc == CLI_OK && j < b.n; j++) {
+        cli_record *rec = &recs[b.rec[j]];
+        cli_apply_item(rec, &b.items[j]);
+        if (rec->error)
+            continue;
+        const rf_qa_result *r = &res[j];
+        char *answer = strndup(b.texts[j].pair + r->byte_start,
+                               (size_t)(r->byte_end - r->byte_start));
+        rec->result = cJSON_CreateObject();
+        cJSON_AddStringToObject(rec->result, "answer", answer ? answer : "");
+        cli_add_float(rec->result, "score", r->score);
+        cJSON_AddNumberToObject(rec->result, "start", r->start);
+        cJSON_AddNumberToObject(rec->result, "end", r->end);
+        free(answer);
+    }
+    free(res);
+    cli_batch_free(&b);
+    return rc;
+}
+
+int cmd_qa(int argc, char **argv)
+{
+    qa_cmd c = {.max_answer_tokens = 15};
+    cli_job_opts o;
+    cli_job_opts_init(&o, argv);
+    int rc = cli_job_parse(&o, "qa", usage, argc, argv, own_option, &c);
+    if (rc >= 0)
+        return rc;
+    rf_model *model;
+    if ((rc = cli_job_open(&o, "qa", &model, &c.pl)) != CLI_OK)
+        return rc;
+    static const cli_input_spec spec = {
+        .names = {"question", "context"}, .n_fields = 2, .n_required = 2, .tab_fields = 2};
+    rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, false);
+    rf_pipeline_free(c.pl);
+    rf_model_free(model);
+    return rc;
+}

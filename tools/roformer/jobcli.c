@@ -1,0 +1,291 @@
+/*
+ * jobcli.c — the shared part of the job commands (see jobcli.h).
+ */
+#include "jobcli.h"
+
+#include "cli.h"
+#include "output.h"
+#include "progress.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_job_opts_init(cli_job_opts *o, char **argv)
+{
+    *o = (cli_job_opts){.batch_size = rf_pipeline_default_params().batch_size,
+                        .progress = CLI_PROGRESS_AUTO,
+                        .max_line = CLI_DEFAULT_MAX_LINE,
+                        .args = argv};
+}
+
+int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                   const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0)
+        return 0;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "option %s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,
+                  int32_t *out)
+{
+    long v;
+    if (cli_parse_int(value, lo, hi, &v) != 0) {
+        cli_usage_error(cmd, "%s wants an integer from %ld to %ld, not '%s'", name, lo, hi, value);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i], *v;
+    int r;
+    if (!strcmp(arg, "--version")) {
+        printf("roformer %s\n", RF_VERSION);
+        return 2;
+    }
+    if (!strcmp(arg, "--progress")) {
+        o->progress = CLI_PROGRESS_ON;
+        return 1;
+    }
+    if (!strcmp(arg, "--no-progress")) {
+        o->progress = CLI_PROGRESS_OFF;
+        return 1;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "-m", &v)) ||
+        (r = cli_take_value(cmd, argc, argv, i, "--model", &v))) {
+        o->model_path = v;
+        return r;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "--max-length", &v)))
+        return r < 0 ? r : cli_int_value(cmd, "--max-length", v, 2, 1 << 20, &o->max_length) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--batch-size", &v)))
+        return r < 0 ? r : cli_int_value(cmd, "--batch-size", v, 1, 4096, &o->batch_size) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--threads", &v)))
+        return r < 0 ? r : cli_int_value(cmd, "--threads", v, 0, 1024, &o->threads) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--max-line-bytes", &v))) {
+        int32_t n;
+        if (r < 0 || cli_int_value(cmd, "--max-line-bytes", v, 1, 1 << 30, &n))
+            return -1;
+        o->max_line = (size_t)n;
+        return 1;
+    }
+    if (arg[0] == '-' && arg[1] != '\0')
+        return 0; /* the command's own option, or unknown */
+    o->args[o->n_args++] = argv[*i];
+    return 1;
+}
+
+void cli_job_help(const char *usage)
+{
+    fputs(usage, stdout);
+    fputs("\nshared options:\n"
+          "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory\n"
+          "  --max-length N        truncate inputs to N tokens (default: no truncation; an input\n"
+          "                        longer than the model's maximum is then an error line)\n"
+          "  --batch-size N        sequences per forward pass (default 8)\n"
+          "  --threads N           compute threads (default: all cores)\n"
+          "  --progress            progress bar on stderr (default: only when stderr is a\n"
+          "                        terminal and the job runs over a second); --no-progress\n"
+          "  --max-line-bytes N    longest input line accepted (default 1048576)\n"
+          "  --version, -h/--help\n"
+          "\ninput: texts as arguments, or stdin one per line; a line that is a JSON object\n"
+          "is read by field name, any other line is the text. One output line per input,\n"
+          "in order; a bad input gives {\"error\": \"...\", \"line\": N} in its place.\n"
+          "exit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n",
+          stdout);
+}
+
+int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl)
+{
+    *model = NULL;
+    *pl = NULL;
+    if (!o->model_path)
+        return cli_usage_error(cmd, "a model is required: -m MODEL");
+    if (!(*model = cli_load_model(o->model_path)))
+        return CLI_FAILED;
+    rf_error err;
+    const rf_hparams *hp = rf_model_hparams(*model);
+    if (o->max_length > hp->max_position) {
+        int32_t max_position = hp->max_position;
+        rf_model_free(*model);
+        *model = NULL;
+        return cli_usage_error(cmd, "--max-length %d is over the model's maximum of %d",
+                               o->max_length, max_position);
+    }
+    rf_pipeline_params pp = rf_pipeline_default_params();
+    pp.max_length = o->max_length;
+    if (!pp.max_length && o->truncate_default)
+        pp.max_length = hp->max_position;
+    pp.batch_size = o->batch_size;
+    pp.n_threads = o->threads;
+    if (rf_pipeline_create(*model, &pp, pl, &err) != RF_OK) {
+        rf_model_free(*model);
+        *model = NULL;
+        return cli_error("%s", err.message);
+    }
+    return CLI_OK;
+}
+
+void cli_apply_item(cli_record *rec, const rf_item_status *item)
+{
+    if (item->status != RF_OK)
+        cli_record_fail(rec, item->error.message);
+}
+
+/* Writes the chunk's outputs in order; returns the failures, or -1 on a
+ * write error. */
+static long write_chunk(cli_record *recs, int n, bool errors_on_stderr)
+{
+    long failed = 0;
+    for (int k = 0; k < n; k++) {
+        cli_record *rec = &recs[k];
+        int rc = 0;
+        if (rec->error) {
+            failed++;
+            if (errors_on_stderr) {
+                fprintf(stderr, "roformer: error: line %ld: %s\n", rec->line, rec->error);
+            } else {
+                cJSON *e = cli_json_error(rec->error, rec->line);
+                rc = cli_write_json(stdout, e);
+                cJSON_Delete(e);
+            }
+        } else if (rec->result) {
+            rc = cli_write_json(stdout, rec->result);
+        }
+        if (rc != 0)
+            return -1;
+    }
+    return fflush(stdout) == 0 ? failed : -1;
+}
+
+int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char *path,
+                cli_chunk_fn fn, void *cmd, bool errors_on_stderr)
+{
+    cli_input_spec spec = *spec_in;
+    spec.max_line = o->max_line;
+    cli_reader *in = cli_reader_open(&spec, path, o->args, path ? 0 : o->n_args);
+    if (!in)
+        return CLI_FAILED;
+    int chunk = o->batch_size * 8 < 64 ? 64 : o->batch_size * 8;
+    cli_record *recs = calloc((size_t)chunk, sizeof *recs);
+    cli_progress *progress = cli_progress_start(o->progress, "inputs");
+    long failed = 0, done = 0;
+    int rc = recs ? CLI_OK : cli_error("out of memory");
+    bool more = rc == CLI_OK;
+    while (more) {
+        int n = 0, got = 0;
+        while (n < chunk && (got = cli_reader_next(in, &recs[n])) == 1)
+            n++;
+        if (got < 0)
+            rc = CLI_FAILED;
+        more = got == 1;
+        if (n > 0 && rc == CLI_OK)
+            rc = fn(cmd, recs, n);
+        long f = rc == CLI_OK ? write_chunk(recs, n, errors_on_stderr) : 0;
+        if (f < 0)
+            rc = cli_error("writing the output failed");
+        failed += f > 0 ? f : 0;
+        done += n;
+        for (int k = 0; k < n; k++)
+            cli_record_free(&recs[k]);
+        if (rc != CLI_OK)
+            more = false;
+        cli_progress_update(progress, cli_reader_done(in), cli_reader_total(in), done);
+    }
+    cli_progress_finish(progress);
+    cli_reader_close(in);
+    free(recs);
+    if (rc == CLI_OK && failed)
+        fprintf(stderr, "roformer: %ld of %ld inputs failed\n", failed, done);
+    return rc != CLI_OK ? rc : failed ? CLI_FAILED : CLI_OK;
+}
+
+int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv,
+                  cli_own_option_fn own, void *own_arg)
+{
+    if (cli_wants_help(argc, argv)) {
+        cli_job_help(usage);
+        return CLI_OK;
+    }
+    for (int i = 1; i < argc; i++) {
+        int r = own && argv[i][0] == '-' ? own(own_arg, cmd, argc, argv, &i) : 0;
+        if (r == 0)
+            r = cli_job_option(o, cmd, argc, argv, &i);
+        if (r == 2)
+            return CLI_OK;
+        if (r < 0)
+            return CLI_USAGE;
+        if (r == 0)
+            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    }
+    return -1;
+}
+
+int cli_batch_collect(cli_batch *b, cli_record *recs, int n, int a, int pair)
+{
+    *b = (cli_batch){0};
+    b->texts = calloc((size_t)n, sizeof *b->texts);
+    b->rec = calloc((size_t)n, sizeof *b->rec);
+    b->items = calloc((size_t)n, sizeof *b->items);
+    if (!b->texts || !b->rec || !b->items) {
+        cli_batch_free(b);
+        cli_error("out of memory");
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        if (recs[k].error)
+            continue;
+        rf_text *t = &b->texts[b->n];
+        t->text = recs[k].field[a];
+        t->text_len = recs[k].len[a];
+        if (pair >= 0 && recs[k].field[pair]) {
+            t->pair = recs[k].field[pair];
+            t->pair_len = recs[k].len[pair];
+        }
+        b->rec[b->n++] = k;
+    }
+    return 0;
+}
+
+void cli_batch_free(cli_batch *b)
+{
+    free(b->texts);
+    free(b->rec);
+    free(b->items);
+    *b = (cli_batch){0};
+}
+
+void cli_char_span_to_bytes(const char *s, size_t len, int32_t c0, int32_t c1, size_t *b0,
+                            size_t *b1)
+{
+    int32_t chars = 0;
+    *b0 = *b1 = len;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+            continue; /* inside a character */
+        if (chars == c0 && *b0 == len)
+            *b0 = i;
+        if (chars == c1) {
+            *b1 = i;
+            return;
+        }
+        chars++;
+    }
+}

@@ -1,0 +1,96 @@
+/*
+ * jobcli.h — what the job commands (classify, embed, similarity, scm,
+ * fill-mask, ner, qa) share: the common options, help text, opening the
+ * model and pipeline, and the read-run-write loop that keeps one output per
+ * input, in input order.
+ */
+#ifndef RF_CLI_JOBCLI_H
+#define RF_CLI_JOBCLI_H
+
+#include "input.h"
+#include "roformer.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    const char *model_path; /* -m */
+    int32_t max_length;     /* --max-length; 0 = no truncation */
+    int32_t batch_size;     /* --batch-size */
+    int32_t threads;        /* --threads; 0 = all cores */
+    int progress;           /* CLI_PROGRESS_* */
+    size_t max_line;        /* --max-line-bytes */
+    bool truncate_default;  /* without --max-length, truncate at the model's maximum */
+    char **args;            /* positional arguments */
+    int n_args;
+} cli_job_opts;
+
+/* Defaults; positional arguments are gathered in place at the front of argv. */
+void cli_job_opts_init(cli_job_opts *o, char **argv);
+
+/* Matches argv[*i] against option `name` taking a value ("--name V" or
+ * "--name=V"). 1: matched, *value set, *i advanced past it; 0: not this
+ * option; -1: value missing (usage error printed). */
+int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                   const char **value);
+/* Parses an integer option value in [lo, hi]; prints a usage error and
+ * returns -1 when it is not one. */
+int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,
+                  int32_t *out);
+
+/* One of the shared options, or a positional argument, at argv[*i].
+ * 1: taken; 0: not a shared option (the command's own, or unknown);
+ * -1: usage error printed; 2: --version was printed (exit 0). */
+int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int *i);
+
+/* Prints the command's usage (its own lines) followed by the shared options. */
+void cli_job_help(const char *usage);
+
+/* Loads the model and creates a pipeline with the shared options; prints
+ * the error and returns CLI_USAGE / CLI_FAILED on failure. */
+int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl);
+
+/* Called with up to a chunk of records; sets each record's `result`
+ * (a cJSON object) or `error`. Records that arrive with `error` set are
+ * already failed and must be left alone. Returns CLI_OK, or CLI_FAILED on
+ * a runtime error that ends the job (already printed). */
+typedef int (*cli_chunk_fn)(void *cmd, cli_record *recs, int n);
+
+/* Reads every input (positional arguments, else `path`, else stdin),
+ * calls fn chunk by chunk and writes one line per record in order:
+ * the result, or {"error": ..., "line": N}. With `errors_on_stderr` (a
+ * non-JSON output format) failures are reported on stderr instead.
+ * Returns CLI_OK, or CLI_FAILED when any record failed. */
+int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec, const char *path,
+                cli_chunk_fn fn, void *cmd, bool errors_on_stderr);
+
+/* Marks rec failed with the item's message when the item failed. */
+void cli_apply_item(cli_record *rec, const rf_item_status *item);
+
+/* A command's own option at argv[*i]: 1 taken (advance *i past any value),
+ * 0 not known, -1 usage error printed. */
+typedef int (*cli_own_option_fn)(void *cmd, const char *name, int argc, char **argv, int *i);
+
+/* Parses the whole command line: --help, shared options, the command's own
+ * (through `own`, may be NULL), positional arguments. Returns -1 when the
+ * command should go on, otherwise the exit code to return. */
+int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv,
+                  cli_own_option_fn own, void *own_arg);
+
+/* The records of a chunk that have not failed, as library inputs. */
+typedef struct {
+    int n;                 /* inputs collected */
+    rf_text *texts;        /* [n] */
+    int *rec;              /* [n] index of each input's record */
+    rf_item_status *items; /* [n] */
+} cli_batch;
+
+/* Collects field `a` (and `b` as the pair when b >= 0) of each record that
+ * has not failed. Returns 0, or -1 when out of memory (printed). */
+int cli_batch_collect(cli_batch *b, cli_record *recs, int n, int a, int pair);
+void cli_batch_free(cli_batch *b);
+
+/* Byte offsets of the characters [c0, c1) of a valid UTF-8 string. */
+void cli_char_span_to_bytes(const char *s, size_t len, int32_t c0, int32_t c1, size_t *b0,
+                            size_t *b1);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * pooling_option.c — parsing --pooling and choosing the default.
+ */
+#include "pooling_option.h"
+
+#include "cli.h"
+
+#include <string.h>
+
+int cli_parse_pooling(const char *cmd, const char *value, int *out)
+{
+    if (!strcmp(value, "cls"))
+        *out = RF_POOLING_CLS;
+    else if (!strcmp(value, "mean"))
+        *out = RF_POOLING_MEAN;
+    else if (!strcmp(value, "pooler"))
+        *out = RF_POOLING_POOLER;
+    else
+        return cli_usage_error(cmd, "--pooling is cls, mean or pooler, not '%s'", value), -1;
+    return 0;
+}
+
+rf_pooling cli_pooling_for(const rf_model *model, int asked)
+{
+    if (asked != CLI_POOLING_DEFAULT)
+        return (rf_pooling)asked;
+    return rf_model_hparams(model)->has_pooler ? RF_POOLING_POOLER : RF_POOLING_CLS;
+}
