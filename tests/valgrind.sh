@@ -1,9 +1,10 @@
 #!/bin/sh
-# valgrind.sh BUILD_DIR — the CLI on the reference models under valgrind
-# (memcheck, --leak-check=full): every run must end with no memory error
-# and no leak of any kind. Commands not built yet are skipped, visibly, as
-# is everything when ../shared/reference (or $ROFORMER_REFERENCE) or
-# valgrind is absent. Prints "valgrind: P ok, F failed, S skipped".
+# valgrind.sh BUILD_DIR — the CLI (convert, info, tokenize, forward and the
+# job commands) on the reference models under valgrind (memcheck,
+# --leak-check=full): every run must end with no memory error and no leak of
+# any kind. Commands not built yet are skipped, visibly, as is everything
+# when ../shared/reference (or $ROFORMER_REFERENCE) or valgrind is absent.
+# Prints "valgrind: P ok, F failed, S skipped".
 build=${1:-build}
 ROFORMER="$build/roformer"
 . tests/check.sh
@@ -94,5 +95,35 @@ if has classify; then
     check "classify: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer classify is not built yet"
+fi
+if has fill-mask; then
+    printf '%s\n' '今天[MASK]气不错' '{"text": ' >"$TMP/masks"
+    vg "fill-mask" fill-mask -m "$TMP/mlm.gguf" --top-k 3 <"$TMP/masks"
+    check "fill-mask: a result and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"masks\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer fill-mask is not built yet"
+fi
+if has ner; then
+    vg "ner" ner -m "$TMP/char.gguf" <"$TMP/lines"
+    check "ner: one line per input, the bad one an error, exit 1" three_lines_one_error
+else
+    check_skip "roformer ner is not built yet"
+fi
+if has qa; then
+    printf '%s\n' '{"question": "天气如何", "context": "今天天气不错"}' 'no tab here' >"$TMP/qa"
+    vg "qa" qa -m "$M/tiny-qa" <"$TMP/qa"
+    check "qa: an answer and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"answer\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer qa is not built yet"
+fi
+if has similarity; then
+    printf '今天\t明天\n{"text_a": "好"}\n' >"$TMP/pairs"
+    vg "similarity" similarity -m "$TMP/char.gguf" --pooling mean <"$TMP/pairs"
+    check "similarity: a cosine and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"cosine\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer similarity is not built yet"
 fi
 check_done
