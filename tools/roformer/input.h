@@ -46,6 +46,10 @@ cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char *
 cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name);
 /* 1: *rec holds the next record; 0: end of input; -1: read error (printed). */
 int cli_reader_next(cli_reader *in, cli_record *rec);
+/* True when the next record can be read without waiting (buffered bytes,
+ * a readable or closed pipe, a file): lets a batch be answered as soon as
+ * its writer pauses. */
+bool cli_reader_ready(const cli_reader *in);
 /* Progress: bytes (or arguments) consumed so far, and the total when known (else 0). */
 double cli_reader_done(const cli_reader *in);
 double cli_reader_total(const cli_reader *in);
