@@ -1,0 +1,52 @@
+# test_bench_cli.sh — `roformer bench` on a small reference model: the last
+# line is one JSON object with the documented fields and consistent values;
+# bad options and bad length files give a one-line error and exit 1 or 2.
+# (Speed itself is measured by scripts/compare.sh, never asserted here.)
+. tests/check.sh
+
+if [ -z "$REF" ]; then
+    check_skip "no reference directory (../shared/reference or \$ROFORMER_REFERENCE)"
+    check_done; exit $?
+fi
+MODEL=$REF/models/tiny-word-cls
+
+# the JSON line, checked with Debian's python3 (a test dependency only)
+json_ok() { # file batch seq_len real_tokens threads
+    tail -n 1 "$1" | /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+b, l, real, t = map(int, sys.argv[1:])
+assert j["batch"] == b and j["seq_len"] == l and j["real_tokens"] == real and j["threads"] == t, j
+assert j["ms_min"] <= j["ms_median"] <= j["ms_max"] and j["ms_min"] > 0, j
+assert abs(j["tokens_per_second"] - real / (j["ms_median"] / 1000)) < 1e-6 * j["tokens_per_second"], j
+assert isinstance(j["blas_core"], str) and j["blas_core"] and len(j["ms"]) == j["runs"], j
+' "$2" "$3" "$4" "$5"
+}
+
+"$ROFORMER" bench -m "$MODEL" --batch 3 --seq-len 40 --threads 2 --runs 3 --warmup 1 >"$TMP/out" 2>"$TMP/err"
+check "bench runs (exit 0)" test $? -eq 0
+check "bench JSON: 3 x 40" json_ok "$TMP/out" 3 40 120 2
+check "human lines name the BLAS core" grep -q '^blas: OpenBLAS core ' "$TMP/out"
+
+printf '7\n30\n\n12\n' >"$TMP/lengths"
+"$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/lengths" --threads 1 --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+check "bench --lengths-from runs" test $? -eq 0
+check "bench JSON: mixed lengths 7, 30, 12" json_ok "$TMP/out" 3 30 49 1
+
+"$ROFORMER" bench -m "$MODEL" --runs 0 >"$TMP/out" 2>"$TMP/err"
+check "--runs 0 is a usage error" test $? -eq 2
+"$ROFORMER" bench --seq-len 8 >"$TMP/out" 2>"$TMP/err"
+check "missing -m is a usage error" test $? -eq 2
+"$ROFORMER" bench -m "$MODEL" --bogus 1 >"$TMP/out" 2>"$TMP/err"
+check "unknown option is a usage error" test $? -eq 2
+printf '5\nseven\n' >"$TMP/bad"
+"$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/bad" >"$TMP/out" 2>"$TMP/err"
+check "bad length file: exit 1" test $? -eq 1
+check "bad length file: line named" grep -q "bad:2: 'seven'" "$TMP/err"
+check "bad length file: nothing on stdout" test ! -s "$TMP/out"
+"$ROFORMER" bench -m "$MODEL" --seq-len 5000 >"$TMP/out" 2>"$TMP/err"
+check "sequence over max_position: exit 1" test $? -eq 1
+"$ROFORMER" bench -m "$TMP/no-such-model.gguf" >"$TMP/out" 2>"$TMP/err"
+check "missing model: exit 1" test $? -eq 1
+check "missing model: one line on stderr" test "$(wc -l <"$TMP/err")" -eq 1
+check_done

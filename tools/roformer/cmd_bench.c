@@ -1,0 +1,312 @@
+/*
+ * cmd_bench.c — `roformer bench`: encoder throughput on a synthetic batch.
+ *
+ *   roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]
+ *                  [--runs N] [--warmup W] [--lengths-from FILE]
+ *
+ * Times rf_forward (encoder + head, last_hidden_state written to a caller
+ * buffer, as a user would run it) on a batch of random token ids: B sequences
+ * of L tokens, or with --lengths-from one batch whose sequences have the
+ * lengths listed in FILE (one integer a line, e.g. a real corpus's token
+ * counts), right-padded to the longest with attention mask 0 — the engine may
+ * skip the padding, a padded-batch runtime cannot. Token ids are random
+ * because the cost does not depend on them.
+ *
+ * Prints the model, BLAS core and threads, ms per batch and tokens/s (real
+ * tokens over the median time; min and max), model load time and peak RSS;
+ * the last line is one JSON object for scripts (scripts/compare.sh).
+ */
+#include "cli.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]\n"
+    "                      [--runs N] [--warmup W] [--lengths-from FILE]\n"
+    "Times the encoder on a batch of B random sequences of L tokens (default 8 x 128)\n"
+    "and prints tokens/s; the last line is a JSON object.\n"
+    "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
+    "  --seq-len L          tokens per sequence (default 128)\n"
+    "  --batch B            sequences per batch (default 8)\n"
+    "  --threads T          compute threads (default 0: all cores)\n"
+    "  --runs N             timed runs (default 10)\n"
+    "  --warmup W           untimed runs first (default 2)\n"
+    "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
+    "                       line), padded to the longest; replaces --seq-len/--batch\n";
+
+typedef struct {
+    const char *model;
+    long seq_len, batch, threads, runs, warmup;
+    const char *lengths_file;
+} bench_args;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median_sorted(const double *v, int n)
+{
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Reads positive integers, one a line, into a new array; returns the count, or
+ * -1 after printing what is wrong. */
+static int read_lengths(const char *path, long max_len, int32_t **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("%s: cannot open", path);
+        return -1;
+    }
+    int n = 0, cap = 0, line_no = 0;
+    int32_t *v = NULL;
+    char line[64];
+    while (fgets(line, sizeof line, f)) {
+        line_no++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        long len;
+        if (cli_parse_int(line, 1, max_len, &len)) {
+            cli_error("%s:%d: '%s' is not a length in 1..%ld", path, line_no, line, max_len);
+            goto fail;
+        }
+        if (n == cap) {
+            int32_t *grown = realloc(v, sizeof *v * (size_t)(cap = cap ? 2 * cap : 64));
+            if (!grown) {
+                cli_error("out of memory");
+                goto fail;
+            }
+            v = grown;
+        }
+        v[n++] = (int32_t)len;
+    }
+    fclose(f);
+    if (n == 0) {
+        free(v);
+        cli_error("%s: no lengths", path);
+        return -1;
+    }
+    *out = v;
+    return n;
+fail:
+    fclose(f);
+    free(v);
+    return -1;
+}
+
+/* Fills a right-padded batch: [CLS] random ids [SEP], then [PAD] with mask 0. */
+static void fill_batch(const rf_hparams *hp, const int32_t *lengths, int batch, int seq_len,
+                       int32_t *ids, int32_t *mask)
+{
+    uint32_t s = 12345;
+    int32_t lo = hp->vocab_size > 2000 ? 1000 : 0;
+    for (int b = 0; b < batch; b++) {
+        for (int t = 0; t < seq_len; t++) {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            int32_t *id = &ids[(size_t)b * seq_len + t];
+            *id = lo + (int32_t)(s % (uint32_t)(hp->vocab_size - lo));
+            if (t == 0)
+                *id = hp->cls_id;
+            else if (t == lengths[b] - 1)
+                *id = hp->sep_id;
+            else if (t >= lengths[b])
+                *id = hp->pad_id;
+            mask[(size_t)b * seq_len + t] = t < lengths[b];
+        }
+    }
+}
+
+static long peak_rss_mb(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss / 1024 : -1;
+}
+
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc)
+            return cli_usage_error("bench", "option '%s' needs a value", opt);
+        const char *val = argv[++i];
+        long *num = !strcmp(opt, "--seq-len")  ? &a->seq_len
+                    : !strcmp(opt, "--batch")  ? &a->batch
+                    : !strcmp(opt, "--threads") ? &a->threads
+                    : !strcmp(opt, "--runs")   ? &a->runs
+                    : !strcmp(opt, "--warmup") ? &a->warmup
+                                               : NULL;
+        if (!strcmp(opt, "-m") || !strcmp(opt, "--model"))
+            a->model = val;
+        else if (!strcmp(opt, "--lengths-from"))
+            a->lengths_file = val;
+        else if (!num)
+            return cli_usage_error("bench", "unknown option '%s'", opt);
+        else if (cli_parse_int(val, num == &a->threads || num == &a->warmup ? 0 : 1, 1 << 20, num))
+            return cli_usage_error("bench", "%s: '%s' is not a valid count", opt, val);
+    }
+    if (!a->model)
+        return cli_usage_error("bench", "-m MODEL is required");
+    return CLI_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    bench_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK)
+        return rc;
+
+    rf_error err;
+    rf_model *model = NULL;
+    rf_context *ctx = NULL;
+    int32_t *lengths = NULL, *ids = NULL, *mask = NULL;
+    float *hidden = NULL;
+    double *ms = NULL;
+    rc = CLI_FAILED;
+
+    double t0 = now_ms();
+    if (rf_model_load(a.model, &model, &err) != RF_OK) {
+        cli_error("%s", err.message);
+        goto done;
+    }
+    double load_ms = now_ms() - t0;
+    const rf_hparams *hp = rf_model_hparams(model);
+
+    int batch = (int)a.batch, seq_len = (int)a.seq_len;
+    if (a.lengths_file) {
+        batch = read_lengths(a.lengths_file, hp->max_position, &lengths);
+        if (batch < 0)
+            goto done;
+        seq_len = 0;
+        for (int b = 0; b < batch; b++)
+            seq_len = lengths[b] > seq_len ? lengths[b] : seq_len;
+    } else {
+        if (seq_len > hp->max_position) {
+            cli_error("--seq-len %d is over the model's maximum %d", seq_len, (int)hp->max_position);
+            goto done;
+        }
+        lengths = malloc(sizeof *lengths * (size_t)batch);
+        if (!lengths) {
+            cli_error("out of memory");
+            goto done;
+        }
+        for (int b = 0; b < batch; b++)
+            lengths[b] = seq_len;
+    }
+    long real_tokens = 0;
+    for (int b = 0; b < batch; b++)
+        real_tokens += lengths[b];
+
+    size_t n_tok = (size_t)batch * seq_len;
+    ids = malloc(sizeof *ids * n_tok);
+    mask = malloc(sizeof *mask * n_tok);
+    hidden = malloc(sizeof *hidden * n_tok * (size_t)hp->hidden_size);
+    ms = malloc(sizeof *ms * (size_t)a.runs);
+    if (!ids || !mask || !hidden || !ms) {
+        cli_error("out of memory for a batch of %d x %d", batch, seq_len);
+        goto done;
+    }
+    fill_batch(hp, lengths, batch, seq_len, ids, mask);
+
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = batch;
+    cp.max_seq_len = seq_len;
+    cp.n_threads = (int32_t)a.threads;
+    t0 = now_ms();
+    if (rf_context_create(model, &cp, &ctx, &err) != RF_OK) {
+        cli_error("%s", err.message);
+        goto done;
+    }
+    double context_ms = now_ms() - t0;
+
+    rf_batch in = {.batch = batch, .seq_len = seq_len, .input_ids = ids,
+                   .token_type_ids = NULL, .attention_mask = mask};
+    rf_outputs out = {.last_hidden_state = hidden};
+    for (long r = -a.warmup; r < a.runs; r++) {
+        t0 = now_ms();
+        if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
+            cli_error("%s", err.message);
+            goto done;
+        }
+        if (r >= 0)
+            ms[r] = now_ms() - t0;
+    }
+    qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
+    int runs = (int)a.runs;
+    double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
+    double tps = real_tokens / (med * 1e-3);
+    long threads = a.threads > 0 ? a.threads : sysconf(_SC_NPROCESSORS_ONLN);
+    rf_blas_info blas = rf_blas_get_info();
+
+    printf("model: %s (%d layers, hidden %d, %d heads, FFN %d), loaded in %.1f ms, context %.1f ms\n",
+           a.model, (int)hp->num_layers, (int)hp->hidden_size, (int)hp->num_heads,
+           (int)hp->intermediate_size, load_ms, context_ms);
+    printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld\n", blas.core,
+           (int)blas.threads, threads);
+    printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
+           real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
+    printf("ms per batch: median %.2f, min %.2f, max %.2f\n", med, lo, hi);
+    printf("tokens/s: median %.1f (from %.1f to %.1f, spread %.1f%%)\n", tps,
+           real_tokens / (hi * 1e-3), real_tokens / (lo * 1e-3), 100.0 * (hi - lo) / med);
+    printf("peak RSS: %ld MB\n", peak_rss_mb());
+
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "engine", "roformer");
+    cJSON_AddNumberToObject(j, "seq_len", seq_len);
+    cJSON_AddNumberToObject(j, "batch", batch);
+    cJSON_AddNumberToObject(j, "real_tokens", (double)real_tokens);
+    cJSON_AddNumberToObject(j, "threads", (double)threads);
+    cJSON_AddNumberToObject(j, "runs", runs);
+    cJSON_AddNumberToObject(j, "tokens_per_second", tps);
+    cJSON_AddNumberToObject(j, "ms_median", med);
+    cJSON_AddNumberToObject(j, "ms_min", lo);
+    cJSON_AddNumberToObject(j, "ms_max", hi);
+    cJSON_AddStringToObject(j, "blas_core", blas.core);
+    cJSON_AddNumberToObject(j, "blas_threads", blas.threads);
+    cJSON_AddNumberToObject(j, "load_ms", load_ms);
+    cJSON_AddNumberToObject(j, "peak_rss_mb", (double)peak_rss_mb());
+    cJSON *arr = cJSON_AddArrayToObject(j, "ms");
+    for (int r = 0; arr && r < runs; r++)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(ms[r]));
+    char *line = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!line) {
+        cli_error("out of memory");
+        goto done;
+    }
+    printf("%s\n", line);
+    free(line);
+    rc = CLI_OK;
+done:
+    rf_context_free(ctx);
+    rf_model_free(model);
+    free(lengths);
+    free(ids);
+    free(mask);
+    free(hidden);
+    free(ms);
+    return rc;
+}
