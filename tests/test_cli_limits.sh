@@ -34,6 +34,14 @@ check "tokenize: --max-line-bytes 0 is a usage error" [ "$rc" -eq 2 ]
 check "tokenize: the usage error names the range" \
     grep -qF -- "--max-line-bytes needs an integer in [1, 1073741824]" "$TMP/err"
 
+"$ROFORMER" forward -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "forward: a line over the cap fails alone, exit 1" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && sed -n 2p '$TMP/out' | grep -qxF '{\"error\":\"line is longer than 100 bytes (--max-line-bytes)\",\"line\":2}'"
+check "forward: the lines around it have results" \
+    sh -c "sed -n '1p;3p' '$TMP/out' | grep -c last_hidden_state | grep -qx 2"
+"$ROFORMER" forward -m "$M" --max-line-bytes x </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "forward: a bad --max-line-bytes is a usage error" [ "$rc" -eq 2 ]
+
 # the job commands share the reader and the flag
 if "$ROFORMER" embed --help >/dev/null 2>&1; then
     "$ROFORMER" embed -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?

@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: roformer forward -m MODEL [--head auto|none|mlm|cls|token|qa] [--hidden-states]\n"
-            "                        [--max-length N] [--threads N]\n"
+            "                        [--max-length N] [--threads N] [--max-line-bytes N]\n"
             "\n"
             "Reads stdin, one input per line:\n"
             "  {\"text\": ..., \"text_pair\": ...}                      text, tokenized by the model\n"
@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "                    head the model must have: mlm, cls, token, qa\n"
             "  --hidden-states   also print every layer's output\n"
             "  --max-length N    truncate text inputs to N tokens (default: no truncation)\n"
-            "  --threads N       compute threads (default: all cores)\n");
+            "  --threads N       compute threads (default: all cores)\n"
+            "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
+            "                    line gives an error in its place\n");
 }
 
 /* ==== growing text buffer for the float arrays ==== */
@@ -429,7 +431,7 @@ int cmd_forward(int argc, char **argv)
     }
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
-    long max_length = 0, n_threads = 0;
+    long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -445,6 +447,10 @@ int cmd_forward(int argc, char **argv)
         } else if (!strcmp(a, "--threads") && has_value) {
             if (cli_parse_int(argv[++i], 1, 256, &n_threads))
                 return cli_usage_error("forward", "--threads wants 1..256, not '%s'", argv[i]);
+        } else if (!strcmp(a, "--max-line-bytes") && has_value) {
+            if (cli_parse_int(argv[++i], 1, 1 << 30, &max_line))
+                return cli_usage_error("forward", "--max-line-bytes wants 1..%d, not '%s'", 1 << 30,
+                                       argv[i]);
         } else
             return cli_usage_error("forward", "unknown or incomplete option '%s'", a);
     }
@@ -469,9 +475,8 @@ int cmd_forward(int argc, char **argv)
     }
 
     /* "text" is optional: a JSON line may carry input_ids instead. */
-    static const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
-                                        .n_required = 0, .tab_fields = 1,
-                                        .max_line = CLI_DEFAULT_MAX_LINE};
+    const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
+                                 .n_required = 0, .tab_fields = 1, .max_line = (size_t)max_line};
     cli_reader *reader = cli_reader_open(&spec, NULL, NULL, 0);
     if (!reader) {
         rf_model_free(model);
