@@ -72,7 +72,7 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/lib
 	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
-	@sh tests/run.sh $(BUILD)
+	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
