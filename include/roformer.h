@@ -41,7 +41,7 @@
  *     free(vecs);
  *     rf_pipeline_free(pl);                               // before rf_model_free
  *
- * (examples/similarity.c is a whole program.)
+ * (tools/examples/similarity.c is a whole program.)
  *
  * Threads: a model is read-only after loading and may be shared by any
  * number of threads; a context or pipeline belongs to one thread at a time.

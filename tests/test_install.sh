@@ -13,7 +13,7 @@ check "installed: binary, libraries, header, pkg-config file" test -x "$prefix/b
     -a -f "$prefix/include/roformer.h" -a -f "$prefix/lib/pkgconfig/roformer.pc"
 flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs roformer)
 check "pkg-config knows roformer" [ -n "$flags" ]
-cc $san examples/similarity.c $flags -o "$TMP/similarity" 2>"$TMP/cc.log"
+cc $san tools/examples/similarity.c $flags -o "$TMP/similarity" 2>"$TMP/cc.log"
 check "the example compiles and links with -lroformer from pkg-config" [ -x "$TMP/similarity" ]
 check "the installed CLI runs" sh -c "LD_LIBRARY_PATH='$prefix/lib' '$prefix/bin/roformer' --version | grep -q roformer"
 if [ -n "$REF" ]; then
