@@ -22,11 +22,11 @@ LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
-EXAMPLE_SRC := $(sort $(wildcard examples/*.c))
+EXAMPLE_SRC := $(sort $(wildcard tools/examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+EXAMPLE_BIN := $(EXAMPLE_SRC:tools/examples/%.c=$(BUILD)/examples/%)
 # Each fuzz target also runs its committed inputs as a plain test (replay.c).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
@@ -55,7 +55,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
-$(BUILD)/examples/%: examples/%.c $(BUILD)/libroformer.a include/roformer.h
+$(BUILD)/examples/%: tools/examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
@@ -72,7 +72,7 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/lib
 	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
-	@sh tests/run.sh $(BUILD)
+	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \

@@ -41,7 +41,7 @@
  *     free(vecs);
  *     rf_pipeline_free(pl);                               // before rf_model_free
  *
- * (examples/similarity.c is a whole program.)
+ * (tools/examples/similarity.c is a whole program.)
  *
  * Threads: a model is read-only after loading and may be shared by any
  * number of threads; a context or pipeline belongs to one thread at a time.
@@ -217,7 +217,12 @@ typedef struct {
     int32_t n_threads;   /* compute threads; <= 0 means all cores */
 } rf_context_params;
 
+/* max_batch 1, max_seq_len the model's, n_threads all cores. */
 rf_context_params rf_context_default_params(void);
+/* Allocates every buffer the forward pass needs for max_batch x max_seq_len
+ * tokens (rf_forward allocates nothing) and starts n_threads - 1 worker
+ * threads. The engine splits its work over its own threads and sets
+ * OpenBLAS, process-wide, to one thread. */
 rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
                             rf_context **out, rf_error *err);
 void rf_context_free(rf_context *ctx);
@@ -246,7 +251,13 @@ typedef struct {
     int32_t n_mlm_positions;
 } rf_outputs;
 
-/* Runs the encoder and the model's head on `batch`. */
+/* Runs the encoder and the model's head on `batch`. Padded positions are
+ * computed as HF computes them; each sequence of a padded batch gives what
+ * it gives alone (up to float rounding). RF_ERR_INPUT, with the position,
+ * for a batch larger than the context, a sequence longer than the model's
+ * max_position or the context's max_seq_len, an id outside the vocabulary,
+ * a type id outside type_vocab_size, a mask value other than 0/1, an MLM
+ * position outside the sequence, or an output the model has no head for. */
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 

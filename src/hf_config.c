@@ -259,7 +259,7 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
         (st = get_int(root, "num_hidden_layers", 1, MAX_LAYERS, &hp->num_layers, what, err)) ||
         (st = get_int(root, "num_attention_heads", 1, MAX_DIM, &hp->num_heads, what, err)) ||
         (st = get_int(root, "intermediate_size", 1, MAX_DIM, &hp->intermediate_size, what, err)) ||
-        (st = get_int(root, "max_position_embeddings", 1, MAX_DIM, &hp->max_position, what, err)) ||
+        (st = get_int(root, "max_position_embeddings", 1, RF_MAX_POSITION, &hp->max_position, what, err)) ||
         (st = get_int(root, "type_vocab_size", 1, MAX_DIM, &hp->type_vocab_size, what, err)) ||
         (st = get_bool(root, "rotary_value", &hp->rotary_value, what, err)) ||
         (st = get_activation(root, "hidden_act", &hp->hidden_act, what, err)) ||

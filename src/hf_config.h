@@ -9,6 +9,13 @@
 
 #include "roformer.h"
 
+/* Longest sequence a model may declare (max_position_embeddings, GGUF
+ * roformer.context_length). A context sized from it eagerly fills a RoPE
+ * table of max_position x head size and attention scratch per position, so
+ * a file's claim must stay reasonable: RoFormer checkpoints use 512 to
+ * 1536, and 65536 keeps the table at 32 MB for head size 64. */
+#define RF_MAX_POSITION (1 << 16)
+
 enum { RF_SPECIAL_PAD, RF_SPECIAL_UNK, RF_SPECIAL_CLS, RF_SPECIAL_SEP, RF_SPECIAL_MASK,
        RF_SPECIAL_COUNT };
 

@@ -26,34 +26,36 @@ typedef struct {
     uint64_t key, slot;
 } lane;
 
-/* A zeroed table of `cap` nodes on 2 MB pages where the system allows:
- * every probe is a random access, so huge pages save a TLB miss on each
- * (and thousands of page faults while building). */
+/* A zeroed table of `cap` nodes, mapped straight from the kernel (which
+ * hands out zeroed pages, so there is nothing to clear) and on 2 MB pages
+ * where the system allows: every probe is a random access, so huge pages
+ * save a TLB miss on each, and thousands of page faults while building. */
 static rf_jieba_node *alloc_nodes(uint64_t cap)
 {
     size_t bytes = (size_t)cap * sizeof(rf_jieba_node);
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < huge)
-        return calloc(cap, sizeof(rf_jieba_node));
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
 #ifdef MADV_HUGEPAGE
     madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
 #endif
-    memset(p, 0, bytes);
     return p;
 }
 
-/* Inserts the edge `key` starting the probe at `slot`; returns the node, or
- * RF_JIEBA_NO_NODE when the table is too full. */
-static uint32_t insert(rf_jieba_dict *d, uint64_t key, uint64_t slot, uint64_t *used)
+static void free_nodes(rf_jieba_node *nodes, uint64_t cap)
+{
+    if (nodes)
+        munmap(nodes, (size_t)cap * sizeof *nodes);
+}
+
+/* Inserts the edge `key` starting the probe at `slot`; returns the node.
+ * The table always has free slots: it is sized for twice as many nodes as
+ * the words have characters. */
+static uint32_t insert(rf_jieba_dict *d, uint64_t key, uint64_t slot)
 {
     while (d->nodes[slot].key && d->nodes[slot].key != key)
         slot = (slot + 1) & d->mask;
     if (!d->nodes[slot].key) {
-        if (++*used * 4 > (d->mask + 1) * 3)
-            return RF_JIEBA_NO_NODE;
         d->nodes[slot].key = key;
         d->nodes[slot].weight = NAN;
     }
@@ -62,14 +64,12 @@ static uint32_t insert(rf_jieba_dict *d, uint64_t key, uint64_t slot, uint64_t *
 
 /* Pass 1: every word's path. Distinct words are listed in order of first
  * appearance: list_node[i] is the node, list_word[i] the last entry that
- * spells it; a word node's weight holds its list position until pass 2.
- * Returns false when the table filled up. */
-static bool insert_words(rf_jieba_dict *d, const char *const *words, const uint32_t *len, int32_t n,
+ * spells it; a word node's weight holds its list position until pass 2. */
+static void insert_words(rf_jieba_dict *d, const char *const *words, const uint32_t *len, int32_t n,
                          uint32_t *list_node, int32_t *list_word, int32_t *n_list)
 {
     lane lanes[LANES];
     int32_t next = 0;
-    uint64_t used = 0;
     int active = 0;
     for (int l = 0; l < LANES; l++) {
         while (next < n && len[next] == 0)
@@ -95,9 +95,7 @@ static bool insert_words(rf_jieba_dict *d, const char *const *words, const uint3
             const char *w = words[ln->word];
             int32_t cp;
             ln->at += (uint32_t)rf_utf8_decode(w + ln->at, &cp);
-            uint32_t node = insert(d, ln->key, ln->slot, &used);
-            if (node == RF_JIEBA_NO_NODE)
-                return false;
+            uint32_t node = insert(d, ln->key, ln->slot);
             if (ln->node == d->root && cp < 0x10000)
                 d->root_child[cp] = node;
             ln->node = node;
@@ -117,7 +115,6 @@ static bool insert_words(rf_jieba_dict *d, const char *const *words, const uint3
             active -= ln->word < 0;
         }
     }
-    return true;
 }
 
 rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
@@ -145,33 +142,31 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
         rf_jieba_dict_release(d);
         return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory");
     }
+    /* At most half full (about 1/4 for dict.txt: 500k nodes in 2M slots,
+     * 32 MB): most lookups while segmenting are for words that do not
+     * exist, and in a sparse table they end at the first or second slot. */
     uint64_t cap = 1024;
-    while (cap < cps)
+    while (cap < cps * 2)
         cap *= 2;
-    for (;;) {
-        if (cap > ((uint64_t)1 << 31)) {
-            free(list_node);
-            free(list_word);
-            rf_jieba_dict_release(d);
-            return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
-        }
-        d->nodes = alloc_nodes(cap);
-        if (!d->nodes) {
-            free(list_node);
-            free(list_word);
-            rf_jieba_dict_release(d);
-            return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory (%llu slots)",
-                           (unsigned long long)cap);
-        }
-        d->mask = cap - 1;
-        d->root = (uint32_t)cap;
-        memset(d->root_child, 0xFF, 0x10000 * sizeof *d->root_child);
-        n_list = 0;
-        if (insert_words(d, words, len, n, list_node, list_word, &n_list))
-            break;
-        free(d->nodes);
-        cap *= 2;
+    if (cap > ((uint64_t)1 << 31)) {
+        free(list_node);
+        free(list_word);
+        rf_jieba_dict_release(d);
+        return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
     }
+    d->nodes = alloc_nodes(cap);
+    if (!d->nodes) {
+        free(list_node);
+        free(list_word);
+        rf_jieba_dict_release(d);
+        return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory (%llu slots)",
+                       (unsigned long long)cap);
+    }
+    d->mask = cap - 1;
+    d->root = (uint32_t)cap;
+    memset(d->root_child, 0xFF, 0x10000 * sizeof *d->root_child);
+    insert_words(d, words, len, n, list_node, list_word, &n_list);
+
     /* Pass 2: total over distinct words, then list positions become weights. */
     uint64_t total = 0;
     for (int32_t i = 0; i < n_list; i++)
@@ -198,7 +193,7 @@ void rf_jieba_dict_release(rf_jieba_dict *d)
 {
     if (!d)
         return;
-    free(d->nodes);
+    free_nodes(d->nodes, d->mask + 1);
     free(d->root_child);
     memset(d, 0, sizeof *d);
 }

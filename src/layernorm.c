@@ -1,30 +1,53 @@
 /*
  * layernorm.c — y = (x - mean) / sqrt(var + eps) * gamma + beta per row,
- * var the biased variance (torch.nn.LayerNorm). Mean and variance are
- * accumulated in double: rows are at most a few thousand wide, so this
- * costs little and keeps the result at float rounding of the exact value.
+ * var the biased variance (torch.nn.LayerNorm). The fast pass sums in
+ * float vector lanes (RF_VLEN partial sums per row, as PyTorch's vectorised
+ * kernel does), mean first and then the squared deviations; the naive twin
+ * accumulates in double.
  */
 #include "layernorm.h"
+#include "vecmath.h"
 
 #include <math.h>
 #include <stddef.h>
 
+/* Sum of the RF_VLEN lanes, in a fixed order. */
+static float lane_sum(rf_vf v)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < RF_VLEN; i++)
+        sum += v[i];
+    return sum;
+}
+
 static void norm_row(float *restrict x, int n, const float *restrict gamma,
                      const float *restrict beta, float eps)
 {
-    double sum = 0.0;
-    for (int i = 0; i < n; i++)
+    int vec = n / RF_VLEN * RF_VLEN;
+    /* pass 1: mean */
+    rf_vf acc = rf_v_set1(0.0f);
+    for (int i = 0; i < vec; i += RF_VLEN)
+        acc += rf_v_load(x + i);
+    float sum = lane_sum(acc);
+    for (int i = vec; i < n; i++)
         sum += x[i];
-    double mean = sum / n;
-    double sq = 0.0;
-    for (int i = 0; i < n; i++) {
-        double d = x[i] - mean;
-        sq += d * d;
+    float mean = sum / (float)n;
+    /* pass 2: biased variance around the mean (two passes: no cancellation) */
+    acc = rf_v_set1(0.0f);
+    for (int i = 0; i < vec; i += RF_VLEN) {
+        rf_vf d = rf_v_load(x + i) - mean;
+        acc += d * d;
     }
-    float inv = (float)(1.0 / sqrt(sq / n + eps));
-    float m = (float)mean;
-    for (int i = 0; i < n; i++)
-        x[i] = (x[i] - m) * inv * gamma[i] + beta[i];
+    float sq = lane_sum(acc);
+    for (int i = vec; i < n; i++)
+        sq += (x[i] - mean) * (x[i] - mean);
+    float inv = 1.0f / sqrtf(sq / (float)n + eps);
+    /* pass 3: normalise, scale, shift */
+    for (int i = 0; i < vec; i += RF_VLEN)
+        rf_v_store(x + i, (rf_v_load(x + i) - mean) * inv * rf_v_load(gamma + i) +
+                              rf_v_load(beta + i));
+    for (int i = vec; i < n; i++)
+        x[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
 }
 
 void rf_layernorm(float *x, int rows, int n, const float *gamma, const float *beta, float eps)

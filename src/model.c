@@ -162,7 +162,7 @@ static rf_status read_hparams(meta *m, rf_hparams *hp)
         (st = get_u32(m, "roformer.block_count", 1, MAX_LAYERS, &hp->num_layers)) ||
         (st = get_u32(m, "roformer.feed_forward_length", 1, MAX_DIM, &hp->intermediate_size)) ||
         (st = get_u32(m, "roformer.attention.head_count", 1, MAX_DIM, &hp->num_heads)) ||
-        (st = get_u32(m, "roformer.context_length", 1, MAX_DIM, &hp->max_position)) ||
+        (st = get_u32(m, "roformer.context_length", 1, RF_MAX_POSITION, &hp->max_position)) ||
         (st = get_u32(m, "roformer.token_type_count", 1, MAX_DIM, &hp->type_vocab_size)) ||
         (st = get_activation(m, "roformer.hidden_act", &hp->hidden_act)) ||
         (st = get_bool(m, "roformer.rotary_value", &hp->rotary_value)) ||

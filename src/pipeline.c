@@ -291,7 +291,7 @@ static rf_status run_batch(rf_pipeline *pl, const int32_t *rows, int32_t B,
 
     /* Pass 4: each row back to its input. */
     for (int32_t r = 0; r < B; r++) {
-        rf_row row = {.L = L, .positions = pl->positions, .n_positions = P};
+        rf_row row = {.positions = pl->positions, .n_positions = P};
         if (out.last_hidden_state)
             row.hidden = pl->hidden + (size_t)r * L * D;
         if (out.pooled)

@@ -21,10 +21,10 @@ typedef struct {
     bool qa;        /* start and end logits */
 } rf_run_needs;
 
-/* One input's outputs. L is the padded length of its batch; its own tokens
- * are the first enc->n. N = num_labels, V = vocab_size, D = hidden_size. */
+/* One input's outputs. L is the padded length of its batch; the input's
+ * own tokens are the first enc->n. N = num_labels, V = vocab_size,
+ * D = hidden_size. */
 typedef struct {
-    int32_t L;
     const float *hidden;         /* [L][D] */
     const float *pooled;         /* [D] */
     const float *logits;         /* sequence cls [N]; token cls [L][N]; MLM [P][V] */

@@ -41,10 +41,4 @@ static inline int rf_utf8_decode(const char *s, int32_t *cp)
     return 4;
 }
 
-/* Byte length of the character whose lead byte is `lead` (validated UTF-8). */
-static inline int rf_utf8_char_len(unsigned char lead)
-{
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-}
-
 #endif

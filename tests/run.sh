@@ -1,13 +1,15 @@
 #!/bin/sh
-# run.sh BUILD_DIR — runs every test binary in BUILD_DIR/tests and every
-# tests/test_*.sh, adds up their "<name>: P ok, F failed, S skipped" lines
+# run.sh BUILD_DIR TEST_BINARY... — runs the given test binaries (the ones
+# the Makefile built from the current sources, so a stale binary left in
+# BUILD_DIR is never run) and every tests/test_*.sh, adds up their "<name>: P ok, F failed, S skipped" lines
 # and prints the one summary line. A test that crashes or prints no summary
 # counts as one failure. Exit status 1 on any failure.
 build=${1:-build}
+shift
 export ROFORMER="$build/roformer"
 passed=0; failed=0; skipped=0
 out=$(mktemp)
-for t in "$build"/tests/test_* tests/test_*.sh; do
+for t in "$@" tests/test_*.sh; do
     [ -f "$t" ] || continue
     case "$t" in *.sh) sh "$t" >"$out" 2>&1 ;; *) "$t" >"$out" 2>&1 ;; esac
     rc=$?

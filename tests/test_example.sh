@@ -1,4 +1,4 @@
-# test_example.sh — the example program (examples/similarity.c) gives the
+# test_example.sh — the example program (tools/examples/similarity.c) gives the
 # same cosine as `roformer similarity` on a reference model.
 . tests/check.sh
 EXAMPLE=$(dirname "$ROFORMER")/examples/similarity

@@ -108,6 +108,19 @@ b = [json.loads(l)["embedding"] for l in open(sys.argv[2])]
 assert len(a) == len(b) > 3 and np.max(np.abs(np.array(a) - np.array(b))) < 1e-5
 ' "$TMP/b1.out" "$TMP/b16.out"
 
+# ==== A writer that waits for each answer is served line by line ====
+# The writer sends one line, waits (up to 60 s) for its answer, then sends
+# the next: a reader that waited for a full batch would see no answer.
+{
+    echo '今天天气很好'
+    i=0
+    while [ ! -s "$TMP/co.out" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$TMP/co.out" ] && echo answered >"$TMP/co.flag"
+    echo '明天'
+} | $ROFORMER embed -m "$M/tiny-word-mlm" >"$TMP/co.out"
+check "an answer comes before the next line is written" \
+    sh -c "[ -f '$TMP/co.flag' ] && [ \$(wc -l <'$TMP/co.out') -eq 2 ]"
+
 # ==== .npy output ====
 $ROFORMER embed -m "$M/tiny-word-mlm" --format npy -o "$TMP/e.npy" <"$TMP/mixed.txt" 2>/dev/null
 check "npy with a bad line: exit 1" [ $? -eq 1 ]

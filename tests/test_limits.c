@@ -6,12 +6,14 @@
  *     the model does not use (sorted lookups, not pairwise comparisons);
  *   - safetensors: the tensor-count cap, duplicate names among many, the
  *     header-size cap;
+ *   - config.json and GGUF: the longest sequence a model may declare;
  *   - pickle: copies of strided tensors capped by the archive size, the
  *     number of values capped (each takes ~250 bytes, whatever its opcode).
  */
 #include "check.h"
 #include "checkpoint.h"
 #include "gguf.h"
+#include "hf_config.h"
 #include "model.h"
 #include "pickle.h"
 #include "safetensors.h"
@@ -124,6 +126,16 @@ static void model_cases(void)
     CHECK(st == RF_OK, "the copied model loads: %s", err.message);
     rf_model_free(model);
     free(image);
+    /* a context length past RF_MAX_POSITION (contexts size their RoPE
+     * table and scratch from it) */
+    for (uint64_t i = 0; i < g->n_kv; i++)
+        if (g->kv[i].key.len == 23 && !memcmp(g->kv[i].key.ptr, "roformer.context_length", 23))
+            put_le((uint8_t *)(uintptr_t)g->kv[i].key.ptr + 23 + 4, RF_MAX_POSITION + 1, 4);
+    st = rf_model_load_buffer(file, len, "long.gguf", &model, &err);
+    CHECK(st == RF_ERR_FORMAT &&
+          strstr(err.message, "'roformer.context_length' = 65537 is outside [1, 65536]"),
+          "context length 65537: status %d (%s)", st, err.message);
+    rf_model_free(model);
     /* 60000 one-element tensors the model has no use for */
     for (int i = 0; i < 60000; i++) {
         char name[32];
@@ -252,8 +264,34 @@ static void pickle_cases(void)
     free(nones);
 }
 
+/* ==== config.json ==== */
+
+static void config_cases(void)
+{
+    static const char cfg[] = "{\"vocab_size\": 10, \"hidden_size\": 4, \"num_hidden_layers\": 1, "
+                              "\"num_attention_heads\": 1, \"intermediate_size\": 8, "
+                              "\"max_position_embeddings\": %d}";
+    for (int pos = RF_MAX_POSITION; pos <= RF_MAX_POSITION + 1; pos++) {
+        char text[512];
+        rf_hf_config c;
+        rf_error err;
+        snprintf(text, sizeof text, cfg, pos);
+        rf_status st = rf_hf_config_parse(text, strlen(text), "config.json", NULL, 0, NULL,
+                                          RF_TOKENIZER_AUTO, &c, &err);
+        if (pos == RF_MAX_POSITION)
+            CHECK(st == RF_OK, "max_position_embeddings %d: %s", pos, err.message);
+        else
+            CHECK(st == RF_ERR_FORMAT &&
+                      strstr(err.message, "'max_position_embeddings' must be an integer in [1, 65536]"),
+                  "max_position_embeddings %d: status %d (%s)", pos, st, err.message);
+        if (st == RF_OK)
+            rf_hf_config_free(&c);
+    }
+}
+
 int main(void)
 {
+    config_cases();
     gguf_cases();
     model_cases();
     safetensors_cases();

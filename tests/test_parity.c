@@ -128,7 +128,7 @@ static void table_add(diff_table *t, const char *what, float d)
 static void table_print(const diff_table *t)
 {
     for (int i = 0; i < t->n_rows; i++)
-        printf("  %-32s %-22s max |diff| %.3g  (%d cases)\n", t->model, t->rows[i].what,
+        printf("  %-34s %-18s max |diff| %.3g  (%d cases)\n", t->model, t->rows[i].what,
                t->rows[i].max_diff, t->rows[i].n);
 }
 
@@ -291,7 +291,7 @@ static void check_padded_alone(rf_context *ctx, const rf_model *model, const tes
                                    max_abs_diff(end, batched->end + (size_t)b * c->L, n)));
             CHECK(d <= ATOL_SAME, "%s %s[%d]: padded batch vs alone max |diff| %g", model_name,
                   c->id, b, d);
-            printf("  %-32s %s[%d] of %d tokens alone vs in the padded batch: max |diff| %.3g\n",
+            printf("  %-34s %s[%d] of %d tokens alone vs in the padded batch: max |diff| %.3g\n",
                    model_name, c->id, b, n, d);
         }
         free(last);

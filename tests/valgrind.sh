@@ -1,9 +1,10 @@
 #!/bin/sh
-# valgrind.sh BUILD_DIR — the CLI on the reference models under valgrind
-# (memcheck, --leak-check=full): every run must end with no memory error
-# and no leak of any kind. Commands not built yet are skipped, visibly, as
-# is everything when ../shared/reference (or $ROFORMER_REFERENCE) or
-# valgrind is absent. Prints "valgrind: P ok, F failed, S skipped".
+# valgrind.sh BUILD_DIR — the CLI (convert, info, tokenize, forward and the
+# job commands) on the reference models under valgrind (memcheck,
+# --leak-check=full): every run must end with no memory error and no leak of
+# any kind. Commands not built yet are skipped, visibly, as is everything
+# when ../shared/reference (or $ROFORMER_REFERENCE) or valgrind is absent.
+# Prints "valgrind: P ok, F failed, S skipped".
 build=${1:-build}
 ROFORMER="$build/roformer"
 . tests/check.sh
@@ -13,7 +14,8 @@ export OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=1
 VG="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=all
     --errors-for-leak-kinds=all --track-origins=no"
 
-# vg "what" ARGS... [< input]: the CLI under valgrind; passes when valgrind
+# vg "what" ARGS... <input: the CLI under valgrind (redirect stdin from a
+# file, not a pipe: a pipeline would run vg in a subshell and lose counts); passes when valgrind
 # reports nothing (its exit code 99 means an error or a leak). The CLI's own
 # exit code is kept in $rc, its stderr in $TMP/err.
 vg() {
@@ -29,6 +31,10 @@ vg() {
     fi
 }
 exit_is() { [ "$rc" -eq "$1" ]; }
+# the three lines of $TMP/lines: two results and an error in place of the third
+three_lines_one_error() {
+    [ "$rc" -eq 1 ] && [ "$(wc -l <"$TMP/out")" -eq 3 ] && [ "$(grep -c '"error"' "$TMP/out")" -eq 1 ]
+}
 has() { "$ROFORMER" "$1" --help >/dev/null 2>&1; }
 
 if ! command -v valgrind >/dev/null; then
@@ -61,32 +67,63 @@ vg "info on a truncated file" info -m "$TMP/trunc.gguf"
 check "info on a truncated file exits 1" exit_is 1
 
 # the jobs: each with a good line, a bad line and a pair
-lines='今天天气不错
-{"text": "北京大学", "text_pair": "好"}
-{"text": 
-'
+printf '%s\n' '今天天气不错' '{"text": "北京大学", "text_pair": "好"}' '{"text": ' >"$TMP/lines"
+head -n 1 "$M/tiny-word-mlm/cases.jsonl" >"$TMP/case"
 if has tokenize; then
-    printf '%s' "$lines" | vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16
-    check "tokenize: one line per input, the bad one an error, exit 1" \
-        sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && grep -q '\"error\"' '$TMP/out'"
+    vg "tokenize" tokenize -m "$TMP/cls.gguf" --max-length 16 <"$TMP/lines"
+    check "tokenize: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer tokenize is not built yet"
 fi
 if has forward; then
-    printf '%s' "$lines" | vg "forward --head auto" forward -m "$TMP/cls.gguf"
-    head -n 1 "$M/tiny-word-mlm/cases.jsonl" | vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states
+    vg "forward --head auto" forward -m "$TMP/cls.gguf" <"$TMP/lines"
+    check "forward: one line per input, the bad one an error, exit 1" three_lines_one_error
+    vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states <"$TMP/case"
+    check "forward pre-tokenized exits 0" exit_is 0
 else
     check_skip "roformer forward is not built yet"
 fi
 if has embed; then
-    printf '%s' "$lines" | vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize
-    printf '%s' "$lines" | vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy"
+    vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize <"$TMP/lines"
+    check "embed: one line per input, the bad one an error, exit 1" three_lines_one_error
+    vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy" <"$TMP/lines"
 else
     check_skip "roformer embed is not built yet"
 fi
 if has classify; then
-    printf '%s' "$lines" | vg "classify" classify -m "$TMP/cls.gguf" --top-k 2
+    vg "classify" classify -m "$TMP/cls.gguf" --top-k 2 <"$TMP/lines"
+    check "classify: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer classify is not built yet"
+fi
+if has fill-mask; then
+    printf '%s\n' '今天[MASK]气不错' '{"text": ' >"$TMP/masks"
+    vg "fill-mask" fill-mask -m "$TMP/mlm.gguf" --top-k 3 <"$TMP/masks"
+    check "fill-mask: a result and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"masks\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer fill-mask is not built yet"
+fi
+if has ner; then
+    vg "ner" ner -m "$TMP/char.gguf" <"$TMP/lines"
+    check "ner: one line per input, the bad one an error, exit 1" three_lines_one_error
+else
+    check_skip "roformer ner is not built yet"
+fi
+if has qa; then
+    printf '%s\n' '{"question": "天气如何", "context": "今天天气不错"}' 'no tab here' >"$TMP/qa"
+    vg "qa" qa -m "$M/tiny-qa" <"$TMP/qa"
+    check "qa: an answer and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"answer\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer qa is not built yet"
+fi
+if has similarity; then
+    printf '今天\t明天\n{"text_a": "好"}\n' >"$TMP/pairs"
+    vg "similarity" similarity -m "$TMP/char.gguf" --pooling mean <"$TMP/pairs"
+    check "similarity: a cosine and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"cosine\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer similarity is not built yet"
 fi
 check_done

@@ -14,7 +14,7 @@ run_one() {
     t=$1
     case $t in
         tokenizer) max_len=4096 ;;
-        hf_config) max_len=16384 ;;
+        hf_config|input) max_len=16384 ;;
         *) max_len=65536 ;;
     esac
     mkdir -p "$build/corpus/$t" "$build/artifacts/$t" "$build/seeds/$t" "tests/fuzz/regressions/$t"

@@ -16,7 +16,7 @@
  * status is then 1.
  */
 #include "cli.h"
-#include "cli_input.h"
+#include "input.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: roformer forward -m MODEL [--head auto|none|mlm|cls|token|qa] [--hidden-states]\n"
-            "                        [--max-length N] [--threads N]\n"
+            "                        [--max-length N] [--threads N] [--max-line-bytes N]\n"
             "\n"
             "Reads stdin, one input per line:\n"
             "  {\"text\": ..., \"text_pair\": ...}                      text, tokenized by the model\n"
@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "                    head the model must have: mlm, cls, token, qa\n"
             "  --hidden-states   also print every layer's output\n"
             "  --max-length N    truncate text inputs to N tokens (default: no truncation)\n"
-            "  --threads N       compute threads (default: all cores)\n");
+            "  --threads N       compute threads (default: all cores)\n"
+            "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
+            "                    line gives an error in its place\n");
 }
 
 /* ==== growing text buffer for the float arrays ==== */
@@ -203,16 +205,16 @@ static int read_ints(const cJSON *v, const char *name, int *flat, int *B, int *L
 
 /* Parses the current line into `in`. Returns 0, or -1 with the message in
  * err. */
-static int read_line(const rf_model *model, cli_input *line, int max_length, rf_encoding *enc,
-                     line_input *in, rf_error *err)
+static int read_line(const rf_model *model, const cli_record *rec, int max_length,
+                     rf_encoding *enc, line_input *in, rf_error *err)
 {
     memset(in, 0, sizeof *in);
-    if (line->bad)
-        return input_error(err, "%s", line->error);
-    const char *text = line->line, *pair = NULL;
-    size_t text_len = line->len, pair_len = 0;
-    if (line->is_json) {
-        const cJSON *obj = line->json;
+    if (rec->error)
+        return input_error(err, "%s", rec->error);
+    const char *text = rec->field[0], *pair = rec->field[1];
+    size_t text_len = rec->len[0], pair_len = rec->len[1];
+    if (rec->json) {
+        const cJSON *obj = rec->json;
         const cJSON *ids = cJSON_GetObjectItemCaseSensitive(obj, "input_ids");
         const cJSON *types = cJSON_GetObjectItemCaseSensitive(obj, "token_type_ids");
         const cJSON *mask = cJSON_GetObjectItemCaseSensitive(obj, "attention_mask");
@@ -231,12 +233,8 @@ static int read_line(const rf_model *model, cli_input *line, int max_length, rf_
                 return -1;
             return 0;
         }
-        int got = cli_input_field(line, "text", &text, &text_len);
-        if (got != 1)
-            return input_error(err, got == 0 ? "needs \"input_ids\" (a list) or \"text\" (a string)"
-                                             : "\"text\" is not a string");
-        if (cli_input_field(line, "text_pair", &pair, &pair_len) < 0)
-            return input_error(err, "\"text_pair\" is not a string");
+        if (!text)
+            return input_error(err, "needs \"input_ids\" (a list) or \"text\" (a string)");
     }
     if (rf_tokenize(model, text, text_len, pair, pair_len, max_length, enc, err) != RF_OK)
         return -1;
@@ -433,7 +431,7 @@ int cmd_forward(int argc, char **argv)
     }
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
-    long max_length = 0, n_threads = 0;
+    long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -449,6 +447,10 @@ int cmd_forward(int argc, char **argv)
         } else if (!strcmp(a, "--threads") && has_value) {
             if (cli_parse_int(argv[++i], 1, 256, &n_threads))
                 return cli_usage_error("forward", "--threads wants 1..256, not '%s'", argv[i]);
+        } else if (!strcmp(a, "--max-line-bytes") && has_value) {
+            if (cli_parse_int(argv[++i], 1, 1 << 30, &max_line))
+                return cli_usage_error("forward", "--max-line-bytes wants 1..%d, not '%s'", 1 << 30,
+                                       argv[i]);
         } else
             return cli_usage_error("forward", "unknown or incomplete option '%s'", a);
     }
@@ -472,27 +474,38 @@ int cmd_forward(int argc, char **argv)
         return CLI_FAILED;
     }
 
+    /* "text" is optional: a JSON line may carry input_ids instead. */
+    const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
+                                 .n_required = 0, .tab_fields = 1, .max_line = (size_t)max_line};
+    cli_reader *reader = cli_reader_open(&spec, NULL, NULL, 0);
+    if (!reader) {
+        rf_model_free(model);
+        return CLI_FAILED;
+    }
     rf_encoding enc = {0};
-    cli_input line = {0};
-    long n_failed = 0;
-    while (cli_input_next(&line, stdin)) {
+    cli_record rec;
+    long n_failed = 0, n_lines = 0;
+    int got;
+    while ((got = cli_reader_next(reader, &rec)) == 1) {
         line_input in;
-        if (read_line(model, &line, (int)max_length, &enc, &in, &err) != 0 ||
+        n_lines++;
+        if (read_line(model, &rec, (int)max_length, &enc, &in, &err) != 0 ||
             run_line(&job, &in, &err) != 0) {
-            print_error(err.message, line.line_no);
+            print_error(err.message, rec.line);
             n_failed++;
         }
         free_input(&in);
+        cli_record_free(&rec);
         fflush(stdout);
     }
     int rc = CLI_OK;
-    if (ferror(stdin))
-        rc = cli_error("reading stdin failed");
+    if (got < 0)
+        rc = CLI_FAILED; /* the reader said why */
     else if (n_failed)
-        rc = cli_error("%ld of %ld lines failed", n_failed, line.line_no);
+        rc = cli_error("%ld of %ld lines failed", n_failed, n_lines);
     if (fflush(stdout) != 0 || ferror(stdout))
         rc = cli_error("writing stdout failed");
-    cli_input_free(&line);
+    cli_reader_close(reader);
     rf_encoding_free(&enc);
     rf_context_free(job.ctx);
     rf_model_free(model);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: roformer tokenize -m MODEL [--max-length N]\n"
+    "usage: roformer tokenize -m MODEL [--max-length N] [--max-line-bytes N]\n"
     "\n"
     "Tokenizes stdin, one input per line, exactly as HuggingFace's tokenizer\n"
     "for the model does (tok(text, text_pair, truncation=True, max_length=N)).\n"
@@ -28,7 +28,9 @@ static const char usage[] =
     "and the exit status is then 1.\n"
     "\n"
     "  -m, --model MODEL   a .gguf file or an HF checkpoint directory\n"
-    "  --max-length N      truncate to N tokens (longest_first), specials included\n";
+    "  --max-length N      truncate to N tokens (longest_first), specials included\n"
+    "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
+    "                      line gives an error in its place\n";
 
 static cJSON *int_array(const int32_t *v, int32_t n)
 {
@@ -63,7 +65,7 @@ static cJSON *tokenize_record(const rf_model *model, cli_record *rec, int32_t ma
 int cmd_tokenize(int argc, char **argv)
 {
     const char *path = NULL;
-    long max_length = 0;
+    long max_length = 0, max_line = CLI_DEFAULT_MAX_LINE;
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
@@ -77,6 +79,11 @@ int cmd_tokenize(int argc, char **argv)
             if (i + 1 >= argc || cli_parse_int(argv[i + 1], 1, INT32_MAX, &max_length))
                 return cli_usage_error("tokenize", "--max-length needs a positive integer");
             i++;
+        } else if (!strcmp(argv[i], "--max-line-bytes")) {
+            if (i + 1 >= argc || cli_parse_int(argv[i + 1], 1, 1 << 30, &max_line))
+                return cli_usage_error("tokenize", "--max-line-bytes needs an integer in [1, %d]",
+                                       1 << 30);
+            i++;
         } else {
             return cli_usage_error("tokenize", "unexpected argument '%s'", argv[i]);
         }
@@ -87,9 +94,8 @@ int cmd_tokenize(int argc, char **argv)
     if (!model)
         return CLI_FAILED;
 
-    static const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
-                                        .n_required = 1, .tab_fields = 1,
-                                        .max_line = CLI_DEFAULT_MAX_LINE};
+    const cli_input_spec spec = {.names = {"text", "text_pair"}, .n_fields = 2,
+                                 .n_required = 1, .tab_fields = 1, .max_line = (size_t)max_line};
     cli_reader *in = cli_reader_open(&spec, NULL, NULL, 0);
     if (!in) {
         rf_model_free(model);

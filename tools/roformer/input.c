@@ -1,6 +1,6 @@
 /*
- * input.c — the record reader of the job commands (see input.h): lines of
- * stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
+ * input.c — the record reader of the line-oriented commands (see input.h):
+ * lines of stdin or a file, or positional arguments; JSON objects via cJSON, UTF-8
  * checked with utf8proc.
  *
  * cJSON keeps strings NUL-terminated, so a "\u0000" escape would end a
@@ -19,12 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <utf8proc.h>
+
+enum { READ_AHEAD = 1 << 16 };
 
 struct cli_reader {
     cli_input_spec spec;
     FILE *f;        /* NULL when reading arguments */
+    int fd;         /* fileno(f), or -1 for a stream without one (fmemopen) */
+    char *ahead;    /* [READ_AHEAD] bytes read but not yet consumed */
+    size_t ahead_pos, ahead_len;
     bool own_file;
     const char *path;
     char **args;
@@ -35,7 +42,14 @@ struct cli_reader {
     size_t cap;
 };
 
-cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
+/* The size of a regular file behind f, for progress; else 0 (unknown). */
+static double stream_size(FILE *f)
+{
+    struct stat st;
+    return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0.0;
+}
+
+cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name)
 {
     cli_reader *in = calloc(1, sizeof *in);
     if (!in) {
@@ -43,28 +57,40 @@ cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char *
         return NULL;
     }
     in->spec = *spec;
+    in->f = f;
+    in->fd = fileno(f);
+    in->path = name;
+    in->total = stream_size(f);
+    return in;
+}
+
+cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
+{
     if (n_args > 0) {
+        cli_reader *in = calloc(1, sizeof *in);
+        if (!in) {
+            cli_error("out of memory");
+            return NULL;
+        }
+        in->spec = *spec;
         in->args = args;
         in->n_args = n_args;
         in->total = n_args;
         return in;
     }
-    if (!path || !strcmp(path, "-")) {
-        in->f = stdin;
-        in->path = "<stdin>";
-    } else {
-        in->f = fopen(path, "rb");
-        if (!in->f) {
-            cli_error("%s: %s", path, strerror(errno));
-            free(in);
-            return NULL;
-        }
-        in->own_file = true;
-        in->path = path;
+    if (!path || !strcmp(path, "-"))
+        return cli_reader_open_stream(spec, stdin, "<stdin>");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error("%s: %s", path, strerror(errno));
+        return NULL;
     }
-    struct stat st;
-    if (fstat(fileno(in->f), &st) == 0 && S_ISREG(st.st_mode))
-        in->total = (double)st.st_size;
+    cli_reader *in = cli_reader_open_stream(spec, f, path);
+    if (!in) {
+        fclose(f);
+        return NULL;
+    }
+    in->own_file = true;
     return in;
 }
 
@@ -75,6 +101,7 @@ void cli_reader_close(cli_reader *in)
     if (in->own_file)
         fclose(in->f);
     free(in->buf);
+    free(in->ahead);
     free(in);
 }
 
@@ -96,23 +123,74 @@ void cli_record_free(cli_record *rec)
     *rec = (cli_record){0};
 }
 
+/* Refills the read-ahead buffer. read(2) returns what a pipe already
+ * holds without waiting for more, so a process that writes one line and
+ * waits for its answer is served; a stream without a descriptor goes
+ * through fread. Returns the bytes read, 0 at the end, -1 on error. */
+static ssize_t refill(cli_reader *in)
+{
+    if (!in->ahead && !(in->ahead = malloc(READ_AHEAD))) {
+        cli_error("out of memory reading %s", in->path);
+        return -1;
+    }
+    ssize_t n;
+    if (in->fd >= 0) {
+        do
+            n = read(in->fd, in->ahead, READ_AHEAD);
+        while (n < 0 && errno == EINTR);
+    } else {
+        n = (ssize_t)fread(in->ahead, 1, READ_AHEAD, in->f);
+        if (n == 0 && ferror(in->f))
+            n = -1;
+    }
+    if (n < 0) {
+        cli_error("%s: read error: %s", in->path, strerror(errno));
+        return -1;
+    }
+    in->ahead_pos = 0;
+    in->ahead_len = (size_t)n;
+    return n;
+}
+
+bool cli_reader_ready(const cli_reader *in)
+{
+    if (in->args || in->ahead_pos < in->ahead_len || in->fd < 0)
+        return true;
+    struct pollfd p = {.fd = in->fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0; /* data, or the end (POLLHUP) */
+}
+
 /* Reads one line (without "\n" or "\r\n") into in->buf. Past max_line the
  * rest of the line is skipped, not stored. Returns 1, 0 at end, -1 on error. */
 static int read_line(cli_reader *in, size_t *len, bool *too_long)
 {
     size_t n = 0;
-    int c = EOF;
+    bool any = false, newline = false;
     *too_long = false;
-    while ((c = getc_unlocked(in->f)) != EOF) {
-        in->done++;
-        if (c == '\n')
-            break;
-        if (n >= in->spec.max_line) {
-            *too_long = true;
-            continue;
+    while (!newline) {
+        if (in->ahead_pos == in->ahead_len) {
+            ssize_t got = refill(in);
+            if (got < 0)
+                return -1;
+            if (got == 0)
+                break;
         }
-        if (n + 1 >= in->cap) {
-            size_t cap = in->cap ? in->cap * 2 : 4096;
+        /* Copy up to the newline (or the buffer's end) in one go. */
+        const char *p = in->ahead + in->ahead_pos;
+        size_t avail = in->ahead_len - in->ahead_pos;
+        const char *nl = memchr(p, '\n', avail);
+        size_t take = nl ? (size_t)(nl - p) : avail;
+        in->ahead_pos += take + (nl != NULL);
+        in->done += (double)(take + (nl != NULL));
+        newline = nl != NULL;
+        any = true;
+        size_t keep = n + take > in->spec.max_line ? in->spec.max_line - n : take;
+        if (keep < take)
+            *too_long = true;
+        if (n + keep + 1 > in->cap) {
+            size_t cap = in->cap ? in->cap : 4096;
+            while (cap < n + keep + 1)
+                cap *= 2;
             char *grown = realloc(in->buf, cap);
             if (!grown) {
                 cli_error("out of memory reading %s", in->path);
@@ -121,13 +199,10 @@ static int read_line(cli_reader *in, size_t *len, bool *too_long)
             in->buf = grown;
             in->cap = cap;
         }
-        in->buf[n++] = (char)c;
+        memcpy(in->buf + n, p, keep);
+        n += keep;
     }
-    if (ferror(in->f)) {
-        cli_error("%s: read error: %s", in->path, strerror(errno));
-        return -1;
-    }
-    if (c == EOF && n == 0 && !*too_long)
+    if (!any)
         return 0;
     if (n > 0 && in->buf[n - 1] == '\r')
         n--;

@@ -1,6 +1,6 @@
 /*
- * input.h — the inputs of the job commands: one record per stdin/file line
- * or per positional argument.
+ * input.h — the inputs of the line-oriented commands (the jobs, tokenize,
+ * forward): one record per stdin/file line or per positional argument.
  *
  * A record that starts with '{' is a JSON object and its fields are looked
  * up by name; any other record is plain text: the whole line is the first
@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CLI_MAX_FIELDS 4
 #define CLI_DEFAULT_MAX_LINE (1 << 20) /* bytes */
@@ -41,8 +42,14 @@ typedef struct cli_reader cli_reader;
 /* Reads `path` ("-" or NULL: stdin) or, when n_args > 0, the arguments.
  * Returns NULL with a message printed when the file cannot be opened. */
 cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args);
+/* Reads an open stream (not closed by the reader); `name` is used in messages. */
+cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name);
 /* 1: *rec holds the next record; 0: end of input; -1: read error (printed). */
 int cli_reader_next(cli_reader *in, cli_record *rec);
+/* True when the next record can be read without waiting (buffered bytes,
+ * a readable or closed pipe, a file): lets a batch be answered as soon as
+ * its writer pauses. */
+bool cli_reader_ready(const cli_reader *in);
 /* Progress: bytes (or arguments) consumed so far, and the total when known (else 0). */
 double cli_reader_done(const cli_reader *in);
 double cli_reader_total(const cli_reader *in);

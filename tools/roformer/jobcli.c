@@ -191,7 +191,9 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
     bool more = rc == CLI_OK;
     while (more) {
         int n = 0, got = 0;
-        while (n < chunk && (got = cli_reader_next(in, &recs[n])) == 1)
+        /* Up to a chunk, but no waiting for more input while some is in hand. */
+        while (n < chunk && (n == 0 || cli_reader_ready(in)) &&
+               (got = cli_reader_next(in, &recs[n])) == 1)
             n++;
         if (got < 0)
             rc = CLI_FAILED;

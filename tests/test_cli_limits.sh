@@ -1,0 +1,51 @@
+#!/bin/sh
+# test_cli_limits.sh — the CLI's cap on input line length: a line over
+# --max-line-bytes gets an error object in its place, the lines around it
+# their results, the exit status 1; the default cap is 1 MiB; a bad value
+# is a usage error.
+. tests/check.sh
+
+if [ -z "$REF" ]; then
+    check_skip "no reference directory: the CLI limit tests need a model"
+    check_done; exit
+fi
+M=$REF/models/tiny-char-proj
+long=$(head -c 300 /dev/zero | tr '\0' 'a')
+printf '%s\n%s\n%s\n' '{"text": "好"}' "$long" '今天' >"$TMP/in"
+
+"$ROFORMER" tokenize -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "tokenize: a line over the cap fails, exit 1" [ "$rc" -eq 1 ]
+check "tokenize: one output line per input line" [ "$(wc -l <"$TMP/out")" -eq 3 ]
+check "tokenize: the long line's error names the cap" \
+    grep -qxF '{"error":"line is longer than 100 bytes (--max-line-bytes)","line":2}' "$TMP/out"
+check "tokenize: the lines around it have results" \
+    sh -c "sed -n '1p;3p' '$TMP/out' | grep -c '\"input_ids\"' | grep -qx 2"
+"$ROFORMER" tokenize -m "$M" --max-line-bytes 300 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "tokenize: a line exactly at the cap is read" [ "$rc" -eq 0 ]
+
+# the default cap: 1 MiB
+head -c 1048577 /dev/zero | tr '\0' 'a' >"$TMP/big"; echo >>"$TMP/big"
+"$ROFORMER" tokenize -m "$M" <"$TMP/big" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "tokenize: a line over the default 1 MiB cap fails" \
+    grep -qF '"error":"line is longer than 1048576 bytes (--max-line-bytes)"' "$TMP/out"
+
+"$ROFORMER" tokenize -m "$M" --max-line-bytes 0 </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "tokenize: --max-line-bytes 0 is a usage error" [ "$rc" -eq 2 ]
+check "tokenize: the usage error names the range" \
+    grep -qF -- "--max-line-bytes needs an integer in [1, 1073741824]" "$TMP/err"
+
+"$ROFORMER" forward -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "forward: a line over the cap fails alone, exit 1" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && sed -n 2p '$TMP/out' | grep -qxF '{\"error\":\"line is longer than 100 bytes (--max-line-bytes)\",\"line\":2}'"
+check "forward: the lines around it have results" \
+    sh -c "sed -n '1p;3p' '$TMP/out' | grep -c last_hidden_state | grep -qx 2"
+"$ROFORMER" forward -m "$M" --max-line-bytes x </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "forward: a bad --max-line-bytes is a usage error" [ "$rc" -eq 2 ]
+
+# the job commands share the reader and the flag
+if "$ROFORMER" embed --help >/dev/null 2>&1; then
+    "$ROFORMER" embed -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "embed: a line over the cap fails alone" \
+        sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && sed -n 2p '$TMP/out' | grep -qF 'line is longer than 100 bytes'"
+fi
+check_done

@@ -1,0 +1,28 @@
+# test_install.sh — `make install` into a temporary prefix, then the example
+# program built the way a user builds it: only through the installed
+# pkg-config file (cc ... $(pkg-config --cflags --libs roformer)).
+. tests/check.sh
+build=$(dirname "$ROFORMER")
+san=""
+case "$build" in *asan*) san="-fsanitize=address,undefined" ;; esac
+prefix=$TMP/prefix
+make -s install PREFIX="$prefix" BUILD="$build" >"$TMP/install.log" 2>&1
+check "make install PREFIX=<temp dir>" [ $? -eq 0 ]
+check "installed: binary, libraries, header, pkg-config file" test -x "$prefix/bin/roformer" \
+    -a -f "$prefix/lib/libroformer.a" -a -f "$prefix/lib/libroformer.so" \
+    -a -f "$prefix/include/roformer.h" -a -f "$prefix/lib/pkgconfig/roformer.pc"
+flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs roformer)
+check "pkg-config knows roformer" [ -n "$flags" ]
+cc $san tools/examples/similarity.c $flags -o "$TMP/similarity" 2>"$TMP/cc.log"
+check "the example compiles and links with -lroformer from pkg-config" [ -x "$TMP/similarity" ]
+check "the installed CLI runs" sh -c "LD_LIBRARY_PATH='$prefix/lib' '$prefix/bin/roformer' --version | grep -q roformer"
+if [ -n "$REF" ]; then
+    M=$REF/models/tiny-word-mlm
+    LD_LIBRARY_PATH=$prefix/lib "$TMP/similarity" "$M" 今天天气很好 今天天气不错 >"$TMP/a.out"
+    "$build/examples/similarity" "$M" 今天天气很好 今天天气不错 >"$TMP/b.out"
+    check "the example linked to the installed library gives the built one's answer" \
+        sh -c "grep -q '^cosine ' '$TMP/a.out' && cmp -s '$TMP/a.out' '$TMP/b.out'"
+else
+    check_skip "reference fixtures absent: running the installed example"
+fi
+check_done
