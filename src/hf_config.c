@@ -270,7 +270,8 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
         hp->embedding_size = hp->hidden_size;
     const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
     if (eps && !cJSON_IsNull(eps)) {
-        if (!cJSON_IsNumber(eps) || !(eps->valuedouble > 0 && eps->valuedouble < 1))
+        /* checked as the float32 it is stored as: 1e-112 would become 0 */
+        if (!cJSON_IsNumber(eps) || !((float)eps->valuedouble > 0 && (float)eps->valuedouble < 1))
             return rf_fail(err, RF_ERR_FORMAT, "%s: 'layer_norm_eps' must be a number in (0, 1)", what);
         hp->layer_norm_eps = (float)eps->valuedouble;
     }
