@@ -215,9 +215,19 @@ typedef struct {
     int32_t max_batch;   /* largest batch a forward call will get */
     int32_t max_seq_len; /* longest sequence; <= 0 means the model's max_position */
     int32_t n_threads;   /* compute threads; <= 0 means all cores */
+    int32_t skip_padding; /* nonzero: spend no work on padding. The real tokens
+                             of a right-padded batch (mask 1...1 0...0 per
+                             sequence) are packed back to back for the linear
+                             layers and each sequence attends over its own
+                             length. Outputs at real positions equal the
+                             default's up to float rounding; outputs at padded
+                             positions are unspecified (hidden states there are
+                             zero), where the default computes them as HF
+                             does. A batch whose mask is not of that form runs
+                             the default way. */
 } rf_context_params;
 
-/* max_batch 1, max_seq_len the model's, n_threads all cores. */
+/* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0. */
 rf_context_params rf_context_default_params(void);
 /* Allocates every buffer the forward pass needs for max_batch x max_seq_len
  * tokens (rf_forward allocates nothing) and starts n_threads - 1 worker

@@ -11,6 +11,7 @@
  * double with libm.
  */
 #include "activations.h"
+#include "simd.h"
 #include "vecmath.h"
 
 #include <math.h>
@@ -18,46 +19,46 @@
 #define SQRT1_2 0.70710678118654752440
 #define SQRT_2_OVER_PI 0.79788456080286535588
 
-static inline rf_vf v_abs(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf v_abs(rf_vf x)
 {
     return (rf_vf)((rf_vi)x & 0x7fffffff);
 }
 
-static inline rf_vf gelu_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf gelu_v(rf_vf x)
 {
     /* q = erfc(|x| / sqrt 2); erfc(-z) = 2 - erfc(z) for the positive side */
     rf_vf q = rf_v_erfc(v_abs(x) * (float)SQRT1_2);
     return rf_v_select(x >= 0.0f, x * (1.0f - 0.5f * q), 0.5f * x * q);
 }
 
-static inline rf_vf gelu_new_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf gelu_new_v(rf_vf x)
 {
     rf_vf u = (float)SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
     return x / (1.0f + rf_v_exp(-2.0f * u));
 }
 
-static inline rf_vf silu_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf silu_v(rf_vf x)
 {
     return x / (1.0f + rf_v_exp(-x));
 }
 
-static inline rf_vf tanh_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf tanh_v(rf_vf x)
 {
     return 1.0f - 2.0f / (rf_v_exp(2.0f * x) + 1.0f);
 }
 
-static inline rf_vf relu_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf relu_v(rf_vf x)
 {
     return rf_v_select(x > 0.0f, x, rf_v_set1(0.0f));
 }
 
-static inline rf_vf linear_v(rf_vf x)
+static inline __attribute__((always_inline)) rf_vf linear_v(rf_vf x)
 {
     return x;
 }
 
 /* row[c] = f(row[c] + bias[c]); inlined once per activation. */
-static inline void map_row(float *row, const float *bias, int cols, rf_vf (*f)(rf_vf))
+static inline __attribute__((always_inline)) void map_row(float *row, const float *bias, int cols, rf_vf (*f)(rf_vf))
 {
     int c = 0;
     for (; c + RF_VLEN <= cols; c += RF_VLEN) {
@@ -75,7 +76,10 @@ static inline void map_row(float *row, const float *bias, int cols, rf_vf (*f)(r
     }
 }
 
-void rf_bias_act(float *y, int rows, int cols, int ld, const float *bias, rf_activation act)
+/* The kernel body, compiled into each instruction-set build below. */
+static inline __attribute__((always_inline)) void bias_act_rows(float *y, int rows, int cols,
+                                                                int ld, const float *bias,
+                                                                rf_activation act)
 {
     rf_vf (*f)(rf_vf) = linear_v;
     for (int r = 0; r < rows; r++) {
@@ -92,6 +96,31 @@ void rf_bias_act(float *y, int rows, int cols, int ld, const float *bias, rf_act
             break;
         }
     }
+}
+
+static void bias_act_baseline(float *y, int rows, int cols, int ld, const float *bias,
+                              rf_activation act)
+{
+    bias_act_rows(y, rows, cols, ld, bias, act);
+}
+
+#if RF_SIMD_X86
+RF_TARGET_AVX2 static void bias_act_avx2(float *y, int rows, int cols, int ld,
+                                         const float *bias, rf_activation act)
+{
+    bias_act_rows(y, rows, cols, ld, bias, act);
+}
+#endif
+
+void rf_bias_act(float *y, int rows, int cols, int ld, const float *bias, rf_activation act)
+{
+#if RF_SIMD_X86
+    if (rf_simd_level_get() == RF_SIMD_AVX2) {
+        bias_act_avx2(y, rows, cols, ld, bias, act);
+        return;
+    }
+#endif
+    bias_act_baseline(y, rows, cols, ld, bias, act);
 }
 
 float rf_act_naive(rf_activation act, float xf)

@@ -3,7 +3,8 @@
  * block) through sgemm (see attention.h). HF: RoFormerSelfAttention.forward.
  *
  * Padded query rows are computed like real ones (they attend to the real
- * keys), so outputs at padded positions equal HF's.
+ * keys), so outputs at padded positions equal HF's. The packed variant has
+ * no padding: each sequence attends over its own rows only.
  */
 #include "attention.h"
 #include "linalg.h"
@@ -14,37 +15,82 @@
 
 struct attention_job {
     const float *q, *k, *v, *mask_bias;
-    int ld, L, H, Dh;
+    const int32_t *seq_off; /* packed: sequence b is rows [seq_off[b], seq_off[b+1]) */
+    int ld, L, H, Dh;       /* packed: L is the longest sequence */
     float scale;
     float *scores, *out;
 };
 
+/* One (sequence, head, query block): the sequence starts at row `row0` and
+ * has `L` keys; `mask` is its key mask or NULL when every key is real. */
+static void attend_block(const struct attention_job *j, size_t row0, int L, const float *mask,
+                         int h, int block, int scratch_stride, int thread)
+{
+    int q0 = block * RF_ATTN_QUERY_BLOCK;
+    int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
+    size_t head = row0 * j->ld + (size_t)h * j->Dh; /* row 0 of this sequence and head */
+    size_t query = head + (size_t)q0 * j->ld;
+    float *s = j->scores + (size_t)thread * scratch_stride;
+    /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
+    rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
+    /* pass 2: (masked) softmax over keys */
+    rf_softmax_rows(s, rows, L, L, mask);
+    /* pass 3: context (rows x Dh) = P . V_bh */
+    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + query, j->ld);
+}
+
+static int query_blocks(int L)
+{
+    return (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+}
+
 static void attention_task(void *arg, int task, int thread)
 {
     const struct attention_job *j = arg;
-    int L = j->L, n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
+    int L = j->L, n_blocks = query_blocks(L);
     int block = task % n_blocks, h = task / n_blocks % j->H, b = task / n_blocks / j->H;
-    int q0 = block * RF_ATTN_QUERY_BLOCK;
-    int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
-    size_t head = (size_t)b * L * j->ld + (size_t)h * j->Dh; /* row 0 of this sequence and head */
-    size_t query = head + (size_t)q0 * j->ld;
-    float *s = j->scores + (size_t)thread * rf_attention_scratch(L);
-    /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
-    rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
-    /* pass 2: masked softmax over keys */
-    rf_softmax_rows(s, rows, L, L, j->mask_bias + (size_t)b * L);
-    /* pass 3: context (rows x Dh) = P . V_bh */
-    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + query, j->ld);
+    attend_block(j, (size_t)b * L, L, j->mask_bias + (size_t)b * L, h, block,
+                 (int)rf_attention_scratch(L), thread);
+}
+
+/* Packed sequences: task numbers run over sequence, then head, then query
+ * block, each sequence with as many blocks as its own length needs. */
+static void attention_packed_task(void *arg, int task, int thread)
+{
+    const struct attention_job *j = arg;
+    int b = 0, L = 0, n_blocks = 0;
+    for (;; b++) {
+        L = j->seq_off[b + 1] - j->seq_off[b];
+        n_blocks = query_blocks(L);
+        if (task < j->H * n_blocks)
+            break;
+        task -= j->H * n_blocks;
+    }
+    attend_block(j, (size_t)j->seq_off[b], L, NULL, task / n_blocks, task % n_blocks,
+                 (int)rf_attention_scratch(j->L), thread);
 }
 
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
                   float *out)
 {
-    struct attention_job job = {q, k, v, mask_bias, ld, L, H, Dh,
+    struct attention_job job = {q, k, v, mask_bias, NULL, ld, L, H, Dh,
                                 (float)(1.0 / sqrt((double)Dh)), scores, out};
-    int n_blocks = (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
-    rf_pool_run(pool, B * H * n_blocks, attention_task, &job);
+    rf_pool_run(pool, B * H * query_blocks(L), attention_task, &job);
+}
+
+void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out)
+{
+    struct attention_job job = {q, k, v, NULL, seq_off, ld, 0, H, Dh,
+                                (float)(1.0 / sqrt((double)Dh)), scores, out};
+    int n_tasks = 0;
+    for (int b = 0; b < B; b++) {
+        int L = seq_off[b + 1] - seq_off[b];
+        job.L = L > job.L ? L : job.L;
+        n_tasks += H * query_blocks(L);
+    }
+    rf_pool_run(pool, n_tasks, attention_packed_task, &job);
 }
 
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,

@@ -15,6 +15,8 @@
 
 #include "threadpool.h"
 
+#include <stdint.h>
+
 #define RF_ATTN_QUERY_BLOCK 128
 
 /* Floats of score scratch one thread needs for sequences of length L. */
@@ -28,6 +30,13 @@ static inline long rf_attention_scratch(int L)
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
                   float *out);
+/* Sequences of different lengths packed back to back without padding:
+ * sequence b is rows [seq_off[b], seq_off[b+1]) of q, k, v and out, and
+ * attends over exactly those rows (no mask). scores: scratch of
+ * rf_pool_threads(pool) * rf_attention_scratch(longest sequence) floats.
+ * Each sequence gives what rf_attention gives for it alone. */
+void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out);
 /* Naive twin: loops in double, scratch of L floats. */
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
                         const float *mask_bias, int B, int L, int H, int Dh, float *scratch,

@@ -20,7 +20,7 @@
 
 rf_context_params rf_context_default_params(void)
 {
-    rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0};
+    rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0, .skip_padding = 0};
     return p;
 }
 
@@ -119,6 +119,12 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     ctx->model = model;
     ctx->max_batch = p.max_batch;
     ctx->max_seq_len = p.max_seq_len;
+    ctx->skip_padding = p.skip_padding != 0;
+    ctx->seq_off = calloc((size_t)p.max_batch + 1, sizeof *ctx->seq_off);
+    if (!ctx->seq_off) {
+        rf_context_free(ctx);
+        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
+    }
 
     struct carve c = {NULL, 0};
     carve_buffers(ctx, &c, n_threads);
@@ -148,6 +154,7 @@ void rf_context_free(rf_context *ctx)
         return;
     rf_pool_free(ctx->pool);
     free(ctx->arena);
+    free(ctx->seq_off);
     free(ctx);
 }
 

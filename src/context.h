@@ -13,9 +13,13 @@
 #include "model.h"
 #include "threadpool.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct rf_context {
     const rf_model *model;
     int max_batch, max_seq_len;
+    bool skip_padding;  /* rf_context_params.skip_padding */
     rf_pool *pool;
     float *arena;       /* the one allocation every buffer below points into */
     float *emb;         /* [T][E] embeddings before embeddings_project (E != D only) */
@@ -32,6 +36,8 @@ struct rf_context {
     float *head_in;     /* [T][D] rows gathered for a head (CLS rows, MLM positions) */
     float *head_mid;    /* [T][max(D, E)] a head's hidden layer */
     float *qa;          /* [T][2] QA logits before splitting into start / end */
+    int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
+                           (skip_padding) */
 };
 
 /* Embeddings and every encoder layer on a validated batch: the result is

@@ -13,6 +13,13 @@
  *
  * T = B * L tokens, E embedding_size, D hidden, F intermediate, H heads,
  * Dh = D / H. Padded positions are computed like real ones (HF does too).
+ *
+ * With skip_padding, a right-padded batch runs packed: the real tokens of
+ * every sequence back to back (T = their count), so the linear layers,
+ * LayerNorms and RoPE touch no padding, and attention runs per sequence on
+ * its own length. The layout is ctx->seq_off either way: sequence b is rows
+ * [seq_off[b], seq_off[b+1]) (b * L and L rows each when not packed). The
+ * result goes back to the padded layout, zero at padded positions.
  */
 #include "context.h"
 #include "attention.h"
@@ -29,7 +36,7 @@
  * per thread. */
 struct rows_job {
     rf_context *ctx;
-    int T, L, n_blocks;
+    int T, B, L, n_blocks;
     float *x;          /* LayerNorm: x = LN(x + y) */
     const float *y;
     const float *gamma, *beta;
@@ -65,10 +72,19 @@ static void qkv_rope_task(void *arg, int block, int thread)
         rf_linear_1(c->x + off, len, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, c->k + off);
         rf_linear_1(c->x + off, len, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, c->v + off);
     }
-    rf_rope_apply(c->q, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
-    rf_rope_apply(c->k, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
-    if (hp->rotary_value)
-        rf_rope_apply(c->v, start, len, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+    /* RoPE position = row index within its sequence */
+    for (int b = 0; b < j->B; b++) {
+        int s = c->seq_off[b] > start ? c->seq_off[b] : start;
+        int e = c->seq_off[b + 1] < start + len ? c->seq_off[b + 1] : start + len;
+        if (s >= e)
+            continue;
+        size_t seq = (size_t)c->seq_off[b] * D;
+        int row0 = s - c->seq_off[b];
+        rf_rope_apply(c->q + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+        rf_rope_apply(c->k + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+        if (hp->rotary_value)
+            rf_rope_apply(c->v + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+    }
 }
 
 static void add_norm_task(void *arg, int block, int thread)
@@ -96,21 +112,23 @@ static void add_norm(rf_context *ctx, int T, float *x, const float *y, const flo
 
 /* ==== Embeddings ==== */
 
-static void embed(rf_context *ctx, const rf_batch *batch)
+static void embed(rf_context *ctx, const rf_batch *batch, int T)
 {
     const rf_hparams *hp = &ctx->model->hp;
     const rf_weights *w = &ctx->model->w;
-    int T = batch->batch * batch->seq_len, E = hp->embedding_size;
+    int E = hp->embedding_size;
     float *e = w->embd_proj_w ? ctx->emb : ctx->x;
-    /* pass 1: word + token-type embedding rows */
-    for (int t = 0; t < T; t++) {
-        const float *restrict word = w->token_embd + (size_t)batch->input_ids[t] * E;
-        int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
-        const float *restrict tt = w->token_types + (size_t)type * E;
-        float *restrict row = e + (size_t)t * E;
-        for (int i = 0; i < E; i++)
-            row[i] = word[i] + tt[i];
-    }
+    /* pass 1: word + token-type embedding rows, in the layout of seq_off */
+    for (int b = 0; b < batch->batch; b++)
+        for (int r = ctx->seq_off[b]; r < ctx->seq_off[b + 1]; r++) {
+            size_t t = (size_t)b * batch->seq_len + (size_t)(r - ctx->seq_off[b]);
+            const float *restrict word = w->token_embd + (size_t)batch->input_ids[t] * E;
+            int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
+            const float *restrict tt = w->token_types + (size_t)type * E;
+            float *restrict row = e + (size_t)r * E;
+            for (int i = 0; i < E; i++)
+                row[i] = word[i] + tt[i];
+        }
     /* pass 2: LayerNorm over E */
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
     /* pass 3: embeddings_project E -> D */
@@ -121,16 +139,17 @@ static void embed(rf_context *ctx, const rf_batch *batch)
 
 /* ==== Layers ==== */
 
-static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, int L)
+static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, int L, int T,
+                          bool packed)
 {
     const rf_hparams *hp = &ctx->model->hp;
     rf_pool *pool = ctx->pool;
-    int T = B * L, D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
+    int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
     /* pass 1: Q, K, V projections and rotary position embedding: fused per
        block of rows when there are enough rows for every thread, else each
        projection split along its outputs, then RoPE */
-    struct rows_job qkv = {.ctx = ctx, .T = T, .L = L, .n_blocks = rf_pool_threads(pool),
+    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
                            .lw = lw, .project = rf_linear_splits_rows(pool, T)};
     if (!qkv.project) {
         rf_linear(pool, ctx->x, T, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, ctx->q);
@@ -140,8 +159,12 @@ static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, in
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
-    rf_attention(pool, ctx->q, ctx->k, ctx->v, D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
-                 ctx->attn);
+    if (packed)
+        rf_attention_packed(pool, ctx->q, ctx->k, ctx->v, D, ctx->seq_off, B, H, D / H,
+                            ctx->scores, ctx->attn);
+    else
+        rf_attention(pool, ctx->q, ctx->k, ctx->v, D, ctx->mask_bias, B, L, H, D / H,
+                     ctx->scores, ctx->attn);
 
     /* pass 3: output projection, residual, LayerNorm */
     rf_linear(pool, ctx->attn, T, D, lw->attn_out_w, lw->attn_out_b, D, RF_ACT_LINEAR, ctx->proj);
@@ -153,11 +176,53 @@ static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, in
     add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
+/* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on
+ * and every sequence is 1...1 0...0 with at least one real token and some
+ * padding in the batch. Otherwise the padded layout, seq_off[b] = b * L. */
+static bool plan_layout(rf_context *ctx, const rf_batch *batch)
+{
+    int B = batch->batch, L = batch->seq_len;
+    const int32_t *mask = batch->attention_mask;
+    bool packed = ctx->skip_padding && mask;
+    ctx->seq_off[0] = 0;
+    for (int b = 0; packed && b < B; b++) {
+        const int32_t *m = mask + (size_t)b * L;
+        int n = 0;
+        while (n < L && m[n])
+            n++;
+        for (int t = n; t < L; t++)
+            packed = packed && !m[t];
+        packed = packed && n > 0;
+        ctx->seq_off[b + 1] = ctx->seq_off[b] + n;
+    }
+    packed = packed && ctx->seq_off[B] < B * L;
+    if (!packed)
+        for (int b = 0; b <= B; b++)
+            ctx->seq_off[b] = b * L;
+    return packed;
+}
+
+/* Copies the packed rows of x into the padded [B][L][D] layout of dst,
+ * zero at padded positions; dst may be x itself. */
+static void unpack_rows(const rf_context *ctx, int B, int L, const float *x, float *dst)
+{
+    size_t D = (size_t)ctx->model->hp.hidden_size;
+    /* last sequence first: a destination never overlaps an earlier source */
+    for (int b = B - 1; b >= 0; b--) {
+        size_t n = (size_t)(ctx->seq_off[b + 1] - ctx->seq_off[b]);
+        float *to = dst + (size_t)b * L * D;
+        memmove(to, x + (size_t)ctx->seq_off[b] * D, n * D * sizeof(float));
+        memset(to + n * D, 0, ((size_t)L - n) * D * sizeof(float));
+    }
+}
+
 void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
 {
     const rf_hparams *hp = &ctx->model->hp;
     int B = batch->batch, L = batch->seq_len;
     size_t layer_floats = (size_t)B * L * hp->hidden_size;
+    bool packed = plan_layout(ctx, batch);
+    int T = ctx->seq_off[B];
 
     for (int b = 0; b < B; b++)
         for (int t = 0; t < L; t++) {
@@ -165,13 +230,18 @@ void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
             ctx->mask_bias[(size_t)b * L + t] = on ? 0.0f : RF_MASK_NEG;
         }
 
-    embed(ctx, batch);
-    if (hidden_states)
-        memcpy(hidden_states, ctx->x, layer_floats * sizeof(float));
-    for (int i = 0; i < hp->num_layers; i++) {
-        layer_forward(ctx, &ctx->model->w.layers[i], B, L);
-        if (hidden_states)
-            memcpy(hidden_states + (size_t)(i + 1) * layer_floats, ctx->x,
-                   layer_floats * sizeof(float));
+    embed(ctx, batch, T);
+    for (int i = 0; i <= hp->num_layers; i++) {
+        if (i > 0)
+            layer_forward(ctx, &ctx->model->w.layers[i - 1], B, L, T, packed);
+        if (!hidden_states)
+            continue;
+        float *dst = hidden_states + (size_t)i * layer_floats;
+        if (packed)
+            unpack_rows(ctx, B, L, ctx->x, dst);
+        else
+            memcpy(dst, ctx->x, layer_floats * sizeof(float));
     }
+    if (packed)
+        unpack_rows(ctx, B, L, ctx->x, ctx->x);
 }

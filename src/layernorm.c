@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 /* Sum of the RF_VLEN lanes, in a fixed order. */
-static float lane_sum(rf_vf v)
+RF_VINLINE float lane_sum(rf_vf v)
 {
     float sum = 0.0f;
     for (int i = 0; i < RF_VLEN; i++)

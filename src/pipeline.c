@@ -185,6 +185,7 @@ static rf_status ensure_context(rf_pipeline *pl, int32_t L, rf_error *err)
     cp.max_batch = pl->params.batch_size;
     cp.max_seq_len = len;
     cp.n_threads = pl->params.n_threads;
+    cp.skip_padding = 1; /* every job reads real-token outputs only */
     rf_status st = rf_context_create(pl->model, &cp, &pl->ctx, err);
     if (st != RF_OK)
         return st;

@@ -5,12 +5,13 @@
  * exactly 0, so they add nothing to the sum.
  */
 #include "softmax.h"
+#include "simd.h"
 #include "vecmath.h"
 
 #include <math.h>
 #include <stddef.h>
 
-static float softmax_row(float *row, int n, const float *mask_bias)
+static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
 {
     /* pass 1: add the mask, find the maximum */
     rf_vf vmax = rf_v_set1(-INFINITY);
@@ -49,7 +50,9 @@ static float softmax_row(float *row, int n, const float *mask_bias)
     return sum;
 }
 
-void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
+/* The kernel body, compiled into each instruction-set build below. */
+static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
+                                                               const float *mask_bias)
 {
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
@@ -61,6 +64,30 @@ void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
         for (; j < n; j++)
             row[j] *= inv;
     }
+}
+
+static void softmax_rows_baseline(float *x, int rows, int n, int ld, const float *mask_bias)
+{
+    softmax_rows(x, rows, n, ld, mask_bias);
+}
+
+#if RF_SIMD_X86
+RF_TARGET_AVX2 static void softmax_rows_avx2(float *x, int rows, int n, int ld,
+                                             const float *mask_bias)
+{
+    softmax_rows(x, rows, n, ld, mask_bias);
+}
+#endif
+
+void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
+{
+#if RF_SIMD_X86
+    if (rf_simd_level_get() == RF_SIMD_AVX2) {
+        softmax_rows_avx2(x, rows, n, ld, mask_bias);
+        return;
+    }
+#endif
+    softmax_rows_baseline(x, rows, n, ld, mask_bias);
 }
 
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias)

@@ -23,30 +23,40 @@
 #include <stdint.h>
 #include <string.h>
 
-/* 4 floats: the SSE2 width every x86-64 has (and NEON's on arm64). */
-#define RF_VLEN 4
+/* 8 floats: one AVX2 register in the kernels built for AVX2 (simd.h), two
+ * SSE2 (or NEON) registers in the baseline build. */
+#define RF_VLEN 8
+/* Always inlined, so that each kernel build (simd.h) gets its own code.
+ * No function taking or returning the vector type is ever called out of
+ * line, so GCC's note that 32-byte vectors are passed differently with and
+ * without AVX (-Wpsabi) concerns no real call. */
+#define RF_VINLINE static inline __attribute__((always_inline))
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 typedef float rf_vf __attribute__((vector_size(RF_VLEN * 4)));
 typedef int32_t rf_vi __attribute__((vector_size(RF_VLEN * 4)));
 
-static inline rf_vf rf_v_load(const float *p)
+RF_VINLINE rf_vf rf_v_load(const float *p)
 {
     rf_vf v;
     memcpy(&v, p, sizeof v);
     return v;
 }
 
-static inline void rf_v_store(float *p, rf_vf v)
+RF_VINLINE void rf_v_store(float *p, rf_vf v)
 {
     memcpy(p, &v, sizeof v);
 }
 
-static inline rf_vf rf_v_set1(float x)
+RF_VINLINE rf_vf rf_v_set1(float x)
 {
-    return (rf_vf){x, x, x, x};
+    return (rf_vf){0} + x;
 }
 
 /* Loads n < RF_VLEN floats, the other lanes `fill`. */
-static inline rf_vf rf_v_load_part(const float *p, int n, float fill)
+RF_VINLINE rf_vf rf_v_load_part(const float *p, int n, float fill)
 {
     float tmp[RF_VLEN];
     for (int i = 0; i < RF_VLEN; i++)
@@ -54,7 +64,7 @@ static inline rf_vf rf_v_load_part(const float *p, int n, float fill)
     return rf_v_load(tmp);
 }
 
-static inline void rf_v_store_part(float *p, rf_vf v, int n)
+RF_VINLINE void rf_v_store_part(float *p, rf_vf v, int n)
 {
     float tmp[RF_VLEN];
     rf_v_store(tmp, v);
@@ -62,12 +72,12 @@ static inline void rf_v_store_part(float *p, rf_vf v, int n)
 }
 
 /* mask ? a : b, mask lanes all ones or all zeros (a comparison result). */
-static inline rf_vf rf_v_select(rf_vi mask, rf_vf a, rf_vf b)
+RF_VINLINE rf_vf rf_v_select(rf_vi mask, rf_vf a, rf_vf b)
 {
     return (rf_vf)(((rf_vi)a & mask) | ((rf_vi)b & ~mask));
 }
 
-static inline rf_vf rf_v_exp(rf_vf x)
+RF_VINLINE rf_vf rf_v_exp(rf_vf x)
 {
     rf_vi underflow = x < -87.33654475f;
     x = rf_v_select(x > 88.0f, rf_v_set1(88.0f), x);
@@ -87,7 +97,7 @@ static inline rf_vf rf_v_exp(rf_vf x)
 }
 
 /* erfc(z) for z >= 0. */
-static inline rf_vf rf_v_erfc(rf_vf z)
+RF_VINLINE rf_vf rf_v_erfc(rf_vf z)
 {
     rf_vf t = 1.0f / (1.0f + 0.5f * z);
     rf_vf p = t * 0.17087277f - 0.82215223f;

@@ -9,6 +9,7 @@
 #include "layernorm.h"
 #include "linalg.h"
 #include "rope.h"
+#include "simd.h"
 #include "softmax.h"
 #include "threadpool.h"
 #include "vecmath.h"
@@ -177,8 +178,9 @@ static void test_vecmath(void)
     /* erfc's error grows with the rounding of its float argument -z^2 + P(t)
        (one ulp of 16 is 1.9e-6): still far below what GELU can show */
     CHECK(worst_erfc < 2e-6, "vector erfc relative error %g on [0, 4)", worst_erfc);
-    float under[4] = {-87.4f, -1e30f, -3.4e38f, -INFINITY}, y[4];
-    for (int k = 0; k < 4; k += RF_VLEN) {
+    float under[8] = {-87.4f, -1e30f, -3.4e38f, -INFINITY, -87.4f, -1e30f, -3.4e38f, -INFINITY};
+    float y[8];
+    for (int k = 0; k + RF_VLEN <= 8; k += RF_VLEN) {
         rf_v_store(y, rf_v_exp(rf_v_load(under + k)));
         CHECK(y[0] == 0.0f && y[RF_VLEN - 1] == 0.0f, "exp of very negative x is exactly 0");
     }
@@ -329,6 +331,27 @@ static void test_attention(void)
         rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out);
         float d = max_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
+        /* the same sequences packed without their padding */
+        int32_t seq_off[4] = {0};
+        float *pq = malloc(n * sizeof *pq), *pk = malloc(n * sizeof *pk),
+              *pv = malloc(n * sizeof *pv);
+        for (int b = 0; b < B; b++) {
+            int len = L - 90 * b;
+            seq_off[b + 1] = seq_off[b] + len;
+            size_t from = (size_t)b * L * ld, to = (size_t)seq_off[b] * ld, count = (size_t)len * ld;
+            memcpy(pq + to, q + from, count * sizeof *pq);
+            memcpy(pk + to, k + from, count * sizeof *pk);
+            memcpy(pv + to, v + from, count * sizeof *pv);
+        }
+        rf_attention_packed(pool, pq, pk, pv, ld, seq_off, B, H, Dh, scores, out);
+        d = 0.0f;
+        for (int b = 0; b < B; b++)
+            d = fmaxf(d, max_diff(out + (size_t)seq_off[b] * ld, ref + (size_t)b * L * ld,
+                                  (size_t)(seq_off[b + 1] - seq_off[b]) * ld));
+        CHECK(d < 2e-6f, "packed attention vs naive, %d threads: max |diff| %g", n_threads, d);
+        free(pq);
+        free(pk);
+        free(pv);
         free(scores);
         free(out);
         rf_pool_free(pool);
@@ -347,11 +370,23 @@ int main(void)
     test_gemm();
     test_linear();
     test_vecmath();
-    test_activations();
-    test_activation_extremes();
+    /* the element-wise kernels in each instruction-set build this CPU runs */
+    const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2};
+    const char *level_names[] = {"baseline", "AVX2"};
+    rf_simd_level best = rf_simd_level_get();
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if (!rf_simd_level_set(levels[l])) {
+            SKIP("%s kernels: this CPU does not have them", level_names[l]);
+            continue;
+        }
+        CHECK(rf_simd_level_get() == levels[l], "%s kernels selected", level_names[l]);
+        test_activations();
+        test_activation_extremes();
+        test_softmax();
+        test_attention();
+    }
+    rf_simd_level_set(best);
     test_layernorm();
     test_rope();
-    test_softmax();
-    test_attention();
     return check_done();
 }

@@ -301,6 +301,53 @@ static void check_padded_alone(rf_context *ctx, const rf_model *model, const tes
     }
 }
 
+/* max |diff| over the real positions of each sequence of [B][L][width] a and b. */
+static float real_rows_diff(const test_case *c, const float *a, const float *b, size_t width)
+{
+    float d = 0.0f;
+    for (int s = 0; s < c->B; s++)
+        for (int t = 0; t < c->L; t++)
+            if (c->mask[(size_t)s * c->L + t]) {
+                size_t off = ((size_t)s * c->L + t) * width;
+                d = fmaxf(d, max_abs_diff(a + off, b + off, width));
+            }
+    return d;
+}
+
+/* skip_padding: every output at real positions (and per sequence) equals
+ * the default run's up to float rounding. */
+static void check_packed(rf_context *ctx_packed, const rf_model *model,
+                         const rf_checkpoint *expected, const test_case *c,
+                         const case_outputs *dflt, const char *model_name)
+{
+    const rf_hparams *hp = rf_model_hparams(model);
+    size_t D = (size_t)hp->hidden_size, BL = (size_t)c->B * c->L;
+    case_outputs o;
+    rf_error err;
+    rf_status st = run_case(ctx_packed, model, expected, c, &o, &err);
+    CHECK(st == RF_OK, "%s %s skip_padding: %s", model_name, c->id, err.message);
+    if (st == RF_OK) {
+        float d = real_rows_diff(c, o.last, dflt->last, D);
+        for (int i = 0; o.hidden && i <= hp->num_layers; i++)
+            d = fmaxf(d, real_rows_diff(c, o.hidden + i * BL * D, dflt->hidden + i * BL * D, D));
+        if (o.pooled)
+            d = fmaxf(d, max_abs_diff(o.pooled, dflt->pooled, (size_t)c->B * D));
+        if (o.start) {
+            d = fmaxf(d, real_rows_diff(c, o.start, dflt->start, 1));
+            d = fmaxf(d, real_rows_diff(c, o.end, dflt->end, 1));
+        }
+        if (o.logits && hp->head == RF_HEAD_SEQ_CLS)
+            d = fmaxf(d, max_abs_diff(o.logits, dflt->logits, (size_t)c->B * hp->num_labels));
+        if (o.logits && hp->head == RF_HEAD_TOKEN_CLS)
+            d = fmaxf(d, real_rows_diff(c, o.logits, dflt->logits, (size_t)hp->num_labels));
+        CHECK(d <= ATOL_SAME, "%s %s: skip_padding vs default max |diff| %g at real positions",
+              model_name, c->id, d);
+        printf("  %-34s %s: skip_padding vs default at real positions: max |diff| %.3g\n",
+               model_name, c->id, d);
+    }
+    free_outputs(&o);
+}
+
 /* All cases of the model directory case_dir, with the model loaded from
  * load_path; `label` names it in messages. */
 static void check_model(const char *load_path, const char *case_dir, const char *label)
@@ -308,7 +355,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     rf_error err;
     rf_model *model = NULL;
     rf_checkpoint *expected = NULL;
-    rf_context *ctx = NULL, *ctx1 = NULL;
+    rf_context *ctx = NULL, *ctx1 = NULL, *ctx_packed = NULL;
     char path[1024];
     size_t len;
     snprintf(path, sizeof path, "%s/cases.jsonl", case_dir);
@@ -347,6 +394,11 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     cp.n_threads = 1;
     if (st == RF_OK)
         st = rf_context_create(model, &cp, &ctx1, &err);
+    cp.n_threads = 2;
+    cp.skip_padding = 1;
+    if (st == RF_OK)
+        st = rf_context_create(model, &cp, &ctx_packed, &err);
+    CHECK(st == RF_OK, "%s: contexts: %s", label, err.message);
     if (st != RF_OK)
         goto done;
 
@@ -365,8 +417,10 @@ static void check_model(const char *load_path, const char *case_dir, const char 
         CHECK(st == RF_OK, "%s %s: forward: %s", label, c.id, err.message);
         if (st == RF_OK) {
             check_case_outputs(model, expected, &c, &o, &table);
-            if (c.B > 1)
+            if (c.B > 1) {
                 check_padded_alone(ctx, model, &c, &o, label);
+                check_packed(ctx_packed, model, expected, &c, &o, label);
+            }
             /* the same case on one thread */
             case_outputs o1;
             if (run_case(ctx1, model, expected, &c, &o1, &err) == RF_OK) {
@@ -386,6 +440,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
 done:
     rf_context_free(ctx);
     rf_context_free(ctx1);
+    rf_context_free(ctx_packed);
     rf_checkpoint_free(expected);
     rf_model_free(model);
     free(cases);
