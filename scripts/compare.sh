@@ -15,6 +15,8 @@
 #      output is checked against PyTorch's on a padded batch before timing);
 #   4. mixed-length batches of 32 real texts (scripts/corpus_lengths.py):
 #      CJRC court-judgment paragraphs and ChnSentiCorp reviews, max length 512;
+#      the engine runs them with the real tokens packed (--skip-padding, as
+#      the job commands do), the peers padded to the longest;
 #   5. ROUNDS rounds; in each, for every shape, `roformer bench`, ONNX Runtime
 #      and PyTorch one after the other (RUNS timed runs each after WARMUP);
 #   6. a table of medians over all timed runs, and ratios.
@@ -89,7 +91,9 @@ done
 # $RESULTS; any failure stops the script
 run_engine() { # engine shape round
     case $2 in
-        mixed-*) eng_args="--lengths-from $OUT/$2.txt"; peer_args="--lengths $OUT/$2.txt" ;;
+        # the engine runs mixed batches as the job commands do: real tokens
+        # packed (--skip-padding); the peers get them padded to the longest
+        mixed-*) eng_args="--lengths-from $OUT/$2.txt --skip-padding"; peer_args="--lengths $OUT/$2.txt" ;;
         *) eng_args="--batch ${2%x*} --seq-len ${2#*x}"; peer_args="--shape $2" ;;
     esac
     check=""

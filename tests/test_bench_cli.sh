@@ -32,6 +32,9 @@ printf '7\n30\n\n12\n' >"$TMP/lengths"
 "$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/lengths" --threads 1 --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
 check "bench --lengths-from runs" test $? -eq 0
 check "bench JSON: mixed lengths 7, 30, 12" json_ok "$TMP/out" 3 30 49 1
+"$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/lengths" --skip-padding --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+check "bench --skip-padding runs" test $? -eq 0
+check "bench JSON: skip_padding true" sh -c "tail -n 1 '$TMP/out' | grep -q '\"skip_padding\":true'"
 
 "$ROFORMER" bench -m "$MODEL" --runs 0 >"$TMP/out" 2>"$TMP/err"
 check "--runs 0 is a usage error" test $? -eq 2

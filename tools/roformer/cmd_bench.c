@@ -2,7 +2,7 @@
  * cmd_bench.c — `roformer bench`: encoder throughput on a synthetic batch.
  *
  *   roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]
- *                  [--runs N] [--warmup W] [--lengths-from FILE]
+ *                  [--runs N] [--warmup W] [--lengths-from FILE] [--skip-padding]
  *
  * Times rf_forward (encoder + head, last_hidden_state written to a caller
  * buffer, as a user would run it) on a batch of random token ids: B sequences
@@ -28,7 +28,7 @@
 
 static const char usage[] =
     "usage: roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]\n"
-    "                      [--runs N] [--warmup W] [--lengths-from FILE]\n"
+    "                      [--runs N] [--warmup W] [--lengths-from FILE] [--skip-padding]\n"
     "Times the encoder on a batch of B random sequences of L tokens (default 8 x 128)\n"
     "and prints tokens/s; the last line is a JSON object.\n"
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
@@ -38,12 +38,15 @@ static const char usage[] =
     "  --runs N             timed runs (default 10)\n"
     "  --warmup W           untimed runs first (default 2)\n"
     "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
-    "                       line), padded to the longest; replaces --seq-len/--batch\n";
+    "                       line), padded to the longest; replaces --seq-len/--batch\n"
+    "  --skip-padding       run only the real tokens through the linear layers and\n"
+    "                       attention per sequence (as the job commands do)\n";
 
 typedef struct {
     const char *model;
     long seq_len, batch, threads, runs, warmup;
     const char *lengths_file;
+    int skip_padding;
 } bench_args;
 
 static double now_ms(void)
@@ -142,9 +145,13 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL};
+    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        if (!strcmp(opt, "--skip-padding")) {
+            a->skip_padding = 1;
+            continue;
+        }
         if (i + 1 >= argc)
             return cli_usage_error("bench", "option '%s' needs a value", opt);
         const char *val = argv[++i];
@@ -235,6 +242,7 @@ int cmd_bench(int argc, char **argv)
     cp.max_batch = batch;
     cp.max_seq_len = seq_len;
     cp.n_threads = (int32_t)a.threads;
+    cp.skip_padding = a.skip_padding;
     t0 = now_ms();
     if (rf_context_create(model, &cp, &ctx, &err) != RF_OK) {
         cli_error("%s", err.message);
@@ -280,6 +288,7 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "real_tokens", (double)real_tokens);
     cJSON_AddNumberToObject(j, "threads", (double)threads);
     cJSON_AddNumberToObject(j, "runs", runs);
+    cJSON_AddBoolToObject(j, "skip_padding", a.skip_padding);
     cJSON_AddNumberToObject(j, "tokens_per_second", tps);
     cJSON_AddNumberToObject(j, "ms_median", med);
     cJSON_AddNumberToObject(j, "ms_min", lo);
