@@ -28,10 +28,10 @@
 #define RF_VLEN 8
 /* Always inlined, so that each kernel build (simd.h) gets its own code.
  * No function taking or returning the vector type is ever called out of
- * line, so GCC's note that 32-byte vectors are passed differently with and
- * without AVX (-Wpsabi) concerns no real call. */
+ * line, so the note of GCC and Clang that 32-byte vectors are passed
+ * differently with and without AVX (-Wpsabi) concerns no real call. */
 #define RF_VINLINE static inline __attribute__((always_inline))
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
