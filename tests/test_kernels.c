@@ -126,7 +126,7 @@ static void test_gemm(void)
 static void test_linear(void)
 {
     /* M large (split along rows) and M small with N large (split along columns) */
-    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {200, 33, 70}, {3, 1001, 37}, {5, 2, 48}};
+    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37}, {5, 2, 48}};
     const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
