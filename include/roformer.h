@@ -317,6 +317,20 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
 
+/* Where a pipeline's time went, summed over every job call since it was
+ * created: tokenizing the inputs, and the forward passes (encoder and
+ * head). What a caller spends around the calls (reading, writing) is the
+ * rest of its own wall time. */
+typedef struct {
+    int64_t inputs;          /* inputs tokenized (failed ones included) */
+    int64_t tokens;          /* tokens of the inputs that ran, padding excluded */
+    int64_t batches;         /* forward passes */
+    double tokenize_seconds; /* wall time */
+    double forward_seconds;  /* wall time */
+} rf_pipeline_stats;
+
+void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
+
 typedef enum {
     RF_POOLING_CLS,    /* hidden state of [CLS] */
     RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct rf_pipeline {
     const rf_model *model;
@@ -33,6 +34,8 @@ struct rf_pipeline {
     int32_t *positions;        /* [L] MLM positions of the batch */
     uint8_t *is_mask_pos;      /* [L] scratch for collecting them */
     size_t positions_cap, is_mask_pos_cap;
+
+    rf_pipeline_stats stats;
 };
 
 rf_pipeline_params rf_pipeline_default_params(void)
@@ -83,6 +86,18 @@ void rf_pipeline_free(rf_pipeline *pl)
     free(pl->positions);
     free(pl->is_mask_pos);
     free(pl);
+}
+
+void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats)
+{
+    *stats = pl->stats;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 const rf_model *rf_pipeline_model(const rf_pipeline *pl)
@@ -286,9 +301,14 @@ static rf_status run_batch(rf_pipeline *pl, const int32_t *rows, int32_t B,
     /* Pass 3: the forward pass. */
     rf_batch batch = {.batch = B, .seq_len = L, .input_ids = pl->ids,
                       .token_type_ids = pl->types, .attention_mask = pl->mask};
+    double t0 = now_seconds();
     st = rf_forward(pl->ctx, &batch, &out, err);
+    pl->stats.forward_seconds += now_seconds() - t0;
     if (st != RF_OK)
         return st;
+    pl->stats.batches++;
+    for (int32_t r = 0; r < B; r++)
+        pl->stats.tokens += encs[rows[r]].n;
 
     /* Pass 4: each row back to its input. */
     for (int32_t r = 0; r < B; r++) {
@@ -323,7 +343,10 @@ rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
         for (int32_t i = 0; i < n; i++)
             items[i] = (rf_item_status){.status = RF_OK};
     int32_t n_ok = 0;
+    double t0 = now_seconds();
     rf_status st = tokenize_all(pl, inputs, n, items, &n_ok, err);
+    pl->stats.tokenize_seconds += now_seconds() - t0;
+    pl->stats.inputs += n;
     for (int32_t b = 0; st == RF_OK && b < n_ok; b += pl->params.batch_size) {
         int32_t B = n_ok - b < pl->params.batch_size ? n_ok - b : pl->params.batch_size;
         st = run_batch(pl, pl->order + b, B, needs, fn, job, items, err);

@@ -187,4 +187,22 @@ check "--progress draws on stderr" grep -q '3 inputs' "$TMP/progress.err"
 $ROFORMER embed -m "$M/tiny-word-mlm" a b c >/dev/null 2>"$TMP/quiet.err"
 check "no progress bar when stderr is not a terminal" [ ! -s "$TMP/quiet.err" ]
 
+# ==== --timings ====
+printf '%s\n' '今天天气不错' '{"text": "法院认为", "text_pair": "被告人"}' '{"nope": 1}' >"$TMP/t.in"
+$ROFORMER embed -m "$M/tiny-word-mlm" --timings <"$TMP/t.in" >"$TMP/t.out" 2>"$TMP/t.err"
+$ROFORMER embed -m "$M/tiny-word-mlm" <"$TMP/t.in" >"$TMP/t-plain.out" 2>/dev/null
+check "--timings leaves stdout as it is" cmp -s "$TMP/t.out" "$TMP/t-plain.out"
+# the token count is the tokenizer's, over the two inputs that ran
+tokens=$(head -n 2 "$TMP/t.in" | $ROFORMER tokenize -m "$M/tiny-word-mlm" |
+         $PY -c 'import json,sys; print(sum(len(json.loads(l)["input_ids"]) for l in sys.stdin))')
+check "--timings: inputs, real tokens and batches counted" \
+    grep -q "^roformer: timings: 2 inputs, $tokens tokens, 1 batches; " "$TMP/t.err"
+check "--timings: the three parts add up to the total" $PY -c '
+import re, sys
+m = re.search(r"; ([0-9.]+) s: encoder ([0-9.]+) s .*tokenizer ([0-9.]+) s .*other (-?[0-9.]+) s",
+              open(sys.argv[1]).read())
+total, parts = float(m[1]), [float(m[2]), float(m[3]), float(m[4])]
+assert all(p >= 0 for p in parts) and parts[0] > 0 and abs(sum(parts) - total) < 0.002, m[0]
+' "$TMP/t.err"
+
 check_done

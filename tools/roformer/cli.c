@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cli_error(const char *fmt, ...)
 {
@@ -37,6 +38,13 @@ int cli_wants_help(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return 1;
     return 0;
+}
+
+double cli_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int cli_parse_int(const char *s, long lo, long hi, long *out)

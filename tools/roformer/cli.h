@@ -24,6 +24,8 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
 /* Loads a model (.gguf file or HF directory); on failure prints the error
  * and returns NULL. */
 rf_model *cli_load_model(const char *path);
+/* Seconds on the monotonic clock, for durations. */
+double cli_now_seconds(void);
 /* Each subcommand: argv[0] is the subcommand name. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -48,13 +47,6 @@ typedef struct {
     const char *lengths_file;
     int skip_padding;
 } bench_args;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -194,12 +186,12 @@ int cmd_bench(int argc, char **argv)
     double *ms = NULL;
     rc = CLI_FAILED;
 
-    double t0 = now_ms();
+    double t0 = 1e3 * cli_now_seconds();
     if (rf_model_load(a.model, &model, &err) != RF_OK) {
         cli_error("%s", err.message);
         goto done;
     }
-    double load_ms = now_ms() - t0;
+    double load_ms = 1e3 * cli_now_seconds() - t0;
     const rf_hparams *hp = rf_model_hparams(model);
 
     int batch = (int)a.batch, seq_len = (int)a.seq_len;
@@ -243,24 +235,24 @@ int cmd_bench(int argc, char **argv)
     cp.max_seq_len = seq_len;
     cp.n_threads = (int32_t)a.threads;
     cp.skip_padding = a.skip_padding;
-    t0 = now_ms();
+    t0 = 1e3 * cli_now_seconds();
     if (rf_context_create(model, &cp, &ctx, &err) != RF_OK) {
         cli_error("%s", err.message);
         goto done;
     }
-    double context_ms = now_ms() - t0;
+    double context_ms = 1e3 * cli_now_seconds() - t0;
 
     rf_batch in = {.batch = batch, .seq_len = seq_len, .input_ids = ids,
                    .token_type_ids = NULL, .attention_mask = mask};
     rf_outputs out = {.last_hidden_state = hidden};
     for (long r = -a.warmup; r < a.runs; r++) {
-        t0 = now_ms();
+        t0 = 1e3 * cli_now_seconds();
         if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
             cli_error("%s", err.message);
             goto done;
         }
         if (r >= 0)
-            ms[r] = now_ms() - t0;
+            ms[r] = 1e3 * cli_now_seconds() - t0;
     }
     qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
     int runs = (int)a.runs;

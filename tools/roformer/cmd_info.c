@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 static const char usage[] =
     "usage: roformer info -m MODEL\n"
@@ -15,13 +14,6 @@ static const char usage[] =
     "Prints a model's hyper-parameters, head, labels, tokenizer mode, weight\n"
     "storage type and tensor count. MODEL is a .gguf file or an HF checkpoint\n"
     "directory (converted in memory).\n";
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 int cmd_info(int argc, char **argv)
 {
@@ -41,9 +33,9 @@ int cmd_info(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("info", "missing -m MODEL");
-    double t0 = now_ms();
+    double t0 = 1e3 * cli_now_seconds();
     rf_model *model = cli_load_model(path);
-    double load_ms = now_ms() - t0;
+    double load_ms = 1e3 * cli_now_seconds() - t0;
     if (!model)
         return CLI_FAILED;
     const rf_hparams *hp = rf_model_hparams(model);

@@ -307,6 +307,7 @@ int cmd_scm(int argc, char **argv)
     }
     if (rc == CLI_OK)
         rc = write_all(&c);
+    cli_job_print_timings(&o);
     for (int k = 0; k < c.n_recs; k++)
         cli_record_free(&c.recs[k]);
     free(c.recs);

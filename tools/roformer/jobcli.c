@@ -68,6 +68,10 @@ int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int 
         o->progress = CLI_PROGRESS_OFF;
         return 1;
     }
+    if (!strcmp(arg, "--timings")) {
+        o->timings = true;
+        return 1;
+    }
     if ((r = cli_take_value(cmd, argc, argv, i, "-m", &v)) ||
         (r = cli_take_value(cmd, argc, argv, i, "--model", &v))) {
         o->model_path = v;
@@ -104,6 +108,8 @@ void cli_job_help(const char *usage)
           "  --progress            progress bar on stderr (default: only when stderr is a\n"
           "                        terminal and the job runs over a second); --no-progress\n"
           "  --max-line-bytes N    longest input line accepted (default 1048576)\n"
+          "  --timings             at the end, where the time went on stderr: encoder,\n"
+          "                        tokenizer, and the rest (reading, writing, JSON)\n"
           "  --version, -h/--help\n"
           "\ninput: texts as arguments, or stdin one per line; a line that is a JSON object\n"
           "is read by field name, any other line is the text. One output line per input,\n"
@@ -112,7 +118,7 @@ void cli_job_help(const char *usage)
           stdout);
 }
 
-int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl)
+int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl)
 {
     *model = NULL;
     *pl = NULL;
@@ -140,7 +146,26 @@ int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pi
         *model = NULL;
         return cli_error("%s", err.message);
     }
+    o->pl = *pl;
+    o->t_open = cli_now_seconds();
     return CLI_OK;
+}
+
+void cli_job_print_timings(const cli_job_opts *o)
+{
+    if (!o->timings || !o->pl)
+        return;
+    rf_pipeline_stats s;
+    rf_pipeline_get_stats(o->pl, &s);
+    double total = cli_now_seconds() - o->t_open;
+    double rest = total - s.forward_seconds - s.tokenize_seconds;
+    double pct = total > 0 ? 100.0 / total : 0.0;
+    fprintf(stderr,
+            "roformer: timings: %lld inputs, %lld tokens, %lld batches; %.3f s: encoder %.3f s "
+            "(%.1f%%), tokenizer %.3f s (%.1f%%), reading/writing/other %.3f s (%.1f%%)\n",
+            (long long)s.inputs, (long long)s.tokens, (long long)s.batches, total,
+            s.forward_seconds, s.forward_seconds * pct, s.tokenize_seconds,
+            s.tokenize_seconds * pct, rest, rest * pct);
 }
 
 void cli_apply_item(cli_record *rec, const rf_item_status *item)
@@ -216,6 +241,7 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
     free(recs);
     if (rc == CLI_OK && failed)
         fprintf(stderr, "roformer: %ld of %ld inputs failed\n", failed, done);
+    cli_job_print_timings(o);
     return rc != CLI_OK ? rc : failed ? CLI_FAILED : CLI_OK;
 }
 

@@ -20,6 +20,9 @@ typedef struct {
     int progress;           /* CLI_PROGRESS_* */
     size_t max_line;        /* --max-line-bytes */
     bool truncate_default;  /* without --max-length, truncate at the model's maximum */
+    bool timings;           /* --timings */
+    const rf_pipeline *pl;  /* set by cli_job_open, for --timings */
+    double t_open;          /* when cli_job_open finished, for --timings */
     char **args;            /* positional arguments */
     int n_args;
 } cli_job_opts;
@@ -47,7 +50,12 @@ void cli_job_help(const char *usage);
 
 /* Loads the model and creates a pipeline with the shared options; prints
  * the error and returns CLI_USAGE / CLI_FAILED on failure. */
-int cli_job_open(const cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl);
+int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline **pl);
+
+/* With --timings: one line on stderr saying where the time since
+ * cli_job_open went (encoder, tokenizer, the rest: reading, writing, JSON).
+ * cli_job_run calls it at its end. */
+void cli_job_print_timings(const cli_job_opts *o);
 
 /* Called with up to a chunk of records; sets each record's `result`
  * (a cJSON object) or `error`. Records that arrive with `error` set are

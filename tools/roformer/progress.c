@@ -4,10 +4,11 @@
  */
 #include "progress.h"
 
+#include "cli.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 struct cli_progress {
@@ -18,13 +19,6 @@ struct cli_progress {
     double done, total;
     long items;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 cli_progress *cli_progress_start(int mode, const char *unit)
 {
@@ -37,7 +31,7 @@ cli_progress *cli_progress_start(int mode, const char *unit)
         return NULL;
     p->mode = mode;
     p->unit = unit;
-    p->t0 = p->last_draw = now();
+    p->t0 = p->last_draw = cli_now_seconds();
     return p;
 }
 
@@ -73,7 +67,7 @@ void cli_progress_update(cli_progress *p, double done, double total, long items)
     p->done = done;
     p->total = total;
     p->items = items;
-    double t = now();
+    double t = cli_now_seconds();
     bool started = p->mode == CLI_PROGRESS_ON || t - p->t0 > 1.0;
     if (started && (!p->shown || t - p->last_draw >= 0.1))
         draw(p, t);
@@ -84,7 +78,7 @@ void cli_progress_finish(cli_progress *p)
     if (!p)
         return;
     if (p->shown || p->mode == CLI_PROGRESS_ON) {
-        draw(p, now());
+        draw(p, cli_now_seconds());
         fputc('\n', stderr);
     }
     free(p);
