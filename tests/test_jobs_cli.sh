@@ -199,10 +199,12 @@ check "--timings: inputs, real tokens and batches counted" \
     grep -q "^roformer: timings: 2 inputs, $tokens tokens, 1 batches; " "$TMP/t.err"
 check "--timings: the three parts add up to the total" $PY -c '
 import re, sys
-m = re.search(r"; ([0-9.]+) s: encoder ([0-9.]+) s .*tokenizer ([0-9.]+) s .*other (-?[0-9.]+) s",
+m = re.search(r"; ([0-9.]+) s: encoder ([0-9.]+) s \(([0-9.]+)%\), tokenizer ([0-9.]+) s "
+              r"\(([0-9.]+)%\), reading/writing/other (-?[0-9.]+) s \((-?[0-9.]+)%\)",
               open(sys.argv[1]).read())
-total, parts = float(m[1]), [float(m[2]), float(m[3]), float(m[4])]
-assert all(p >= 0 for p in parts) and parts[0] > 0 and abs(sum(parts) - total) < 0.002, m[0]
+total, secs, pcts = float(m[1]), [float(m[i]) for i in (2, 4, 6)], [float(m[i]) for i in (3, 5, 7)]
+assert all(x >= 0 for x in secs + pcts) and pcts[0] > 0, m[0]
+assert abs(sum(secs) - total) < 0.002 and abs(sum(pcts) - 100) < 0.2, m[0]
 ' "$TMP/t.err"
 
 check_done
