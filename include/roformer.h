@@ -404,7 +404,14 @@ void rf_ner_result_free(rf_ner_result *r);
  * context. The answer is the span s <= e of context tokens, at most
  * max_answer_tokens long (HF's max_answer_len, default 15), with the
  * largest start_logit[s] + end_logit[e]; score = p_start(s) * p_end(e),
- * softmax over the context tokens and [CLS], as HF's pipeline computes it. */
+ * softmax over the context tokens and [CLS], as HF's pipeline computes it.
+ * doc_stride >= 0 reads a long context in windows, as HF's pipeline does:
+ * each [CLS] question [SEP] context part [SEP], at most the pipeline's
+ * max_length (else the model's maximum) long, starting doc_stride context
+ * tokens before the previous one ends (HF's default 128); the answer is the
+ * best span of any window. doc_stride < 0: one window, the input truncated
+ * at max_length (or failing when too long without it), as in the other
+ * jobs. start_token/end_token index the window the answer came from. */
 typedef struct {
     float score;
     int32_t start, end;           /* characters of the context, [start, end) */
@@ -413,7 +420,7 @@ typedef struct {
 } rf_qa_result;
 
 rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
-                rf_qa_result *out, rf_item_status *items, rf_error *err);
+                int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
 
 /* ---- The building blocks of the jobs, usable on their own ---- */
 

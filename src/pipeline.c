@@ -24,7 +24,8 @@ struct rf_pipeline {
 
     rf_encoding *encs;         /* [encs_cap] one per input of the current run */
     int32_t encs_cap;
-    int32_t *order;            /* [encs_cap] inputs that ran, longest first */
+    int32_t *order;            /* [order_cap] encodings that run, longest first */
+    size_t order_cap;
 
     /* one batch, [B][L] row-major, B = batch_size */
     int32_t *ids, *types, *mask;
@@ -105,6 +106,12 @@ const rf_model *rf_pipeline_model(const rf_pipeline *pl)
     return pl->model;
 }
 
+int32_t rf_pipeline_window(const rf_pipeline *pl)
+{
+    int32_t max_position = rf_model_hparams(pl->model)->max_position;
+    return pl->params.max_length > 0 ? pl->params.max_length : max_position;
+}
+
 rf_status rf_item_fail(rf_item_status *items, int32_t i, rf_status status, const char *msg,
                        rf_error *err)
 {
@@ -150,12 +157,10 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
             return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
         memset(encs + pl->encs_cap, 0, sizeof *encs * (size_t)(n - pl->encs_cap));
         pl->encs = encs;
-        int32_t *order = realloc(pl->order, sizeof *order * (size_t)n);
-        if (!order)
-            return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
-        pl->order = order;
         pl->encs_cap = n;
     }
+    if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
     const rf_hparams *hp = rf_model_hparams(pl->model);
     int32_t ok = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -223,12 +228,11 @@ static int32_t mask_positions(rf_pipeline *pl, int32_t B, int32_t L)
     return P;
 }
 
-static rf_status run_batch(rf_pipeline *pl, const int32_t *rows, int32_t B,
-                           const rf_run_needs *needs, rf_row_fn fn, void *job,
+static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32_t *rows,
+                           int32_t B, const rf_run_needs *needs, rf_row_fn fn, void *job,
                            rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(pl->model);
-    const rf_encoding *encs = pl->encs;
     int32_t L = 0;
     for (int32_t r = 0; r < B; r++)
         if (encs[rows[r]].n > L)
@@ -333,6 +337,20 @@ static rf_status run_batch(rf_pipeline *pl, const int32_t *rows, int32_t B,
     return RF_OK;
 }
 
+/* Runs the first n of pl->order (indices into encs, longest first) in
+ * batches of batch_size. */
+static rf_status run_sorted(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                           const rf_run_needs *needs, rf_row_fn fn, void *job,
+                           rf_item_status *items, rf_error *err)
+{
+    rf_status st = RF_OK;
+    for (int32_t b = 0; st == RF_OK && b < n; b += pl->params.batch_size) {
+        int32_t B = n - b < pl->params.batch_size ? n - b : pl->params.batch_size;
+        st = run_batch(pl, encs, pl->order + b, B, needs, fn, job, items, err);
+    }
+    return st;
+}
+
 rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
                           const rf_run_needs *needs, rf_row_fn fn, void *job,
                           rf_item_status *items, rf_error *err)
@@ -347,9 +365,38 @@ rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
     rf_status st = tokenize_all(pl, inputs, n, items, &n_ok, err);
     pl->stats.tokenize_seconds += now_seconds() - t0;
     pl->stats.inputs += n;
-    for (int32_t b = 0; st == RF_OK && b < n_ok; b += pl->params.batch_size) {
-        int32_t B = n_ok - b < pl->params.batch_size ? n_ok - b : pl->params.batch_size;
-        st = run_batch(pl, pl->order + b, B, needs, fn, job, items, err);
-    }
+    if (st != RF_OK)
+        return st;
+    return run_sorted(pl, pl->encs, n_ok, needs, fn, job, items, err);
+}
+
+rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
+                               rf_encoding *enc, rf_error *err)
+{
+    double t0 = now_seconds();
+    rf_status st = rf_tokenize(pl->model, t->text ? t->text : "", t->text ? t->text_len : 0,
+                               t->pair, t->pair ? t->pair_len : 0,
+                               truncate ? pl->params.max_length : 0, enc, err);
+    pl->stats.tokenize_seconds += now_seconds() - t0;
+    pl->stats.inputs++;
     return st;
+}
+
+rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                    const rf_run_needs *needs, rf_row_fn fn, void *job,
+                                    rf_error *err)
+{
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative encoding count %d", n);
+    int32_t max_position = rf_model_hparams(pl->model)->max_position;
+    if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d encodings", n);
+    for (int32_t i = 0; i < n; i++) {
+        if (encs[i].n < 1 || encs[i].n > max_position)
+            return rf_fail(err, RF_ERR_INPUT, "encoding %d has %d tokens, not 1 to %d", i + 1,
+                           encs[i].n, max_position);
+        pl->order[i] = i;
+    }
+    qsort_r(pl->order, (size_t)n, sizeof *pl->order, by_length_desc, (void *)encs);
+    return run_sorted(pl, encs, n, needs, fn, job, NULL, err);
 }

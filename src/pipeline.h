@@ -45,7 +45,21 @@ rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
                           const rf_run_needs *needs, rf_row_fn fn, void *job,
                           rf_item_status *items, rf_error *err);
 
+/* rf_tokenize, truncated at the pipeline's max_length or not at all, for a
+ * job that makes its own encodings; counted in the pipeline's stats. */
+rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
+                               rf_encoding *enc, rf_error *err);
+/* Runs encodings the job made itself (QA's windows over a long context),
+ * batched by length as rf_pipeline_run does; fn gets the index into encs.
+ * Each must hold 1 to max_position tokens. A failure of fn fails the call. */
+rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                    const rf_run_needs *needs, rf_row_fn fn, void *job,
+                                    rf_error *err);
+
 const rf_model *rf_pipeline_model(const rf_pipeline *pl);
+/* The longest sequence the pipeline runs: max_length, else the model's
+ * max_position. */
+int32_t rf_pipeline_window(const rf_pipeline *pl);
 
 /* Records input i's failure `msg` in items, or, when items is NULL, turns
  * it into the whole call's error. Returns what the caller should return. */

@@ -105,7 +105,7 @@ static void test_ner(const rf_model *m)
     rf_ner_result_free(&r[0]);
     rf_ner_result_free(&r[1]);
     rf_qa_result qa;
-    CHECK(rf_qa(pl, in, 1, 30, &qa, NULL, &err) == RF_ERR_UNSUPPORTED, "qa on a NER model: unsupported");
+    CHECK(rf_qa(pl, in, 1, 30, -1, &qa, NULL, &err) == RF_ERR_UNSUPPORTED, "qa on a NER model: unsupported");
     rf_pipeline_free(pl);
 }
 
@@ -122,7 +122,7 @@ static void test_qa(const rf_model *m)
                      txt("没有上下文")};
     rf_qa_result r[2];
     rf_item_status items[2];
-    CHECK(rf_qa(pl, in, 2, 3, r, items, &err) == RF_OK, "qa: %s", err.message);
+    CHECK(rf_qa(pl, in, 2, 3, -1, r, items, &err) == RF_OK, "qa: %s", err.message);
     CHECK(items[0].status == RF_OK && r[0].start >= 0 && r[0].start < r[0].end &&
               r[0].end <= 13 && r[0].end_token - r[0].start_token < 3 && r[0].score > 0 &&
               r[0].score <= 1,
@@ -130,6 +130,13 @@ static void test_qa(const rf_model *m)
     CHECK(r[0].byte_end - r[0].byte_start == 3 * (r[0].end - r[0].start),
           "qa: byte and character offsets agree (CJK = 3 bytes)");
     CHECK(items[1].status == RF_ERR_INPUT, "qa: no context fails alone");
+    /* a context that fits one window: the same answer with windows on */
+    rf_qa_result w[2];
+    CHECK(rf_qa(pl, in, 2, 3, 128, w, items, &err) == RF_OK, "qa windows: %s", err.message);
+    CHECK(items[0].status == RF_OK && w[0].score == r[0].score && w[0].start == r[0].start &&
+              w[0].end == r[0].end && w[0].start_token == r[0].start_token,
+          "qa: doc_stride on a short context gives the single-window answer");
+    CHECK(items[1].status == RF_ERR_INPUT, "qa windows: no context fails alone");
     rf_pipeline_free(pl);
 }
 

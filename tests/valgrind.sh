@@ -115,6 +115,10 @@ if has qa; then
     vg "qa" qa -m "$M/tiny-qa" <"$TMP/qa"
     check "qa: an answer and an error, exit 1" \
         sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"answer\"' '$TMP/out') -eq 1 ]"
+    printf '%s\n' '{"question": "天气如何", "context": "今天天气不错，明天下雨，后天多云转晴，大后天刮风"}' \
+        >"$TMP/qa-long"
+    vg "qa in windows" qa -m "$M/tiny-qa" --max-length 16 --doc-stride 3 <"$TMP/qa-long"
+    check "qa in windows: an answer" sh -c "[ $rc -eq 0 ] && grep -q '\"answer\"' '$TMP/out'"
 else
     check_skip "roformer qa is not built yet"
 fi

@@ -1,7 +1,8 @@
 /*
  * cmd_qa.c — `roformer qa`: extractive question answering, the best answer
  * span of the context with its score and character offsets (HF
- * question-answering pipeline, one window).
+ * question-answering pipeline; windows over a long context with
+ * --doc-stride).
  */
 #include "cli.h"
 #include "jobcli.h"
@@ -11,27 +12,37 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: roformer qa -m MODEL [--max-answer-tokens N] [options] [INPUT...]\n"
+    "usage: roformer qa -m MODEL [--max-answer-tokens N] [--doc-stride N] [options] [INPUT...]\n"
     "\n"
     "Extractive question answering. Input lines are\n"
     "{\"question\": ..., \"context\": ...} or question<TAB>context. Output per input:\n"
     "  {\"answer\": ..., \"score\": ..., \"start\": ..., \"end\": ...}\n"
     "start/end are character offsets into the context, end exclusive; score is\n"
-    "p(start) * p(end), softmax over the context tokens and [CLS] (as HF). A\n"
-    "allows needs --max-length (the longer of question and context is cut first).\n"
+    "p(start) * p(end), softmax over the context tokens and [CLS] (as HF). An\n"
+    "input longer than the model allows needs --max-length (the longer of question\n"
+    "and context is cut first) or --doc-stride.\n"
     "\n"
-    "  --max-answer-tokens N   longest answer in tokens (default 15, as HF)\n";
+    "  --max-answer-tokens N   longest answer in tokens (default 15, as HF)\n"
+    "  --doc-stride N          read a long context in windows, as HF's pipeline does:\n"
+    "                          each window is the question and a part of the context,\n"
+    "                          --max-length tokens (default: the model's maximum) long,\n"
+    "                          starting N context tokens before the previous one ends\n"
+    "                          (HF's default is 128); the best span of any window wins\n";
 
 typedef struct {
     rf_pipeline *pl;
     int32_t max_answer_tokens;
+    int32_t doc_stride; /* -1: no windows */
 } qa_cmd;
 
 static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
 {
     qa_cmd *c = arg;
     const char *v;
-    int r = cli_take_value(cmd, argc, argv, i, "--max-answer-tokens", &v);
+    int r = cli_take_value(cmd, argc, argv, i, "--doc-stride", &v);
+    if (r != 0)
+        return r < 0 || cli_int_value(cmd, "--doc-stride", v, 0, 1 << 20, &c->doc_stride) ? -1 : 1;
+    r = cli_take_value(cmd, argc, argv, i, "--max-answer-tokens", &v);
     if (r <= 0)
         return r;
     return cli_int_value(cmd, "--max-answer-tokens", v, 1, 1 << 20, &c->max_answer_tokens) ? -1
@@ -49,7 +60,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
     int rc = CLI_OK;
     if (!res)
         rc = cli_error("out of memory");
-    else if (rf_qa(c->pl, b.texts, b.n, c->max_answer_tokens, res, b.items, &err) != RF_OK)
+    else if (rf_qa(c->pl, b.texts, b.n, c->max_answer_tokens, c->doc_stride, res, b.items, &err) != RF_OK)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
@@ -73,7 +84,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_qa(int argc, char **argv)
 {
-    qa_cmd c = {.max_answer_tokens = 15};
+    qa_cmd c = {.max_answer_tokens = 15, .doc_stride = -1};
     cli_job_opts o;
     cli_job_opts_init(&o, argv);
     int rc = cli_job_parse(&o, "qa", usage, argc, argv, own_option, &c);
