@@ -88,6 +88,22 @@ def softmax(x):
     return e / e.sum()
 
 
+def qa_best_span(start, end, allowed):
+    """HF's pipeline: the span s <= e of allowed tokens, at most
+    QA_MAX_ANSWER_TOKENS long, with the largest start[s] + end[e]; its score
+    p(start) * p(end), softmax over the allowed tokens and [CLS].
+    Returns (score, (s, e))."""
+    idx = np.nonzero(allowed)[0]
+    best, span = -np.inf, None
+    for s in idx:
+        for e in idx[(idx >= s) & (idx < s + QA_MAX_ANSWER_TOKENS)]:
+            if start[s] + end[e] > best:
+                best, span = start[s] + end[e], (s, e)
+    norm = list(np.concatenate([[0], idx]))
+    ps, pe = softmax(start[norm]), softmax(end[norm])
+    return ps[norm.index(span[0])] * pe[norm.index(span[1])], span
+
+
 def strip_wp(tok):
     return tok[2:] if tok.startswith("##") and len(tok) > 2 else tok
 
@@ -169,16 +185,7 @@ def check(model_dir, job, maxlen, out_path):
             start = exp[cid + ".start_logits"][row].astype(np.float64)
             end = exp[cid + ".end_logits"][row].astype(np.float64)
             allowed = (types == 1) & (mask == 1) & ~np.isin(ids, list(special))
-            idx = np.nonzero(allowed)[0]
-            best, span = -np.inf, None
-            for s in idx:
-                for e in idx[(idx >= s) & (idx < s + QA_MAX_ANSWER_TOKENS)]:
-                    if start[s] + end[e] > best:
-                        best, span = start[s] + end[e], (s, e)
-            # HF's pipeline: softmax over the context tokens and [CLS].
-            norm = np.concatenate([[0], idx])
-            ps, pe = softmax(start[norm]), softmax(end[norm])
-            score = ps[list(norm).index(span[0])] * pe[list(norm).index(span[1])]
+            score, span = qa_best_span(start, end, allowed)
             c.close(what + " score", [out["score"]], [score])
             pieces = [vocab_list[i] for i in ids[span[0]:span[1] + 1]]
             context = obj["context"]

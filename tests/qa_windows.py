@@ -16,18 +16,13 @@ import sys
 
 import numpy as np
 
-QA_MAX_ANSWER_TOKENS = 15
+from jobs_reference import qa_best_span, strip_wp
 
 
 def run(args, lines):
     p = subprocess.run(args, input="".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines),
                        capture_output=True, text=True, check=True)
     return [json.loads(l) for l in p.stdout.splitlines()]
-
-
-def softmax(x):
-    e = np.exp(x - x.max())
-    return e / e.sum()
 
 
 def windows(enc, max_length, stride):
@@ -43,18 +38,6 @@ def windows(enc, max_length, stride):
         if first + count >= context:
             return header, out
         first += room - stride
-
-
-def best_span(start, end, allowed):
-    idx = np.nonzero(allowed)[0]
-    best, span = -np.inf, None
-    for s in idx:
-        for e in idx[(idx >= s) & (idx < s + QA_MAX_ANSWER_TOKENS)]:
-            if start[s] + end[e] > best:
-                best, span = start[s] + end[e], (s, e)
-    norm = list(np.concatenate([[0], idx]))  # softmax over [CLS] and the context
-    ps, pe = softmax(start[norm]), softmax(end[norm])
-    return ps[norm.index(span[0])] * pe[norm.index(span[1])], span
 
 
 def main():
@@ -78,12 +61,12 @@ def main():
         best = None
         for w, (r, lg) in enumerate(zip(rows, logits)):
             allowed = np.array([i >= header and i < len(r["input_ids"]) - 1 for i in range(len(r["input_ids"]))])
-            score, span = best_span(np.array(lg["start_logits"], dtype=np.float64),
+            score, span = qa_best_span(np.array(lg["start_logits"], dtype=np.float64),
                                     np.array(lg["end_logits"], dtype=np.float64), allowed)
             if best is None or score > best[0]:
                 best = (score, w, span)
         score, w, (s, e) = best
-        pieces = [t[2:] if t.startswith("##") else t for t in rows[w]["tokens"][s:e + 1]]
+        pieces = [strip_wp(t) for t in rows[w]["tokens"][s:e + 1]]
         print(f"input {k + 1}: {len(wins)} windows, best in window {w + 1}")
         if abs(out["score"] - score) > 1e-5 * max(1.0, score):
             failures += 1
