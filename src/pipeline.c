@@ -1,7 +1,8 @@
 /*
  * pipeline.c — rf_pipeline: a context plus the batch buffers the jobs run
  * on, and the runner that tokenizes, length-groups, pads, runs and hands
- * back results in input order (see pipeline.h).
+ * back results in input order (see pipeline.h); also runs encodings a job
+ * made itself, and counts where the time went (rf_pipeline_get_stats).
  *
  * The context is created on the first run, sized for `batch_size`
  * sequences of the longest length seen (rounded up to a multiple of 64),
@@ -165,10 +166,7 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
     int32_t ok = 0;
     for (int32_t i = 0; i < n; i++) {
         rf_error e;
-        const rf_text *t = &inputs[i];
-        rf_status st = rf_tokenize(pl->model, t->text ? t->text : "", t->text ? t->text_len : 0,
-                                   t->pair, t->pair ? t->pair_len : 0, pl->params.max_length,
-                                   &pl->encs[i], &e);
+        rf_status st = rf_pipeline_tokenize(pl, &inputs[i], true, &pl->encs[i], &e);
         if (st == RF_OK && pl->encs[i].n > hp->max_position) {
             st = RF_ERR_INPUT;
             snprintf(e.message, sizeof e.message,
@@ -361,10 +359,7 @@ rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
         for (int32_t i = 0; i < n; i++)
             items[i] = (rf_item_status){.status = RF_OK};
     int32_t n_ok = 0;
-    double t0 = now_seconds();
     rf_status st = tokenize_all(pl, inputs, n, items, &n_ok, err);
-    pl->stats.tokenize_seconds += now_seconds() - t0;
-    pl->stats.inputs += n;
     if (st != RF_OK)
         return st;
     return run_sorted(pl, pl->encs, n_ok, needs, fn, job, items, err);
