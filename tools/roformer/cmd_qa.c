@@ -60,7 +60,8 @@ static int run_chunk(void *arg, cli_record *recs, int n)
     int rc = CLI_OK;
     if (!res)
         rc = cli_error("out of memory");
-    else if (rf_qa(c->pl, b.texts, b.n, c->max_answer_tokens, c->doc_stride, res, b.items, &err) != RF_OK)
+    else if (rf_qa(c->pl, b.texts, b.n, c->max_answer_tokens, c->doc_stride, res, b.items,
+                   &err) != RF_OK)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
