@@ -182,7 +182,8 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
         }
         pl->order[ok++] = i;
     }
-    qsort_r(pl->order, (size_t)ok, sizeof *pl->order, by_length_desc, pl->encs);
+    if (ok > 1) /* order may still be NULL when there is nothing to sort */
+        qsort_r(pl->order, (size_t)ok, sizeof *pl->order, by_length_desc, pl->encs);
     *n_ok = ok;
     return RF_OK;
 }
@@ -392,6 +393,7 @@ rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, in
                            encs[i].n, max_position);
         pl->order[i] = i;
     }
-    qsort_r(pl->order, (size_t)n, sizeof *pl->order, by_length_desc, (void *)encs);
+    if (n > 1)
+        qsort_r(pl->order, (size_t)n, sizeof *pl->order, by_length_desc, (void *)encs);
     return run_sorted(pl, encs, n, needs, fn, job, NULL, err);
 }

@@ -138,6 +138,17 @@ static void test_qa(const rf_model *m)
           "qa: doc_stride on a short context gives the single-window answer");
     CHECK(items[1].status == RF_ERR_INPUT, "qa windows: no context fails alone");
     rf_pipeline_free(pl);
+    /* nothing left to run (every input failed, or none given), on fresh
+     * pipelines that have no buffers yet */
+    for (int32_t stride = -1; stride <= 128; stride += 129) {
+        if (rf_pipeline_create(m, NULL, &pl, &err) != RF_OK)
+            return;
+        CHECK(rf_qa(pl, in + 1, 1, 3, stride, w, items, &err) == RF_OK &&
+                  items[0].status == RF_ERR_INPUT,
+              "qa (doc_stride %d): every input failing is no error of the call", stride);
+        CHECK(rf_qa(pl, in, 0, 3, stride, w, items, &err) == RF_OK, "qa: no inputs");
+        rf_pipeline_free(pl);
+    }
 }
 
 int main(void)
