@@ -29,11 +29,9 @@
 /* Always inlined, so that each kernel build (simd.h) gets its own code.
  * No function taking or returning the vector type is ever called out of
  * line, so the note of GCC and Clang that 32-byte vectors are passed
- * differently with and without AVX (-Wpsabi) concerns no real call. */
+ * differently with and without AVX concerns no real call: the Makefile
+ * turns it off (-Wno-psabi). */
 #define RF_VINLINE static inline __attribute__((always_inline))
-#if defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 
 typedef float rf_vf __attribute__((vector_size(RF_VLEN * 4)));
 typedef int32_t rf_vi __attribute__((vector_size(RF_VLEN * 4)));
