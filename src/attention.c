@@ -16,7 +16,7 @@
 struct attention_job {
     const float *q, *k, *v, *mask_bias;
     const int32_t *seq_off; /* packed: sequence b is rows [seq_off[b], seq_off[b+1]) */
-    int ld, L, H, Dh;       /* packed: L is the longest sequence */
+    int ld, out_ld, L, H, Dh; /* packed: L is the longest sequence */
     float scale;
     float *scores, *out;
 };
@@ -30,13 +30,15 @@ static void attend_block(const struct attention_job *j, size_t row0, int L, cons
     int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
     size_t head = row0 * j->ld + (size_t)h * j->Dh; /* row 0 of this sequence and head */
     size_t query = head + (size_t)q0 * j->ld;
+    size_t out = (row0 + (size_t)q0) * j->out_ld + (size_t)h * j->Dh;
     float *s = j->scores + (size_t)thread * scratch_stride;
     /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
     rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
     /* pass 2: (masked) softmax over keys */
     rf_softmax_rows(s, rows, L, L, mask);
     /* pass 3: context (rows x Dh) = P . V_bh */
-    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + query, j->ld);
+    rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + out,
+            j->out_ld);
 }
 
 static int query_blocks(int L)
@@ -72,17 +74,18 @@ static void attention_packed_task(void *arg, int task, int thread)
 
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
-                  float *out)
+                  float *out, int out_ld)
 {
-    struct attention_job job = {q, k, v, mask_bias, NULL, ld, L, H, Dh,
+    struct attention_job job = {q, k, v, mask_bias, NULL, ld, out_ld, L, H, Dh,
                                 (float)(1.0 / sqrt((double)Dh)), scores, out};
     rf_pool_run(pool, B * H * query_blocks(L), attention_task, &job);
 }
 
 void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
-                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out)
+                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out,
+                         int out_ld)
 {
-    struct attention_job job = {q, k, v, NULL, seq_off, ld, 0, H, Dh,
+    struct attention_job job = {q, k, v, NULL, seq_off, ld, out_ld, 0, H, Dh,
                                 (float)(1.0 / sqrt((double)Dh)), scores, out};
     int n_tasks = 0;
     for (int b = 0; b < B; b++) {
@@ -95,7 +98,7 @@ void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const fl
 
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
                         const float *mask_bias, int B, int L, int H, int Dh, float *scratch,
-                        float *out)
+                        float *out, int out_ld)
 {
     double scale = 1.0 / sqrt((double)Dh);
     for (int b = 0; b < B; b++)
@@ -110,7 +113,7 @@ void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
                     scratch[j] = (float)(dot * scale);
                 }
                 rf_softmax_rows_naive(scratch, 1, L, L, mask_bias + (size_t)b * L);
-                float *oi = out + ((size_t)b * L + i) * ld + (size_t)h * Dh;
+                float *oi = out + ((size_t)b * L + i) * out_ld + (size_t)h * Dh;
                 for (int d = 0; d < Dh; d++) {
                     double sum = 0.0;
                     for (int j = 0; j < L; j++)

@@ -4,8 +4,9 @@
  *
  *   per sequence b and head h:  ctx_bh = softmax(Q_bh K_bh^T / sqrt(Dh) + mask_b) V_bh
  *
- * B sequences of L tokens are packed back to back: q, k, v and out are
- * [B*L][ld] with head h in columns [h*Dh, (h+1)*Dh). Both products go
+ * B sequences of L tokens are packed back to back: q, k and v are [B*L][ld]
+ * (ld >= H*Dh: they may be column blocks of one stacked Q|K|V buffer), out
+ * is [B*L][out_ld], head h in columns [h*Dh, (h+1)*Dh) of each. Both products go
  * through sgemm. Queries go in blocks of RF_ATTN_QUERY_BLOCK rows, so the
  * scores of one block (block x L floats) stay in cache at long lengths;
  * one (sequence, head, query block) is one task of the pool.
@@ -29,17 +30,18 @@ static inline long rf_attention_scratch(int L)
  * scores: scratch of rf_pool_threads(pool) * rf_attention_scratch(L) floats. */
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
-                  float *out);
+                  float *out, int out_ld);
 /* Sequences of different lengths packed back to back without padding:
  * sequence b is rows [seq_off[b], seq_off[b+1]) of q, k, v and out, and
  * attends over exactly those rows (no mask). scores: scratch of
  * rf_pool_threads(pool) * rf_attention_scratch(longest sequence) floats.
  * Each sequence gives what rf_attention gives for it alone. */
 void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
-                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out);
+                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out,
+                         int out_ld);
 /* Naive twin: loops in double, scratch of L floats. */
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,
                         const float *mask_bias, int B, int L, int H, int Dh, float *scratch,
-                        float *out);
+                        float *out, int out_ld);
 
 #endif

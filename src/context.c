@@ -54,9 +54,7 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     size_t F = (size_t)hp->intermediate_size, Dh = D / (size_t)hp->num_heads;
     ctx->emb = carve(c, E != D ? T * E : 0);
     ctx->x = carve(c, T * D);
-    ctx->q = carve(c, T * D);
-    ctx->k = carve(c, T * D);
-    ctx->v = carve(c, T * D);
+    ctx->qkv = carve(c, T * 3 * D);
     ctx->attn = carve(c, T * D);
     ctx->proj = carve(c, T * D);
     ctx->ffn = carve(c, T * F);

@@ -24,7 +24,8 @@ struct rf_context {
     float *arena;       /* the one allocation every buffer below points into */
     float *emb;         /* [T][E] embeddings before embeddings_project (E != D only) */
     float *x;           /* [T][D] hidden state, updated layer by layer */
-    float *q, *k, *v;   /* [T][D] projections, heads side by side */
+    float *qkv;         /* [T][3D] Q, K, V projections side by side in each row,
+                           heads side by side within each */
     float *attn;        /* [T][D] attention context */
     float *proj;        /* [T][D] a Linear output before residual + LayerNorm */
     float *ffn;         /* [T][F] intermediate activations */

@@ -5,7 +5,7 @@
  *   x = LayerNorm(word_emb[id] + type_emb[type])       (no position table)
  *   x = embeddings_project(x)                          when E != D
  *   per layer:
- *     q, k, v = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv
+ *     q|k|v = x [Wq;Wk;Wv]^T + [bq;bk;bv]                one product
  *     RoPE on q, k (and v when rotary_value), position = index in its sequence
  *     a = softmax(q k^T / sqrt(Dh) + mask) v           per sequence and head
  *     x = LayerNorm(x + a Wo^T + bo)
@@ -53,8 +53,8 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
     *len = s + per > j->T ? j->T - s : per;
 }
 
-/* Q, K, V projections of a block of rows, then RoPE on the same rows while
- * they are in cache. */
+/* The stacked Q|K|V projection of a block of rows, then RoPE on the same
+ * rows while they are in cache. */
 static void qkv_rope_task(void *arg, int block, int thread)
 {
     (void)thread;
@@ -65,25 +65,21 @@ static void qkv_rope_task(void *arg, int block, int thread)
     rows_of_block(j, block, &start, &len);
     if (len == 0)
         return;
-    size_t off = (size_t)start * D;
     rf_context *c = j->ctx;
-    if (j->project) {
-        rf_linear_1(c->x + off, len, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, c->q + off);
-        rf_linear_1(c->x + off, len, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, c->k + off);
-        rf_linear_1(c->x + off, len, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, c->v + off);
-    }
-    /* RoPE position = row index within its sequence */
+    if (j->project)
+        rf_linear_1(c->x + (size_t)start * D, len, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D,
+                    RF_ACT_LINEAR, c->qkv + (size_t)start * 3 * D);
+    /* RoPE position = row index within its sequence. The K heads follow
+       the Q heads in each row (and V the K), so one pass rotates 2H heads
+       (3H with rotary_value). */
+    int rotated_heads = hp->rotary_value ? 3 * H : 2 * H;
     for (int b = 0; b < j->B; b++) {
         int s = c->seq_off[b] > start ? c->seq_off[b] : start;
         int e = c->seq_off[b + 1] < start + len ? c->seq_off[b + 1] : start + len;
         if (s >= e)
             continue;
-        size_t seq = (size_t)c->seq_off[b] * D;
-        int row0 = s - c->seq_off[b];
-        rf_rope_apply(c->q + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
-        rf_rope_apply(c->k + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
-        if (hp->rotary_value)
-            rf_rope_apply(c->v + seq, row0, e - s, D, j->L, H, Dh, c->rope_sin, c->rope_cos);
+        rf_rope_apply(c->qkv + (size_t)c->seq_off[b] * 3 * D, s - c->seq_off[b], e - s, 3 * D,
+                      j->L, rotated_heads, Dh, c->rope_sin, c->rope_cos);
     }
 }
 
@@ -146,25 +142,25 @@ static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, in
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
-    /* pass 1: Q, K, V projections and rotary position embedding: fused per
-       block of rows when there are enough rows for every thread, else each
-       projection split along its outputs, then RoPE */
+    /* pass 1: Q, K, V projections (one product on the stacked weights) and
+       rotary position embedding: fused per block of rows when there are
+       enough rows for every thread, else the product split along its
+       outputs, then RoPE */
     struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
                            .lw = lw, .project = rf_linear_splits_rows(pool, T)};
-    if (!qkv.project) {
-        rf_linear(pool, ctx->x, T, D, lw->attn_q_w, lw->attn_q_b, D, RF_ACT_LINEAR, ctx->q);
-        rf_linear(pool, ctx->x, T, D, lw->attn_k_w, lw->attn_k_b, D, RF_ACT_LINEAR, ctx->k);
-        rf_linear(pool, ctx->x, T, D, lw->attn_v_w, lw->attn_v_b, D, RF_ACT_LINEAR, ctx->v);
-    }
+    if (!qkv.project)
+        rf_linear(pool, ctx->x, T, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D, RF_ACT_LINEAR,
+                  ctx->qkv);
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
+    const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
     if (packed)
-        rf_attention_packed(pool, ctx->q, ctx->k, ctx->v, D, ctx->seq_off, B, H, D / H,
-                            ctx->scores, ctx->attn);
+        rf_attention_packed(pool, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
+                            ctx->attn, D);
     else
-        rf_attention(pool, ctx->q, ctx->k, ctx->v, D, ctx->mask_bias, B, L, H, D / H,
-                     ctx->scores, ctx->attn);
+        rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
+                     ctx->attn, D);
 
     /* pass 3: output projection, residual, LayerNorm */
     rf_linear(pool, ctx->attn, T, D, lw->attn_out_w, lw->attn_out_b, D, RF_ACT_LINEAR, ctx->proj);

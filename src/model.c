@@ -380,6 +380,42 @@ done:
     return st;
 }
 
+rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
+{
+    const rf_hparams *hp = &model->hp;
+    size_t D = (size_t)hp->hidden_size, block = 3 * D * D + 3 * D, copies = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0 counts the layers to copy, pass 1 stacks */
+        if (pass == 1 && copies && !(model->owned_qkv = malloc(copies * block * sizeof(float))))
+            return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory for %zu stacked Q/K/V blocks",
+                           what, copies);
+        float *next = model->owned_qkv;
+        for (int i = 0; i < hp->num_layers; i++) {
+            rf_layer_weights *l = &model->w.layers[i];
+            const float *w[3] = {l->attn_q_w, l->attn_k_w, l->attn_v_w};
+            const float *b[3] = {l->attn_q_b, l->attn_k_b, l->attn_v_b};
+            bool adjacent = w[1] == w[0] + D * D && w[2] == w[1] + D * D && b[1] == b[0] + D &&
+                            b[2] == b[1] + D;
+            if (pass == 0) {
+                copies += !adjacent;
+                continue;
+            }
+            if (adjacent) {
+                l->attn_qkv_w = w[0];
+                l->attn_qkv_b = b[0];
+                continue;
+            }
+            l->attn_qkv_w = next;
+            for (int p = 0; p < 3; p++, next += D * D)
+                memcpy(next, w[p], D * D * sizeof(float));
+            l->attn_qkv_b = next;
+            for (int p = 0; p < 3; p++, next += D)
+                memcpy(next, b[p], D * sizeof(float));
+        }
+    }
+    return RF_OK;
+}
+
 /* ==== Loading ==== */
 
 static rf_status load_image(rf_model *model, const void *data, size_t size, const char *what,
@@ -389,7 +425,8 @@ static rf_status load_image(rf_model *model, const void *data, size_t size, cons
     rf_status st = rf_gguf_parse(data, size, what, &g, err);
     meta m = {g, what, err};
     if (st || (st = read_hparams(&m, &model->hp)) || (st = read_labels(&m, model)) ||
-        (st = read_vocab(&m, model)) || (st = bind_tensors(&m, model)))
+        (st = read_vocab(&m, model)) || (st = bind_tensors(&m, model)) ||
+        (st = rf_model_stack_qkv(model, what, err)))
         goto done;
     st = rf_tokenizer_create(&model->tokenizer_spec, &model->tokenizer, err);
 done:
@@ -454,6 +491,7 @@ void rf_model_free(rf_model *model)
     free((void *)model->tokenizer_spec.dict_freq);
     free(model->w.layers);
     free(model->owned_f32);
+    free(model->owned_qkv);
     if (model->map) {
         rf_mapped_file f = {model->map, model->map_size};
         rf_unmap_file(&f);

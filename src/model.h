@@ -18,6 +18,7 @@ typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
     const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */
     const float *attn_v_w, *attn_v_b;       /* (D, D), (D) */
+    const float *attn_qkv_w, *attn_qkv_b;   /* (3D, D), (3D): Q, K, V stacked (rf_model_stack_qkv) */
     const float *attn_out_w, *attn_out_b;   /* (D, D), (D) */
     const float *attn_norm_w, *attn_norm_b; /* (D), (D): LayerNorm after attention + residual */
     const float *ffn_up_w, *ffn_up_b;       /* (F, D), (F) */
@@ -60,6 +61,7 @@ struct rf_model {
     size_t map_size;
     void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
+    float *owned_qkv;       /* stacked Q, K, V copied where not adjacent in memory, or NULL */
 };
 
 /* Loads a model from a GGUF image in memory (what rf_model_load does after
@@ -67,5 +69,11 @@ struct rf_model {
  * `what` names it in messages. For tests and fuzzing. */
 rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, rf_model **out,
                                rf_error *err);
+
+/* Points every layer's attn_qkv_w / attn_qkv_b at Q, K and V stacked:
+ * in place where the three already lie back to back (files written by this
+ * converter, widened f16/bf16), else copied once into owned_qkv (files
+ * with another tensor order). `what` names the model in messages. */
+rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err);
 
 #endif

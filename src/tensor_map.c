@@ -45,6 +45,16 @@ static void add(table *t, const char *gguf, const char *hf, bool base, const flo
     x->shape[1] = d1;
 }
 
+/* One base-model tensor "<gguf><suffix>" <- "<hf><suffix>". */
+static void add_named(table *t, const char *gguf, const char *hf, const char *suffix,
+                      const float **slot, int64_t d0, int64_t d1)
+{
+    char g[64], h[128];
+    snprintf(g, sizeof g, "%s%s", gguf, suffix);
+    snprintf(h, sizeof h, "%s%s", hf, suffix);
+    add(t, g, h, true, slot, d0, d1);
+}
+
 /* A Linear or LayerNorm pair: "<gguf>.weight"/"<gguf>.bias" <- "<hf>.weight"/"<hf>.bias".
  * out x in for a Linear (in == 0 for a LayerNorm: weight and bias are both (out)). */
 static void add_pair(table *t, const char *gguf, const char *hf, bool base, const float **w,
@@ -102,8 +112,19 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
             {"layer_output_norm", "output.LayerNorm", offsetof(rf_layer_weights, out_norm_w),
              offsetof(rf_layer_weights, out_norm_b), 'D', 0},
         };
-        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-            char g[48], h[96];
+        char g[48], h[96];
+        /* Q, K and V (parts 0-2): the three weights, then the three biases,
+           so that the file holds the stacked (3D, D) matrix and (3D) bias
+           the encoder multiplies by in one product (rf_model_stack_qkv) */
+        for (int bias = 0; bias < 2; bias++)
+            for (size_t p = 0; p < 3; p++) {
+                snprintf(g, sizeof g, "blk.%d.%s", i, parts[p].gguf);
+                snprintf(h, sizeof h, "encoder.layer.%d.%s", i, parts[p].hf);
+                size_t off = bias ? parts[p].b_off : parts[p].w_off;
+                add_named(&t, g, h, bias ? ".bias" : ".weight",
+                          l ? (const float **)((char *)l + off) : NULL, D, bias ? 0 : D);
+            }
+        for (size_t p = 3; p < sizeof parts / sizeof parts[0]; p++) {
             snprintf(g, sizeof g, "blk.%d.%s", i, parts[p].gguf);
             snprintf(h, sizeof h, "encoder.layer.%d.%s", i, parts[p].hf);
             int64_t rows = parts[p].rows == 'F' ? F : D;

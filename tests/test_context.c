@@ -72,11 +72,12 @@ static void build_model(rf_model *m, rf_head_kind head, bool pooler)
     w->embd_proj_b = weights(D, 0.1f, 0);
     for (int i = 0; i < LAYERS; i++) {
         rf_layer_weights *l = &layers[i];
+        /* Q, K, V weights back to back, then their biases, as in a file */
         l->attn_q_w = weights((size_t)D * D, 0.4f, 0);
-        l->attn_q_b = weights(D, 0.1f, 0);
         l->attn_k_w = weights((size_t)D * D, 0.4f, 0);
-        l->attn_k_b = weights(D, 0.1f, 0);
         l->attn_v_w = weights((size_t)D * D, 0.2f, 0);
+        l->attn_q_b = weights(D, 0.1f, 0);
+        l->attn_k_b = weights(D, 0.1f, 0);
         l->attn_v_b = weights(D, 0.1f, 0);
         l->attn_out_w = weights((size_t)D * D, 0.2f, 0);
         l->attn_out_b = weights(D, 0.1f, 0);
@@ -108,6 +109,11 @@ static void build_model(rf_model *m, rf_head_kind head, bool pooler)
     w->token_cls_b = w->cls_out_b;
     w->qa_w = weights(2 * D, 0.2f, 0);
     w->qa_b = weights(2, 0.1f, 0);
+    rf_error err;
+    m->owned_qkv = NULL;
+    CHECK(rf_model_stack_qkv(m, "test model", &err) == RF_OK && !m->owned_qkv &&
+              layers[0].attn_qkv_w == layers[0].attn_q_w && layers[0].attn_qkv_b == layers[0].attn_q_b,
+          "Q, K, V lying back to back are used in place");
 }
 
 static float max_abs_diff(const float *a, const float *b, size_t n)
@@ -367,6 +373,48 @@ static void test_fully_masked(void)
     free_outputs(&o);
 }
 
+/* Q, K and V that do not lie back to back (a file with another tensor
+ * order) are copied into one stacked block: the same numbers. */
+static void test_qkv_copied(void)
+{
+    rf_model m;
+    build_model(&m, RF_HEAD_NONE, false);
+    enum { B = 2, L = 9 };
+    int32_t ids[B * L], mask[B * L];
+    for (int t = 0; t < B * L; t++) {
+        ids[t] = 1 + t * 5 % (V - 1);
+        mask[t] = t < L + 6;
+    }
+    rf_batch batch = {B, L, ids, NULL, mask};
+    outputs in_place, copied;
+    if (run(&m, 2, &batch, &in_place))
+        return;
+    static rf_layer_weights moved[LAYERS];
+    float *k_elsewhere[LAYERS];
+    for (int i = 0; i < LAYERS; i++) {
+        moved[i] = m.w.layers[i];
+        k_elsewhere[i] = malloc((size_t)D * D * sizeof(float));
+        memcpy(k_elsewhere[i], moved[i].attn_k_w, (size_t)D * D * sizeof(float));
+        moved[i].attn_k_w = k_elsewhere[i];
+        moved[i].attn_qkv_w = moved[i].attn_qkv_b = NULL;
+    }
+    rf_model m2 = m;
+    m2.w.layers = moved;
+    rf_error err;
+    CHECK(rf_model_stack_qkv(&m2, "test model", &err) == RF_OK && m2.owned_qkv &&
+              moved[0].attn_qkv_w == m2.owned_qkv,
+          "Q, K, V apart are copied into one stacked block");
+    if (!run(&m2, 2, &batch, &copied)) {
+        float d = max_abs_diff(in_place.last, copied.last, (size_t)B * L * D);
+        CHECK(d == 0.0f, "stacked copy gives the same hidden states: max |diff| %g", d);
+        free_outputs(&copied);
+    }
+    free_outputs(&in_place);
+    free(m2.owned_qkv);
+    for (int i = 0; i < LAYERS; i++)
+        free(k_elsewhere[i]);
+}
+
 int main(void)
 {
     test_create();
@@ -377,5 +425,6 @@ int main(void)
     test_invariance(RF_HEAD_QA, "qa");
     test_mlm_positions();
     test_fully_masked();
+    test_qkv_copied();
     return check_done();
 }

@@ -183,7 +183,13 @@ static void check_weights(const rf_model *m, const st_file *f, const char *pre, 
         LW("output.LayerNorm.weight", L->out_norm_w, D, EXACT);
         LW("output.LayerNorm.bias", L->out_norm_b, D, EXACT);
 #undef LW
+        /* the encoder's one Q|K|V product reads the three in place */
+        CHECK(L->attn_qkv_w == L->attn_q_w && L->attn_k_w == L->attn_q_w + D * D &&
+                  L->attn_v_w == L->attn_k_w + D * D && L->attn_qkv_b == L->attn_q_b &&
+                  L->attn_k_b == L->attn_q_b + D && L->attn_v_b == L->attn_k_b + D,
+              "%s: layer %d Q, K, V stacked in place", name, l);
     }
+    CHECK(m->owned_qkv == NULL, "%s: no stacked copy of Q, K, V", name);
     if (hp->has_pooler) {
         W("pooler.dense.weight", w->pooler_w, D * D, mat);
         W("pooler.dense.bias", w->pooler_b, D, EXACT);

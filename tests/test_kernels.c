@@ -313,52 +313,48 @@ static void test_softmax(void)
 
 static void test_attention(void)
 {
-    /* L spans three query blocks, the last one partial */
-    int B = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, H = 3, Dh = 24, D = H * Dh, ld = D;
-    size_t n = (size_t)B * L * ld;
-    float *q = rnd_array(n, 2.0f), *k = rnd_array(n, 2.0f), *v = rnd_array(n, 1.0f);
+    /* L spans three query blocks, the last one partial. Q, K and V are the
+       column blocks of one stacked [T][3D] buffer, as the encoder has them;
+       the output is [T][D]. */
+    int B = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, H = 3, Dh = 24, D = H * Dh, ld = 3 * D;
+    size_t n_in = (size_t)B * L * ld, n = (size_t)B * L * D;
+    float *qkv = rnd_array(n_in, 2.0f), *q = qkv, *k = qkv + D, *v = qkv + 2 * D;
     float *mask = malloc((size_t)B * L * sizeof *mask);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < L; t++)
             mask[b * L + t] = t < L - 90 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 90b pads */
     float *ref = malloc(n * sizeof *ref), *scratch = malloc((size_t)L * sizeof *scratch);
-    rf_attention_naive(q, k, v, ld, mask, B, L, H, Dh, scratch, ref);
+    rf_attention_naive(q, k, v, ld, mask, B, L, H, Dh, scratch, ref, D);
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
         float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
-        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out);
+        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out, D);
         float d = max_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
         /* the same sequences packed without their padding */
         int32_t seq_off[4] = {0};
-        float *pq = malloc(n * sizeof *pq), *pk = malloc(n * sizeof *pk),
-              *pv = malloc(n * sizeof *pv);
+        float *packed = malloc(n_in * sizeof *packed);
         for (int b = 0; b < B; b++) {
             int len = L - 90 * b;
             seq_off[b + 1] = seq_off[b] + len;
-            size_t from = (size_t)b * L * ld, to = (size_t)seq_off[b] * ld, count = (size_t)len * ld;
-            memcpy(pq + to, q + from, count * sizeof *pq);
-            memcpy(pk + to, k + from, count * sizeof *pk);
-            memcpy(pv + to, v + from, count * sizeof *pv);
+            memcpy(packed + (size_t)seq_off[b] * ld, qkv + (size_t)b * L * ld,
+                   (size_t)len * ld * sizeof *packed);
         }
-        rf_attention_packed(pool, pq, pk, pv, ld, seq_off, B, H, Dh, scores, out);
+        rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+                            scores, out, D);
         d = 0.0f;
         for (int b = 0; b < B; b++)
-            d = fmaxf(d, max_diff(out + (size_t)seq_off[b] * ld, ref + (size_t)b * L * ld,
-                                  (size_t)(seq_off[b + 1] - seq_off[b]) * ld));
+            d = fmaxf(d, max_diff(out + (size_t)seq_off[b] * D, ref + (size_t)b * L * D,
+                                  (size_t)(seq_off[b + 1] - seq_off[b]) * D));
         CHECK(d < 2e-6f, "packed attention vs naive, %d threads: max |diff| %g", n_threads, d);
-        free(pq);
-        free(pk);
-        free(pv);
+        free(packed);
         free(scores);
         free(out);
         rf_pool_free(pool);
     }
-    free(q);
-    free(k);
-    free(v);
+    free(qkv);
     free(mask);
     free(ref);
     free(scratch);
