@@ -45,14 +45,14 @@ static void add(table *t, const char *gguf, const char *hf, bool base, const flo
     x->shape[1] = d1;
 }
 
-/* One base-model tensor "<gguf><suffix>" <- "<hf><suffix>". */
-static void add_named(table *t, const char *gguf, const char *hf, const char *suffix,
+/* One tensor "<gguf><suffix>" <- "<hf><suffix>". */
+static void add_named(table *t, const char *gguf, const char *hf, const char *suffix, bool base,
                       const float **slot, int64_t d0, int64_t d1)
 {
     char g[64], h[128];
     snprintf(g, sizeof g, "%s%s", gguf, suffix);
     snprintf(h, sizeof h, "%s%s", hf, suffix);
-    add(t, g, h, true, slot, d0, d1);
+    add(t, g, h, base, slot, d0, d1);
 }
 
 /* A Linear or LayerNorm pair: "<gguf>.weight"/"<gguf>.bias" <- "<hf>.weight"/"<hf>.bias".
@@ -60,13 +60,8 @@ static void add_named(table *t, const char *gguf, const char *hf, const char *su
 static void add_pair(table *t, const char *gguf, const char *hf, bool base, const float **w,
                      const float **b, int64_t out, int64_t in)
 {
-    char g[64], h[128];
-    snprintf(g, sizeof g, "%s.weight", gguf);
-    snprintf(h, sizeof h, "%s.weight", hf);
-    add(t, g, h, base, w, out, in);
-    snprintf(g, sizeof g, "%s.bias", gguf);
-    snprintf(h, sizeof h, "%s.bias", hf);
-    add(t, g, h, base, b, out, 0);
+    add_named(t, gguf, hf, ".weight", base, w, out, in);
+    add_named(t, gguf, hf, ".bias", base, b, out, 0);
 }
 
 #define SLOT(field) (w ? &w->field : NULL)
@@ -121,7 +116,7 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
                 snprintf(g, sizeof g, "blk.%d.%s", i, parts[p].gguf);
                 snprintf(h, sizeof h, "encoder.layer.%d.%s", i, parts[p].hf);
                 size_t off = bias ? parts[p].b_off : parts[p].w_off;
-                add_named(&t, g, h, bias ? ".bias" : ".weight",
+                add_named(&t, g, h, bias ? ".bias" : ".weight", true,
                           l ? (const float **)((char *)l + off) : NULL, D, bias ? 0 : D);
             }
         for (size_t p = 3; p < sizeof parts / sizeof parts[0]; p++) {
