@@ -8,6 +8,7 @@
 #include "context.h"
 #include "attention.h"
 #include "error.h"
+#include "gemm_bf16.h"
 #include "linalg.h"
 #include "rope.h"
 
@@ -20,7 +21,8 @@
 
 rf_context_params rf_context_default_params(void)
 {
-    rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0, .skip_padding = 0};
+    rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0, .skip_padding = 0,
+                           .compute = RF_COMPUTE_F32};
     return p;
 }
 
@@ -65,6 +67,45 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     ctx->head_in = carve(c, T * D);
     ctx->head_mid = carve(c, T * (D > E ? D : E));
     ctx->qa = carve(c, T * 2);
+    if (ctx->bf16_layers) {
+        size_t widest = F > D ? F : D;
+        /* uint16 elements, two to a float */
+        ctx->x_bf16 = (uint16_t *)(void *)carve(c, (rf_bf16_scratch_size((int)T, (int)widest) + 1) / 2);
+    }
+}
+
+/* Packs every layer's four weight matrices for rf_linear_bf16 into one
+ * allocation (RF_COMPUTE_BF16). */
+static rf_status pack_bf16_layers(rf_context *ctx, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
+    size_t qkv = rf_bf16_packed_size(3 * D, D), out = rf_bf16_packed_size(D, D);
+    size_t up = rf_bf16_packed_size(F, D), down = rf_bf16_packed_size(D, F);
+    size_t per_layer = qkv + out + up + down;
+    ctx->bf16_layers = calloc((size_t)(n > 0 ? n : 1), sizeof *ctx->bf16_layers);
+    ctx->bf16_weights = aligned_alloc(64, ((per_layer * (size_t)n * sizeof(uint16_t)) + 63) / 64 * 64 + 64);
+    if (!ctx->bf16_layers || !ctx->bf16_weights)
+        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory for %zu MiB of bf16 weights",
+                       per_layer * (size_t)n * sizeof(uint16_t) >> 20);
+    uint16_t *next = ctx->bf16_weights;
+    for (int i = 0; i < n; i++) {
+        const rf_layer_weights *lw = &ctx->model->w.layers[i];
+        rf_bf16_layer *bl = &ctx->bf16_layers[i];
+        rf_bf16_pack(lw->attn_qkv_w, 3 * D, D, next);
+        bl->attn_qkv = next;
+        next += qkv;
+        rf_bf16_pack(lw->attn_out_w, D, D, next);
+        bl->attn_out = next;
+        next += out;
+        rf_bf16_pack(lw->ffn_up_w, F, D, next);
+        bl->ffn_up = next;
+        next += up;
+        rf_bf16_pack(lw->ffn_down_w, D, F, next);
+        bl->ffn_down = next;
+        next += down;
+    }
+    return RF_OK;
 }
 
 static int online_cpus(void)
@@ -95,6 +136,11 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     if (p.max_batch < 1 || p.max_seq_len < 1)
         return rf_fail(err, RF_ERR_INPUT, "context: max_batch %d and max_seq_len %d must be >= 1",
                        p.max_batch, p.max_seq_len);
+    if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16)
+        return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
+    if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "context: bf16 compute needs a CPU with AVX512_BF16, which this one lacks");
     int n_threads = p.n_threads > 0 ? (p.n_threads > MAX_THREADS ? MAX_THREADS : p.n_threads)
                                     : online_cpus();
 
@@ -122,6 +168,14 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     if (!ctx->seq_off) {
         rf_context_free(ctx);
         return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
+    }
+
+    if (p.compute == RF_COMPUTE_BF16) {
+        rf_status st = pack_bf16_layers(ctx, err);
+        if (st != RF_OK) {
+            rf_context_free(ctx);
+            return st;
+        }
     }
 
     struct carve c = {NULL, 0};
@@ -153,6 +207,8 @@ void rf_context_free(rf_context *ctx)
     rf_pool_free(ctx->pool);
     free(ctx->arena);
     free(ctx->seq_off);
+    free(ctx->bf16_layers);
+    free(ctx->bf16_weights);
     free(ctx);
 }
 

@@ -16,6 +16,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* One encoder layer's weight matrices packed by rf_bf16_pack. */
+typedef struct {
+    const uint16_t *attn_qkv, *attn_out, *ffn_up, *ffn_down;
+} rf_bf16_layer;
+
 struct rf_context {
     const rf_model *model;
     int max_batch, max_seq_len;
@@ -39,6 +44,12 @@ struct rf_context {
     float *qa;          /* [T][2] QA logits before splitting into start / end */
     int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
                            (skip_padding) */
+    /* RF_COMPUTE_BF16 only (else NULL): */
+    rf_bf16_layer *bf16_layers; /* [num_layers] the layers' weights packed for
+                                   rf_linear_bf16, pointing into bf16_weights */
+    uint16_t *bf16_weights;     /* the one allocation of the packed weights */
+    uint16_t *x_bf16;           /* [T][max(D, F) rounded to even] a product's
+                                   input rounded to bf16 */
 };
 
 /* Embeddings and every encoder layer on a validated batch: the result is

@@ -23,6 +23,7 @@
  */
 #include "context.h"
 #include "attention.h"
+#include "gemm_bf16.h"
 #include "layernorm.h"
 #include "linalg.h"
 #include "rope.h"
@@ -135,22 +136,35 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
 
 /* ==== Layers ==== */
 
-static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, int L, int T,
-                          bool packed)
+/* A layer's Linear: Y = act(X W^T + b), in bf16 when the context packed
+ * the layer's weights (RF_COMPUTE_BF16), else in f32. */
+static void layer_linear(rf_context *ctx, const float *X, int M, int K, const float *W,
+                         const uint16_t *W_bf16, const float *b, int N, rf_activation act, float *Y)
+{
+    if (W_bf16)
+        rf_linear_bf16(ctx->pool, X, M, K, W_bf16, b, N, act, Y, ctx->x_bf16);
+    else
+        rf_linear(ctx->pool, X, M, K, W, b, N, act, Y);
+}
+
+static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool packed)
 {
     const rf_hparams *hp = &ctx->model->hp;
+    const rf_layer_weights *lw = &ctx->model->w.layers[layer];
+    static const rf_bf16_layer f32_only = {NULL, NULL, NULL, NULL};
+    const rf_bf16_layer *bl = ctx->bf16_layers ? &ctx->bf16_layers[layer] : &f32_only;
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
     /* pass 1: Q, K, V projections (one product on the stacked weights) and
        rotary position embedding: fused per block of rows when there are
-       enough rows for every thread, else the product split along its
-       outputs, then RoPE */
+       enough rows for every thread (f32), else the product split along its
+       outputs or run in bf16, then RoPE */
     struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
-                           .lw = lw, .project = rf_linear_splits_rows(pool, T)};
+                           .lw = lw, .project = !bl->attn_qkv && rf_linear_splits_rows(pool, T)};
     if (!qkv.project)
-        rf_linear(pool, ctx->x, T, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D, RF_ACT_LINEAR,
-                  ctx->qkv);
+        layer_linear(ctx, ctx->x, T, D, lw->attn_qkv_w, bl->attn_qkv, lw->attn_qkv_b, 3 * D,
+                     RF_ACT_LINEAR, ctx->qkv);
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
@@ -163,12 +177,15 @@ static void layer_forward(rf_context *ctx, const rf_layer_weights *lw, int B, in
                      ctx->attn, D);
 
     /* pass 3: output projection, residual, LayerNorm */
-    rf_linear(pool, ctx->attn, T, D, lw->attn_out_w, lw->attn_out_b, D, RF_ACT_LINEAR, ctx->proj);
+    layer_linear(ctx, ctx->attn, T, D, lw->attn_out_w, bl->attn_out, lw->attn_out_b, D,
+                 RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
     /* pass 4: feed-forward, residual, LayerNorm */
-    rf_linear(pool, ctx->x, T, D, lw->ffn_up_w, lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
-    rf_linear(pool, ctx->ffn, T, F, lw->ffn_down_w, lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->proj);
+    layer_linear(ctx, ctx->x, T, D, lw->ffn_up_w, bl->ffn_up, lw->ffn_up_b, F, hp->hidden_act,
+                 ctx->ffn);
+    layer_linear(ctx, ctx->ffn, T, F, lw->ffn_down_w, bl->ffn_down, lw->ffn_down_b, D,
+                 RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
@@ -229,7 +246,7 @@ void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
     embed(ctx, batch, T);
     for (int i = 0; i <= hp->num_layers; i++) {
         if (i > 0)
-            layer_forward(ctx, &ctx->model->w.layers[i - 1], B, L, T, packed);
+            layer_forward(ctx, i - 1, B, L, T, packed);
         if (!hidden_states)
             continue;
         float *dst = hidden_states + (size_t)i * layer_floats;

@@ -42,7 +42,8 @@ struct rf_pipeline {
 
 rf_pipeline_params rf_pipeline_default_params(void)
 {
-    return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0};
+    return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0,
+                                .compute = RF_COMPUTE_F32};
 }
 
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
@@ -205,6 +206,7 @@ static rf_status ensure_context(rf_pipeline *pl, int32_t L, rf_error *err)
     cp.max_seq_len = len;
     cp.n_threads = pl->params.n_threads;
     cp.skip_padding = 1; /* every job reads real-token outputs only */
+    cp.compute = pl->params.compute;
     rf_status st = rf_context_create(pl->model, &cp, &pl->ctx, err);
     if (st != RF_OK)
         return st;

@@ -1,6 +1,7 @@
 # test_bench_cli.sh — `roformer bench` on a small reference model: the last
 # line is one JSON object with the documented fields and consistent values;
-# bad options and bad length files give a one-line error and exit 1 or 2.
+# bad options and bad length files give a one-line error and exit 1 or 2;
+# --compute bf16 runs, or is refused clearly on a CPU without AVX512_BF16.
 # (Speed itself is measured by scripts/compare.sh, never asserted here.)
 . tests/check.sh
 
@@ -35,6 +36,21 @@ check "bench JSON: mixed lengths 7, 30, 12" json_ok "$TMP/out" 3 30 49 1
 "$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/lengths" --skip-padding --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
 check "bench --skip-padding runs" test $? -eq 0
 check "bench JSON: skip_padding true" sh -c "tail -n 1 '$TMP/out' | grep -q '\"skip_padding\":true'"
+
+# --compute bf16: runs where the CPU has AVX512_BF16, else one clear line and exit 1
+"$ROFORMER" bench -m "$MODEL" --compute bf16 --batch 2 --seq-len 30 --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    check "bench --compute bf16 runs" test $rc -eq 0
+    check "bench JSON: compute bf16" sh -c "tail -n 1 '$TMP/out' | grep -q '\"compute\":\"bf16\"'"
+else
+    check "bench --compute bf16 without AVX512_BF16: exit 1" test $rc -eq 1
+    check "bench --compute bf16 without AVX512_BF16: says so" grep -q 'AVX512_BF16' "$TMP/err"
+fi
+"$ROFORMER" bench -m "$MODEL" --compute f16 >"$TMP/out" 2>"$TMP/err"
+check "--compute f16 is a usage error" test $? -eq 2
+"$ROFORMER" embed -m "$MODEL" --compute f64 x >"$TMP/out" 2>"$TMP/err"
+check "embed --compute f64 is a usage error" test $? -eq 2
 
 "$ROFORMER" bench -m "$MODEL" --runs 0 >"$TMP/out" 2>"$TMP/err"
 check "--runs 0 is a usage error" test $? -eq 2

@@ -207,4 +207,22 @@ assert all(x >= 0 for x in secs + pcts) and pcts[0] > 0, m[0]
 assert abs(sum(secs) - total) < 0.002 and abs(sum(pcts) - 100) < 0.2, m[0]
 ' "$TMP/t.err"
 
+# ==== --compute bf16 (CPUs with AVX512_BF16) ====
+if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    $ROFORMER embed -m "$M/tiny-word-mlm" --compute bf16 <"$TMP/t.in" >"$TMP/bf16.out" 2>/dev/null
+    check "embed --compute bf16: the bad line fails alone (exit 1)" [ $? -eq 1 ]
+    check "embed --compute bf16: cosine >= 0.999 to f32, error line in place" $PY -c '
+import json, sys, numpy as np
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) == 3 and "error" in a[2] and "error" in b[2]
+for x, y in zip(a[:2], b[:2]):
+    x, y = np.array(x["embedding"]), np.array(y["embedding"])
+    assert not np.array_equal(x, y), "bf16 gave the f32 numbers: not in effect"
+    assert x @ y / np.linalg.norm(x) / np.linalg.norm(y) >= 0.999
+' "$TMP/t-plain.out" "$TMP/bf16.out"
+else
+    check_skip "this CPU has no AVX512_BF16: embed --compute bf16 not run"
+fi
+
 check_done

@@ -6,6 +6,7 @@
  */
 #include "activations.h"
 #include "attention.h"
+#include "gemm_bf16.h"
 #include "layernorm.h"
 #include "linalg.h"
 #include "rope.h"
@@ -145,6 +146,53 @@ static void test_linear(void)
             free(X);
             free(W);
             free(b);
+            free(Y);
+            free(Y2);
+        }
+        rf_pool_free(pool);
+    }
+}
+
+/* The bf16 kernel against its naive twin (operands rounded the same way,
+ * sums in double): only the order of the f32 sums differs. Sizes cover
+ * partial tiles (M % 12), partial panels (N % 32), odd K and K over one
+ * chunk (384), with both thread splits. */
+static void test_linear_bf16(void)
+{
+    if (!rf_bf16_supported()) {
+        SKIP("bf16 linear: this CPU has no AVX512_BF16");
+        return;
+    }
+    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37},
+                            {13, 64, 767}, {300, 96, 800}, {25, 2, 48}};
+    const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        rf_pool *pool;
+        rf_pool_create(n_threads, &pool, NULL);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            rf_activation act = acts[s % 3];
+            float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
+            float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
+            uint16_t *Wp = malloc(rf_bf16_packed_size(N, K) * sizeof *Wp);
+            uint16_t *scratch = malloc(rf_bf16_scratch_size(M, K) * sizeof *scratch);
+            float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
+            rf_bf16_pack(W, N, K, Wp);
+            rf_linear_bf16(pool, X, M, K, Wp, b, N, act, Y, scratch);
+            rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
+            float d = max_diff(Y, Y2, (size_t)M * N);
+            CHECK(d < 2e-6f * K, "bf16 linear %dx%dx%d act %d, %d threads: max |diff| %g", M, N, K,
+                  act, n_threads, d);
+            /* and the rounding it stands for: close to the f32 product */
+            rf_linear_naive(X, M, K, W, b, N, act, Y2);
+            d = max_diff(Y, Y2, (size_t)M * N);
+            CHECK(d < 0.02f * sqrtf((float)K), "bf16 linear %dx%dx%d near f32: max |diff| %g", M, N,
+                  K, d);
+            free(X);
+            free(W);
+            free(b);
+            free(Wp);
+            free(scratch);
             free(Y);
             free(Y2);
         }
@@ -365,6 +413,7 @@ int main(void)
     test_pool();
     test_gemm();
     test_linear();
+    test_linear_bf16();
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs */
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2};

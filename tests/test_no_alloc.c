@@ -7,6 +7,7 @@
  * Sanitizer builds replace the allocator themselves, so there the test
  * only reports a skip.
  */
+#include "gemm_bf16.h"
 #include "roformer.h"
 
 #include "check.h"
@@ -119,12 +120,15 @@ int main(void)
     float *buf = malloc(sizeof(float) * (BLD * (size_t)(hp->num_layers + 3) +
                                          (size_t)B * 2 * hp->vocab_size));
     const int32_t lengths[][B] = {{L, L, L}, {L, 17, 3}, {9, 30, 22}};
-    for (int skip = 0; skip <= 1; skip++) {
+    /* skip_padding off and on in f32, and on in bf16 where the CPU has it */
+    for (int run = 0; run < (rf_bf16_supported() ? 3 : 2); run++) {
+        int skip = run > 0;
         rf_context_params cp = rf_context_default_params();
         cp.max_batch = B;
         cp.max_seq_len = L;
         cp.n_threads = 2;
         cp.skip_padding = skip;
+        cp.compute = run == 2 ? RF_COMPUTE_BF16 : RF_COMPUTE_F32;
         rf_context *ctx;
         if (rf_context_create(m, &cp, &ctx, &err) != RF_OK) {
             CHECK(0, "context: %s", err.message);
@@ -139,7 +143,8 @@ int main(void)
             atomic_store(&counting, 0);
             CHECK(st == RF_OK, "forward: %s", err.message);
             CHECK(atomic_load(&allocations) == 0,
-                  "skip_padding %d, lengths %d/%d/%d: %ld allocations in rf_forward", skip,
+                  "skip_padding %d, %s, lengths %d/%d/%d: %ld allocations in rf_forward", skip,
+                  cp.compute == RF_COMPUTE_BF16 ? "bf16" : "f32",
                   lengths[k][0], lengths[k][1], lengths[k][2], atomic_load(&allocations));
         }
         rf_context_free(ctx);

@@ -58,6 +58,17 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+int cli_parse_compute(const char *cmd, const char *value, int32_t *out)
+{
+    if (!strcmp(value, "f32"))
+        *out = RF_COMPUTE_F32;
+    else if (!strcmp(value, "bf16"))
+        *out = RF_COMPUTE_BF16;
+    else
+        return cli_usage_error(cmd, "--compute is f32 or bf16, not '%s'", value), -1;
+    return 0;
+}
+
 rf_model *cli_load_model(const char *path)
 {
     rf_error err;

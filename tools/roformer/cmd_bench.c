@@ -28,6 +28,7 @@
 static const char usage[] =
     "usage: roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]\n"
     "                      [--runs N] [--warmup W] [--lengths-from FILE] [--skip-padding]\n"
+    "                      [--compute f32|bf16]\n"
     "Times the encoder on a batch of B random sequences of L tokens (default 8 x 128)\n"
     "and prints tokens/s; the last line is a JSON object.\n"
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
@@ -39,13 +40,16 @@ static const char usage[] =
     "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
     "                       line), padded to the longest; replaces --seq-len/--batch\n"
     "  --skip-padding       run only the real tokens through the linear layers and\n"
-    "                       attention per sequence (as the job commands do)\n";
+    "                       attention per sequence (as the job commands do)\n"
+    "  --compute f32|bf16   arithmetic of the encoder's matrix products (default f32;\n"
+    "                       bf16 needs AVX512_BF16)\n";
 
 typedef struct {
     const char *model;
     long seq_len, batch, threads, runs, warmup;
     const char *lengths_file;
     int skip_padding;
+    int32_t compute; /* rf_compute_type */
 } bench_args;
 
 static int cmp_double(const void *x, const void *y)
@@ -137,7 +141,7 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0};
+    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0, RF_COMPUTE_F32};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (!strcmp(opt, "--skip-padding")) {
@@ -157,6 +161,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->model = val;
         else if (!strcmp(opt, "--lengths-from"))
             a->lengths_file = val;
+        else if (!strcmp(opt, "--compute")) {
+            if (cli_parse_compute("bench", val, &a->compute))
+                return CLI_USAGE;
+        }
         else if (!num)
             return cli_usage_error("bench", "unknown option '%s'", opt);
         else if (cli_parse_int(val, num == &a->threads || num == &a->warmup ? 0 : 1, 1 << 20, num))
@@ -235,6 +243,7 @@ int cmd_bench(int argc, char **argv)
     cp.max_seq_len = seq_len;
     cp.n_threads = (int32_t)a.threads;
     cp.skip_padding = a.skip_padding;
+    cp.compute = a.compute;
     t0 = 1e3 * cli_now_seconds();
     if (rf_context_create(model, &cp, &ctx, &err) != RF_OK) {
         cli_error("%s", err.message);
@@ -260,12 +269,13 @@ int cmd_bench(int argc, char **argv)
     double tps = real_tokens / (med * 1e-3);
     long threads = a.threads > 0 ? a.threads : sysconf(_SC_NPROCESSORS_ONLN);
     rf_blas_info blas = rf_blas_get_info();
+    const char *compute_name = a.compute == RF_COMPUTE_BF16 ? "bf16" : "f32";
 
     printf("model: %s (%d layers, hidden %d, %d heads, FFN %d), loaded in %.1f ms, context %.1f ms\n",
            a.model, (int)hp->num_layers, (int)hp->hidden_size, (int)hp->num_heads,
            (int)hp->intermediate_size, load_ms, context_ms);
-    printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld\n", blas.core,
-           (int)blas.threads, threads);
+    printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld; compute %s\n",
+           blas.core, (int)blas.threads, threads, compute_name);
     printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
            real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
     printf("ms per batch: median %.2f, min %.2f, max %.2f\n", med, lo, hi);
@@ -281,6 +291,7 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "threads", (double)threads);
     cJSON_AddNumberToObject(j, "runs", runs);
     cJSON_AddBoolToObject(j, "skip_padding", a.skip_padding);
+    cJSON_AddStringToObject(j, "compute", compute_name);
     cJSON_AddNumberToObject(j, "tokens_per_second", tps);
     cJSON_AddNumberToObject(j, "ms_median", med);
     cJSON_AddNumberToObject(j, "ms_min", lo);

@@ -48,6 +48,8 @@ static void usage(FILE *f)
             "  --hidden-states   also print every layer's output\n"
             "  --max-length N    truncate text inputs to N tokens (default: no truncation)\n"
             "  --threads N       compute threads (default: all cores)\n"
+            "  --compute f32|bf16  arithmetic of the encoder's matrix products (default f32;\n"
+            "                    bf16 needs AVX512_BF16)\n"
             "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
             "                    line gives an error in its place\n");
 }
@@ -258,6 +260,7 @@ typedef struct {
     rf_head_kind head;      /* the head to run, RF_HEAD_NONE for none */
     int hidden_states;
     int n_threads;
+    int32_t compute;        /* rf_compute_type */
     rf_context *ctx;
     int ctx_batch, ctx_len; /* what ctx is sized for */
 } forward_job;
@@ -277,6 +280,7 @@ static rf_status fit_context(forward_job *job, int B, int L, rf_error *err)
     cp.max_batch = nb;
     cp.max_seq_len = nl;
     cp.n_threads = job->n_threads;
+    cp.compute = job->compute;
     rf_status st = rf_context_create(job->model, &cp, &job->ctx, err);
     job->ctx_batch = st == RF_OK ? nb : 0;
     job->ctx_len = st == RF_OK ? nl : 0;
@@ -432,6 +436,7 @@ int cmd_forward(int argc, char **argv)
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
     long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
+    int32_t compute = RF_COMPUTE_F32;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
@@ -447,6 +452,9 @@ int cmd_forward(int argc, char **argv)
         } else if (!strcmp(a, "--threads") && has_value) {
             if (cli_parse_int(argv[++i], 1, 256, &n_threads))
                 return cli_usage_error("forward", "--threads wants 1..256, not '%s'", argv[i]);
+        } else if (!strcmp(a, "--compute") && has_value) {
+            if (cli_parse_compute("forward", argv[++i], &compute))
+                return CLI_USAGE;
         } else if (!strcmp(a, "--max-line-bytes") && has_value) {
             if (cli_parse_int(argv[++i], 1, 1 << 30, &max_line))
                 return cli_usage_error("forward", "--max-line-bytes wants 1..%d, not '%s'", 1 << 30,
@@ -466,7 +474,8 @@ int cmd_forward(int argc, char **argv)
         return CLI_FAILED;
     rf_error err;
     forward_job job = {.model = model, .hp = rf_model_hparams(model),
-                       .hidden_states = hidden_states, .n_threads = (int)n_threads};
+                       .hidden_states = hidden_states, .n_threads = (int)n_threads,
+                       .compute = compute};
     if (parse_head(head_name, job.hp, &job.head)) {
         cli_error("%s: --head %s, but the model's head is %s", model_path, head_name,
                   head_option(job.hp->head));

@@ -17,6 +17,7 @@ typedef struct {
     int32_t max_length;     /* --max-length; 0 = no truncation */
     int32_t batch_size;     /* --batch-size */
     int32_t threads;        /* --threads; 0 = all cores */
+    int32_t compute;        /* --compute: rf_compute_type */
     int progress;           /* CLI_PROGRESS_* */
     size_t max_line;        /* --max-line-bytes */
     bool truncate_default;  /* without --max-length, truncate at the model's maximum */

@@ -1,0 +1,257 @@
+/*
+ * gemm_bf16.c — the bf16 Linear layer (see gemm_bf16.h for the packed
+ * weight layout) and its naive twin.
+ *
+ * Blocking, per thread: rows in blocks of MC, inputs in chunks of KC_PAIRS
+ * pairs (the MC x KC block of X stays in L2), and for each pair of
+ * 16-column panels (a KC x 32 sliver of W, 24 KiB, stays in L1) a 12 x 32
+ * tile of Y is accumulated in 24 registers: per pair of inputs, two loads
+ * of W and 24 VDPBF16PS whose X operand is a broadcast from memory.
+ * Partial sums go through Y between chunks; bias enters with the first
+ * chunk and the activation follows the last, on the tile still in cache.
+ */
+#include "gemm_bf16.h"
+#include "activations.h"
+#include "fp16.h"
+#include "simd.h"
+
+#include <string.h>
+
+#define PANEL 16       /* output columns per panel */
+#define MR 12          /* rows per register tile */
+#define MC 192         /* rows per L2 block */
+#define KC_PAIRS 192   /* pairs of inputs per chunk */
+/* Below this many rows per thread, threads split the columns instead. */
+#define SPLIT_MIN_ROWS 128
+#define SPLIT_MIN_MACS (1L << 18)
+
+static int padded_n(int N)
+{
+    return (N + 2 * PANEL - 1) / (2 * PANEL) * (2 * PANEL);
+}
+
+size_t rf_bf16_packed_size(int N, int K)
+{
+    return (size_t)padded_n(N) * (size_t)rf_bf16_k_pairs(K) * 2;
+}
+
+size_t rf_bf16_scratch_size(int M, int K)
+{
+    return (size_t)M * (size_t)rf_bf16_k_pairs(K) * 2;
+}
+
+void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
+{
+    int kp = rf_bf16_k_pairs(K), np = padded_n(N) / PANEL;
+    for (int p = 0; p < np; p++)
+        for (int i = 0; i < kp; i++)
+            for (int j = 0; j < PANEL; j++)
+                for (int e = 0; e < 2; e++) {
+                    int n = p * PANEL + j, k = 2 * i + e;
+                    float v = n < N && k < K ? W[(size_t)n * K + k] : 0.0f;
+                    dst[(((size_t)p * kp + i) * PANEL + j) * 2 + e] = rf_f32_to_bf16(v);
+                }
+}
+
+bool rf_bf16_supported(void)
+{
+#if RF_SIMD_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+#if RF_SIMD_X86
+#include <immintrin.h>
+
+#define RF_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+
+/* Rounds rows [m0, m1) of X (M x K) to bf16 pairs: row r of `out` is
+ * kp = ceil(K / 2) uint32, the odd K padded with a zero. */
+RF_TARGET_BF16 static void round_rows(const float *X, int K, int m0, int m1, uint16_t *out)
+{
+    int kp = rf_bf16_k_pairs(K);
+    for (int r = m0; r < m1; r++) {
+        const float *x = X + (size_t)r * K;
+        uint16_t *o = out + (size_t)r * kp * 2;
+        int k = 0;
+        for (; k + 32 <= K; k += 32) {
+            __m512 lo = _mm512_loadu_ps(x + k), hi = _mm512_loadu_ps(x + k + 16);
+            _mm512_storeu_si512((void *)(o + k), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+        }
+        for (; k < K; k++)
+            o[k] = rf_f32_to_bf16(x[k]);
+        if (K & 1)
+            o[K] = 0;
+    }
+}
+
+static __mmask16 col_mask(int cols)
+{
+    return cols >= PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
+}
+
+/* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
+ * [0, n_pairs) of the panel pair at W0 / W0 + panel_stride, into Y
+ * (cols <= 32 valid columns). first: start from the bias (or 0), else
+ * from Y. mr is a constant at every call, so the loops unroll and the
+ * accumulators stay in registers. */
+RF_TARGET_BF16 static inline __attribute__((always_inline)) void
+tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_stride,
+     int n_pairs, float *Y, int ldy, int cols, const float *bias, bool first)
+{
+    __m512 acc[MR][2];
+    __mmask16 k0 = col_mask(cols), k1 = col_mask(cols - PANEL);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+        if (first) {
+            acc[r][0] = bias ? _mm512_maskz_loadu_ps(k0, bias) : _mm512_setzero_ps();
+            acc[r][1] = bias ? _mm512_maskz_loadu_ps(k1, bias + PANEL) : _mm512_setzero_ps();
+        } else {
+            acc[r][0] = _mm512_maskz_loadu_ps(k0, Y + (size_t)r * ldy);
+            acc[r][1] = _mm512_maskz_loadu_ps(k1, Y + (size_t)r * ldy + PANEL);
+        }
+    }
+    const uint16_t *W1 = W0 + panel_stride;
+    for (int i = 0; i < n_pairs; i++) {
+        __m512bh w0 = (__m512bh)_mm512_loadu_si512((const void *)(W0 + (size_t)i * 2 * PANEL));
+        __m512bh w1 = (__m512bh)_mm512_loadu_si512((const void *)(W1 + (size_t)i * 2 * PANEL));
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[(size_t)r * lda + i]);
+            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, w0);
+            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, w1);
+        }
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++) {
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, k0, acc[r][0]);
+        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + PANEL, k1, acc[r][1]);
+    }
+}
+
+RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const uint16_t *W0,
+                                    size_t panel_stride, int n_pairs, float *Y, int ldy, int cols,
+                                    const float *bias, bool first)
+{
+    switch (mr) {
+#define TILE_CASE(n) \
+    case n: tile(n, A, lda, W0, panel_stride, n_pairs, Y, ldy, cols, bias, first); break;
+        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
+        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#undef TILE_CASE
+    default: break;
+    }
+}
+
+/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32). */
+RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+                                      int n0, int n1, const float *b, int N, rf_activation act,
+                                      float *Y)
+{
+    int kp = rf_bf16_k_pairs(K);
+    size_t panel_stride = (size_t)kp * 2 * PANEL;
+    const uint32_t *A = (const uint32_t *)(const void *)Xb;
+    for (int mc = m0; mc < m1; mc += MC) {
+        int mc_end = mc + MC < m1 ? mc + MC : m1;
+        for (int kc = 0; kc < kp; kc += KC_PAIRS) {
+            int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
+            bool first = kc == 0, last = kc + n_pairs == kp;
+            for (int n = n0; n < n1; n += 2 * PANEL) {
+                const uint16_t *W0 = Wp + (size_t)(n / PANEL) * panel_stride + (size_t)kc * 2 * PANEL;
+                int cols = n1 - n < 2 * PANEL ? n1 - n : 2 * PANEL;
+                for (int m = mc; m < mc_end; m += MR) {
+                    int mr = mc_end - m < MR ? mc_end - m : MR;
+                    float *y = Y + (size_t)m * N + n;
+                    tile_any(mr, A + (size_t)m * kp + kc, kp, W0, panel_stride, n_pairs, y, N, cols,
+                             b ? b + n : NULL, first);
+                    if (last && act != RF_ACT_LINEAR)
+                        rf_bias_act(y, mr, cols, N, NULL, act);
+                }
+            }
+        }
+    }
+}
+#endif /* RF_SIMD_X86 */
+
+struct bf16_job {
+    const float *X;
+    const uint16_t *W;
+    const float *b;
+    int M, K, N, n_blocks;
+    rf_activation act;
+    float *Y;
+    uint16_t *Xb;
+    bool split_rows;
+};
+
+static void range_of(int n, int n_blocks, int block, int align, int *start, int *end)
+{
+    int per = (n + n_blocks - 1) / n_blocks;
+    per = (per + align - 1) / align * align;
+    *start = per * block < n ? per * block : n;
+    *end = *start + per < n ? *start + per : n;
+}
+
+static void round_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct bf16_job *j = arg;
+    int s, e;
+    range_of(j->M, j->n_blocks, block, 1, &s, &e);
+#if RF_SIMD_X86
+    round_rows(j->X, j->K, s, e, j->Xb);
+#endif
+}
+
+static void gemm_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct bf16_job *j = arg;
+    int s, e;
+#if RF_SIMD_X86
+    if (j->split_rows) {
+        range_of(j->M, j->n_blocks, block, 1, &s, &e);
+        if (s < e)
+            gemm_block(j->Xb, j->K, s, e, j->W, 0, j->N, j->b, j->N, j->act, j->Y);
+    } else {
+        range_of(j->N, j->n_blocks, block, 2 * PANEL, &s, &e);
+        if (s < e)
+            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, e, j->b, j->N, j->act, j->Y);
+    }
+#else
+    (void)j, (void)s, (void)e;
+#endif
+}
+
+void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t *W_packed,
+                    const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
+{
+    struct bf16_job job = {X, W_packed, b, M, K, N, 1, act, Y, scratch, true};
+    int n_threads = rf_pool_threads(pool);
+    if (n_threads > 1 && (long)M * N * K >= SPLIT_MIN_MACS) {
+        job.n_blocks = n_threads;
+        job.split_rows = M >= SPLIT_MIN_ROWS * n_threads;
+    }
+    /* every thread reads all rows when columns are split: round them first */
+    int round_blocks = n_threads < M ? n_threads : 1;
+    struct bf16_job round = job;
+    round.n_blocks = round_blocks;
+    rf_pool_run(pool, round_blocks, round_task, &round);
+    rf_pool_run(pool, job.n_blocks, gemm_task, &job);
+}
+
+void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,
+                          rf_activation act, float *Y)
+{
+    for (int i = 0; i < M; i++)
+        for (int n = 0; n < N; n++) {
+            double sum = 0.0;
+            for (int k = 0; k < K; k++)
+                sum += (double)rf_bf16_to_f32(rf_f32_to_bf16(X[(size_t)i * K + k])) *
+                       (double)rf_bf16_to_f32(rf_f32_to_bf16(W[(size_t)n * K + k]));
+            Y[(size_t)i * N + n] = (float)sum;
+        }
+    rf_bias_act_naive(Y, M, N, N, b, act);
+}
