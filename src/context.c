@@ -83,11 +83,13 @@ static rf_status pack_bf16_layers(rf_context *ctx, rf_error *err)
     size_t qkv = rf_bf16_packed_size(3 * D, D), out = rf_bf16_packed_size(D, D);
     size_t up = rf_bf16_packed_size(F, D), down = rf_bf16_packed_size(D, F);
     size_t per_layer = qkv + out + up + down;
+    size_t bytes = per_layer * (size_t)n * sizeof(uint16_t);
     ctx->bf16_layers = calloc((size_t)(n > 0 ? n : 1), sizeof *ctx->bf16_layers);
-    ctx->bf16_weights = aligned_alloc(64, ((per_layer * (size_t)n * sizeof(uint16_t)) + 63) / 64 * 64 + 64);
+    /* aligned_alloc wants a multiple of the alignment, and never 0 here */
+    ctx->bf16_weights = aligned_alloc(64, (bytes / 64 + 1) * 64);
     if (!ctx->bf16_layers || !ctx->bf16_weights)
         return rf_fail(err, RF_ERR_NOMEM, "context: out of memory for %zu MiB of bf16 weights",
-                       per_layer * (size_t)n * sizeof(uint16_t) >> 20);
+                       bytes >> 20);
     uint16_t *next = ctx->bf16_weights;
     for (int i = 0; i < n; i++) {
         const rf_layer_weights *lw = &ctx->model->w.layers[i];
