@@ -13,6 +13,7 @@
 #include "gemm_bf16.h"
 #include "activations.h"
 #include "fp16.h"
+#include "linalg.h"
 #include "simd.h"
 
 #include <string.h>
@@ -21,9 +22,6 @@
 #define MR 12          /* rows per register tile */
 #define MC 192         /* rows per L2 block */
 #define KC_PAIRS 192   /* pairs of inputs per chunk */
-/* Below this many rows per thread, threads split the columns instead. */
-#define SPLIT_MIN_ROWS 128
-#define SPLIT_MIN_MACS (1L << 18)
 
 static int padded_n(int N)
 {
@@ -186,22 +184,14 @@ struct bf16_job {
     bool split_rows;
 };
 
-static void range_of(int n, int n_blocks, int block, int align, int *start, int *end)
-{
-    int per = (n + n_blocks - 1) / n_blocks;
-    per = (per + align - 1) / align * align;
-    *start = per * block < n ? per * block : n;
-    *end = *start + per < n ? *start + per : n;
-}
-
 static void round_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct bf16_job *j = arg;
-    int s, e;
-    range_of(j->M, j->n_blocks, block, 1, &s, &e);
+    int s, n;
+    rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
 #if RF_SIMD_X86
-    round_rows(j->X, j->K, s, e, j->Xb);
+    round_rows(j->X, j->K, s, s + n, j->Xb);
 #endif
 }
 
@@ -209,19 +199,19 @@ static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct bf16_job *j = arg;
-    int s, e;
+    int s, n;
 #if RF_SIMD_X86
     if (j->split_rows) {
-        range_of(j->M, j->n_blocks, block, 1, &s, &e);
-        if (s < e)
-            gemm_block(j->Xb, j->K, s, e, j->W, 0, j->N, j->b, j->N, j->act, j->Y);
+        rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
+        if (n > 0)
+            gemm_block(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->N, j->act, j->Y);
     } else {
-        range_of(j->N, j->n_blocks, block, 2 * PANEL, &s, &e);
-        if (s < e)
-            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, e, j->b, j->N, j->act, j->Y);
+        rf_block_range(j->N, j->n_blocks, block, 2 * PANEL, &s, &n);
+        if (n > 0)
+            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->N, j->act, j->Y);
     }
 #else
-    (void)j, (void)s, (void)e;
+    (void)j, (void)s, (void)n;
 #endif
 }
 
@@ -229,11 +219,8 @@ void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t 
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
 {
     struct bf16_job job = {X, W_packed, b, M, K, N, 1, act, Y, scratch, true};
+    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     int n_threads = rf_pool_threads(pool);
-    if (n_threads > 1 && (long)M * N * K >= SPLIT_MIN_MACS) {
-        job.n_blocks = n_threads;
-        job.split_rows = M >= SPLIT_MIN_ROWS * n_threads;
-    }
     /* every thread reads all rows when columns are split: round them first */
     int round_blocks = n_threads < M ? n_threads : 1;
     struct bf16_job round = job;

@@ -54,7 +54,7 @@ struct linear_job {
     int n_blocks;
 };
 
-static void block_range(int n, int n_blocks, int block, int align, int *start, int *len)
+void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *len)
 {
     int per = (n + n_blocks - 1) / n_blocks;
     per = (per + align - 1) / align * align;
@@ -84,13 +84,13 @@ static void linear_task(void *arg, int task, int thread)
     const struct linear_job *j = arg;
     int start, len;
     if (j->split_rows) {
-        block_range(j->M, j->n_blocks, task, 1, &start, &len);
+        rf_block_range(j->M, j->n_blocks, task, 1, &start, &len);
         if (len == 0)
             return;
         rf_linear_1(j->X + (size_t)start * j->K, len, j->K, j->W, j->b, j->N, j->act,
                     j->Y + (size_t)start * j->N);
     } else {
-        block_range(j->N, j->n_blocks, task, 16, &start, &len);
+        rf_block_range(j->N, j->n_blocks, task, 16, &start, &len);
         if (len == 0)
             return;
         rf_gemm(true, j->M, len, j->K, 1.0f, j->X, j->K, j->W + (size_t)start * j->K, j->K,
@@ -99,15 +99,21 @@ static void linear_task(void *arg, int task, int thread)
     }
 }
 
+int rf_linear_blocks(const rf_pool *pool, int M, int N, int K, bool *split_rows)
+{
+    int n_threads = rf_pool_threads(pool);
+    *split_rows = true;
+    if (n_threads < 2 || (long)M * N * K < SPLIT_MIN_MACS)
+        return 1;
+    *split_rows = rf_linear_splits_rows(pool, M);
+    return n_threads;
+}
+
 void rf_linear(rf_pool *pool, const float *X, int M, int K, const float *W, const float *b,
                int N, rf_activation act, float *Y)
 {
     struct linear_job job = {X, W, b, M, K, N, act, Y, true, 1};
-    int n_threads = rf_pool_threads(pool);
-    if (n_threads > 1 && (long)M * N * K >= SPLIT_MIN_MACS) {
-        job.n_blocks = n_threads;
-        job.split_rows = rf_linear_splits_rows(pool, M);
-    }
+    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     rf_pool_run(pool, job.n_blocks, linear_task, &job);
 }
 

@@ -39,6 +39,16 @@ void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, i
 /* True when rf_linear would cut M rows into one block per pool thread:
  * callers that fuse more work per row block use the same rule. */
 bool rf_linear_splits_rows(const rf_pool *pool, int M);
+/* Block `block` of n items cut into n_blocks: [*start, *start + *len), each
+ * block's size rounded up to a multiple of `align` (the last one shorter,
+ * or empty). How the threaded products share out rows and columns. */
+void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *len);
+
+/* How rf_linear shares an M x N x K product out: the number of blocks
+ * (1: too small to be worth a thread), and whether they cut rows or
+ * columns. The bf16 product follows the same rule. */
+int rf_linear_blocks(const rf_pool *pool, int M, int N, int K, bool *split_rows);
+
 /* Naive twin: rf_gemm_naive then the naive bias + activation. */
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,
                      rf_activation act, float *Y);
