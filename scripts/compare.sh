@@ -23,7 +23,8 @@
 #
 # Environment: SHAPES (default "8x128 8x512 1x128 1x1536 mixed-cjrc
 # mixed-chnsenticorp"), ROUNDS (3), RUNS (2), WARMUP (1), THREADS (2),
-# PEERS ("ort torch"), TORCH_SHAPES (the shapes PyTorch runs, default the
+# PEERS ("ort torch"; add roformer-bf16 for the engine with --compute bf16,
+# on CPUs with AVX512_BF16), TORCH_SHAPES (the shapes PyTorch runs, default the
 # fixed ones: it is the slow reference, not the target), TORCH_RUNS (1),
 # ROFORMER (build/roformer), PYTHON (/usr/bin/python3), ROFORMER_REFERENCE
 # (../shared/reference), ROFORMER_DATA (../shared/data), OUT (build/compare).
@@ -100,6 +101,8 @@ run_engine() { # engine shape round
     [ "$3" = 1 ] && check="--check $ONNX.check.json"
     case $1 in
         roformer) "$ROFORMER" bench -m "$GGUF" $eng_args --threads "$THREADS" --runs "$RUNS" --warmup "$WARMUP" ;;
+        roformer-bf16) "$ROFORMER" bench -m "$GGUF" $eng_args --threads "$THREADS" --runs "$RUNS" \
+                           --warmup "$WARMUP" --compute bf16 ;;
         ort) node scripts/ort_bench.js --model "$ONNX" $peer_args --threads "$THREADS" --runs "$RUNS" \
                  --warmup "$WARMUP" $check ;;
         torch) "$PYTHON" scripts/torch_bench.py "$CKPT" $peer_args --threads "$THREADS" --runs "$TORCH_RUNS" \
@@ -126,15 +129,21 @@ done
 import json, platform, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 shapes = sys.argv[2].split()
-names = {"roformer": "roformer", "ort": "ONNX Runtime", "torch": "PyTorch"}
-engines = [e for e in ("roformer", "ort", "torch") if any(r["engine_name"] == e for r in rows)]
+names = {"roformer": "roformer", "roformer-bf16": "roformer bf16", "ort": "ONNX Runtime",
+         "torch": "PyTorch"}
+engines = [e for e in ("roformer", "roformer-bf16", "ort", "torch") if any(r["engine_name"] == e for r in rows)]
+peers = [e for e in engines if not e.startswith("roformer")]
+# ratio columns: (numerator engine, denominator engine) = denominator time / numerator time
+ratios = [("roformer", e) for e in peers]
+if "roformer-bf16" in engines:
+    ratios = [("roformer-bf16", "roformer")] + ratios + [("roformer-bf16", e) for e in peers]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
 core = next((r.get("blas_core") for r in rows if r.get("blas_core")), "?")
 print(f"CPU {cpu}; OpenBLAS core {core}; threads {rows[0]['threads'] if rows else '?'}; "
       f"medians over {len(set(r['round'] for r in rows))} interleaved rounds")
 print()
 head = "| shape | real tokens |" + "".join(f" {names[e]} ms | {names[e]} tok/s |" for e in engines)
-head += "".join(f" roformer / {names[e]} |" for e in engines if e != "roformer")
+head += "".join(f" {names[a]} / {names[b]} |" for a, b in ratios)
 print(head)
 print("|" + "---|" * (head.count("|") - 1))
 for shape in shapes:
@@ -150,10 +159,9 @@ for shape in shapes:
     line = f"| {shape} | {real} |"
     for e in engines:
         line += f" {med[e]:.1f} | {real / med[e] * 1000:.0f} |" if e in med else " - | - |"
-    for e in engines:
-        if e != "roformer":
-            line += f" {med[e] / med['roformer']:.2f}x |" if e in med and "roformer" in med else " - |"
+    for a, b in ratios:
+        line += f" {med[b] / med[a]:.2f}x |" if a in med and b in med else " - |"
     print(line)
 print()
-print("roformer / peer = peer time / roformer time (tokens/s ratio); > 1 means roformer is faster.")
+print("A / B = B's time / A's time (tokens/s ratio); > 1 means A is faster.")
 EOF
