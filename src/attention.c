@@ -7,6 +7,7 @@
  * no padding: each sequence attends over its own rows only.
  */
 #include "attention.h"
+#include "gemm_bf16.h"
 #include "linalg.h"
 #include "softmax.h"
 
@@ -19,6 +20,7 @@ struct attention_job {
     int ld, out_ld, L, H, Dh; /* packed: L is the longest sequence */
     float scale;
     float *scores, *out;
+    uint16_t *bf16;           /* bf16 scratch, or NULL for f32 */
 };
 
 /* One (sequence, head, query block): the sequence starts at row `row0` and
@@ -41,6 +43,37 @@ static void attend_block(const struct attention_job *j, size_t row0, int L, cons
             j->out_ld);
 }
 
+size_t rf_attention_bf16_scratch(int L, int Dh)
+{
+    return rf_bf16_packed_size(L, Dh) + rf_bf16_packed_size(Dh, L) +
+           rf_bf16_scratch_size(RF_ATTN_QUERY_BLOCK, Dh) + rf_bf16_scratch_size(RF_ATTN_QUERY_BLOCK, L);
+}
+
+/* bf16: one (sequence, head), K and V packed once for every query block;
+ * L keys from row row0, Lmax the longest sequence (sizes the scratch). */
+static void attend_head_bf16(const struct attention_job *j, size_t row0, int L, int Lmax,
+                             const float *mask, int h, int thread)
+{
+    int Dh = j->Dh;
+    size_t head = row0 * j->ld + (size_t)h * Dh;
+    uint16_t *kp = j->bf16 + (size_t)thread * rf_attention_bf16_scratch(Lmax, Dh);
+    uint16_t *vp = kp + rf_bf16_packed_size(Lmax, Dh);
+    uint16_t *qb = vp + rf_bf16_packed_size(Dh, Lmax);
+    uint16_t *pb = qb + rf_bf16_scratch_size(RF_ATTN_QUERY_BLOCK, Dh);
+    float *s = j->scores + (size_t)thread * rf_attention_scratch(Lmax);
+    rf_bf16_pack_rows(j->k + head, L, Dh, (size_t)j->ld, kp);
+    rf_bf16_pack_transposed(j->v + head, L, Dh, (size_t)j->ld, vp);
+    for (int q0 = 0; q0 < L; q0 += RF_ATTN_QUERY_BLOCK) {
+        int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
+        rf_bf16_round(j->q + head + (size_t)q0 * j->ld, rows, Dh, (size_t)j->ld, j->scale, qb);
+        rf_gemm_bf16(qb, rows, Dh, kp, L, s, L);
+        rf_softmax_rows(s, rows, L, L, mask);
+        rf_bf16_round(s, rows, L, (size_t)L, 1.0f, pb);
+        rf_gemm_bf16(pb, rows, L, vp, Dh, j->out + (row0 + (size_t)q0) * j->out_ld + (size_t)h * Dh,
+                     j->out_ld);
+    }
+}
+
 static int query_blocks(int L)
 {
     return (L + RF_ATTN_QUERY_BLOCK - 1) / RF_ATTN_QUERY_BLOCK;
@@ -49,6 +82,12 @@ static int query_blocks(int L)
 static void attention_task(void *arg, int task, int thread)
 {
     const struct attention_job *j = arg;
+    if (j->bf16) { /* task = (sequence, head) */
+        int b = task / j->H;
+        attend_head_bf16(j, (size_t)b * j->L, j->L, j->L, j->mask_bias + (size_t)b * j->L,
+                         task % j->H, thread);
+        return;
+    }
     int L = j->L, n_blocks = query_blocks(L);
     int block = task % n_blocks, h = task / n_blocks % j->H, b = task / n_blocks / j->H;
     attend_block(j, (size_t)b * L, L, j->mask_bias + (size_t)b * L, h, block,
@@ -60,6 +99,12 @@ static void attention_task(void *arg, int task, int thread)
 static void attention_packed_task(void *arg, int task, int thread)
 {
     const struct attention_job *j = arg;
+    if (j->bf16) { /* task = (sequence, head) */
+        int b = task / j->H;
+        attend_head_bf16(j, (size_t)j->seq_off[b], j->seq_off[b + 1] - j->seq_off[b], j->L, NULL,
+                         task % j->H, thread);
+        return;
+    }
     int b = 0, L = 0, n_blocks = 0;
     for (;; b++) {
         L = j->seq_off[b + 1] - j->seq_off[b];
@@ -74,24 +119,24 @@ static void attention_packed_task(void *arg, int task, int thread)
 
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
-                  float *out, int out_ld)
+                  uint16_t *bf16_scratch, float *out, int out_ld)
 {
     struct attention_job job = {q, k, v, mask_bias, NULL, ld, out_ld, L, H, Dh,
-                                (float)(1.0 / sqrt((double)Dh)), scores, out};
-    rf_pool_run(pool, B * H * query_blocks(L), attention_task, &job);
+                                (float)(1.0 / sqrt((double)Dh)), scores, out, bf16_scratch};
+    rf_pool_run(pool, B * H * (bf16_scratch ? 1 : query_blocks(L)), attention_task, &job);
 }
 
 void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
-                         const int32_t *seq_off, int B, int H, int Dh, float *scores, float *out,
-                         int out_ld)
+                         const int32_t *seq_off, int B, int H, int Dh, float *scores,
+                         uint16_t *bf16_scratch, float *out, int out_ld)
 {
     struct attention_job job = {q, k, v, NULL, seq_off, ld, out_ld, 0, H, Dh,
-                                (float)(1.0 / sqrt((double)Dh)), scores, out};
+                                (float)(1.0 / sqrt((double)Dh)), scores, out, bf16_scratch};
     int n_tasks = 0;
     for (int b = 0; b < B; b++) {
         int L = seq_off[b + 1] - seq_off[b];
         job.L = L > job.L ? L : job.L;
-        n_tasks += H * query_blocks(L);
+        n_tasks += H * (bf16_scratch ? 1 : query_blocks(L));
     }
     rf_pool_run(pool, n_tasks, attention_packed_task, &job);
 }

@@ -71,6 +71,8 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
         size_t widest = F > D ? F : D;
         /* uint16 elements, two to a float */
         ctx->x_bf16 = (uint16_t *)(void *)carve(c, (rf_bf16_scratch_size((int)T, (int)widest) + 1) / 2);
+        ctx->attn_bf16 = (uint16_t *)(void *)carve(
+            c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     }
 }
 

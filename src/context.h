@@ -50,6 +50,8 @@ struct rf_context {
     uint16_t *bf16_weights;     /* the one allocation of the packed weights */
     uint16_t *x_bf16;           /* [T][max(D, F) rounded to even] a product's
                                    input rounded to bf16 */
+    uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
+                                   packed K, V and rounded Q, P per thread */
 };
 
 /* Embeddings and every encoder layer on a validated batch: the result is

@@ -171,10 +171,10 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
     if (packed)
         rf_attention_packed(pool, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
-                            ctx->attn, D);
+                            ctx->attn_bf16, ctx->attn, D);
     else
         rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
-                     ctx->attn, D);
+                     ctx->attn_bf16, ctx->attn, D);
 
     /* pass 3: output projection, residual, LayerNorm */
     layer_linear(ctx, ctx->attn, T, D, lw->attn_out_w, bl->attn_out, lw->attn_out_b, D,

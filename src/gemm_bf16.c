@@ -38,19 +38,6 @@ size_t rf_bf16_scratch_size(int M, int K)
     return (size_t)M * (size_t)rf_bf16_k_pairs(K) * 2;
 }
 
-void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
-{
-    int kp = rf_bf16_k_pairs(K), np = padded_n(N) / PANEL;
-    for (int p = 0; p < np; p++)
-        for (int i = 0; i < kp; i++)
-            for (int j = 0; j < PANEL; j++)
-                for (int e = 0; e < 2; e++) {
-                    int n = p * PANEL + j, k = 2 * i + e;
-                    float v = n < N && k < K ? W[(size_t)n * K + k] : 0.0f;
-                    dst[(((size_t)p * kp + i) * PANEL + j) * 2 + e] = rf_f32_to_bf16(v);
-                }
-}
-
 bool rf_bf16_supported(void)
 {
 #if RF_SIMD_X86
@@ -65,29 +52,84 @@ bool rf_bf16_supported(void)
 
 #define RF_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
-/* Rounds rows [m0, m1) of X (M x K) to bf16 pairs: row r of `out` is
- * kp = ceil(K / 2) uint32, the odd K padded with a zero. */
-RF_TARGET_BF16 static void round_rows(const float *X, int K, int m0, int m1, uint16_t *out)
+static __mmask16 col_mask(int cols)
+{
+    return cols >= PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
+}
+
+/* Rounds scale * rows [m0, m1) of X (rows ldx apart, K used) to bf16
+ * pairs: row r of `out` is kp = ceil(K / 2) uint32, the odd K padded with
+ * a zero. */
+RF_TARGET_BF16 static void round_rows(const float *X, size_t ldx, int K, float scale, int m0,
+                                      int m1, uint16_t *out)
 {
     int kp = rf_bf16_k_pairs(K);
+    __m512 s = _mm512_set1_ps(scale);
     for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * K;
+        const float *x = X + (size_t)r * ldx;
         uint16_t *o = out + (size_t)r * kp * 2;
         int k = 0;
         for (; k + 32 <= K; k += 32) {
-            __m512 lo = _mm512_loadu_ps(x + k), hi = _mm512_loadu_ps(x + k + 16);
+            __m512 lo = _mm512_mul_ps(s, _mm512_loadu_ps(x + k));
+            __m512 hi = _mm512_mul_ps(s, _mm512_loadu_ps(x + k + 16));
             _mm512_storeu_si512((void *)(o + k), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
         }
         for (; k < K; k++)
-            o[k] = rf_f32_to_bf16(x[k]);
+            o[k] = rf_f32_to_bf16(scale * x[k]);
         if (K & 1)
             o[K] = 0;
     }
 }
 
-static __mmask16 col_mask(int cols)
+/* 16 floats rounded to bf16, each in the low half of a 32-bit lane. */
+RF_TARGET_BF16 static inline __m512i bf16_lanes(__m512 x)
 {
-    return cols >= PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
+    return _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x));
+}
+
+/* Packs W = V^T (N x K) where V is K x N, rows ldv apart: the pair of
+ * inputs i of panel p is rows 2i and 2i + 1 of V at columns 16p..16p+15,
+ * interleaved, one 64-byte store. */
+RF_TARGET_BF16 static void pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
+{
+    int kp = rf_bf16_k_pairs(K), np = padded_n(N) / PANEL;
+    for (int i = 0; i < kp; i++) {
+        const float *r0 = V + (size_t)(2 * i) * ldv, *r1 = r0 + ldv;
+        bool has_r1 = 2 * i + 1 < K;
+        for (int p = 0; p < np; p++) {
+            __mmask16 m = col_mask(N - p * PANEL);
+            __m512i lo = bf16_lanes(_mm512_maskz_loadu_ps(m, r0 + p * PANEL));
+            __m512i hi = has_r1 ? bf16_lanes(_mm512_maskz_loadu_ps(m, r1 + p * PANEL))
+                                : _mm512_setzero_si512();
+            __m512i pairs = _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16));
+            _mm512_storeu_si512((void *)(dst + ((size_t)p * kp + i) * 2 * PANEL), pairs);
+        }
+    }
+}
+
+/* Packs W (N x K, rows ldw apart): each row rounded 32 inputs at a time,
+ * its 16 pairs then stored 16 pairs apart (one per input pair of the
+ * row's panel); rows past N are zero. */
+RF_TARGET_BF16 static void pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+{
+    int kp = rf_bf16_k_pairs(K), n_pad = padded_n(N);
+    uint32_t *out = (uint32_t *)(void *)dst;
+    for (int n = 0; n < n_pad; n++) {
+        uint32_t *col = out + (size_t)(n / PANEL) * kp * PANEL + n % PANEL;
+        for (int k = 0; k < 2 * kp; k += 32) {
+            uint32_t pairs[16];
+            if (n < N) {
+                __mmask16 m0 = col_mask(K - k), m1 = col_mask(K - k - PANEL);
+                __m512 lo = _mm512_maskz_loadu_ps(m0, W + (size_t)n * ldw + k);
+                __m512 hi = _mm512_maskz_loadu_ps(m1, W + (size_t)n * ldw + k + PANEL);
+                _mm512_storeu_si512((void *)pairs, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+            } else {
+                memset(pairs, 0, sizeof pairs);
+            }
+            for (int q = 0; q < 16 && k / 2 + q < kp; q++)
+                col[(size_t)(k / 2 + q) * PANEL] = pairs[q];
+        }
+    }
 }
 
 /* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
@@ -143,10 +185,11 @@ RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const ui
     }
 }
 
-/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32). */
+/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32), rows of Y ldy
+ * apart. */
 RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
-                                      int n0, int n1, const float *b, int N, rf_activation act,
-                                      float *Y)
+                                      int n0, int n1, const float *b, rf_activation act, float *Y,
+                                      int ldy)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * PANEL;
@@ -161,11 +204,11 @@ RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1,
                 int cols = n1 - n < 2 * PANEL ? n1 - n : 2 * PANEL;
                 for (int m = mc; m < mc_end; m += MR) {
                     int mr = mc_end - m < MR ? mc_end - m : MR;
-                    float *y = Y + (size_t)m * N + n;
-                    tile_any(mr, A + (size_t)m * kp + kc, kp, W0, panel_stride, n_pairs, y, N, cols,
-                             b ? b + n : NULL, first);
+                    float *y = Y + (size_t)m * ldy + n;
+                    tile_any(mr, A + (size_t)m * kp + kc, kp, W0, panel_stride, n_pairs, y, ldy,
+                             cols, b ? b + n : NULL, first);
                     if (last && act != RF_ACT_LINEAR)
-                        rf_bias_act(y, mr, cols, N, NULL, act);
+                        rf_bias_act(y, mr, cols, ldy, NULL, act);
                 }
             }
         }
@@ -191,7 +234,7 @@ static void round_task(void *arg, int block, int thread)
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
 #if RF_SIMD_X86
-    round_rows(j->X, j->K, s, s + n, j->Xb);
+    round_rows(j->X, (size_t)j->K, j->K, 1.0f, s, s + n, j->Xb);
 #endif
 }
 
@@ -204,11 +247,11 @@ static void gemm_task(void *arg, int block, int thread)
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
-            gemm_block(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->N, j->act, j->Y);
+            gemm_block(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, j->N);
     } else {
         rf_block_range(j->N, j->n_blocks, block, 2 * PANEL, &s, &n);
         if (n > 0)
-            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->N, j->act, j->Y);
+            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, j->N);
     }
 #else
     (void)j, (void)s, (void)n;
@@ -227,6 +270,48 @@ void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t 
     round.n_blocks = round_blocks;
     rf_pool_run(pool, round_blocks, round_task, &round);
     rf_pool_run(pool, job.n_blocks, gemm_task, &job);
+}
+
+void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
+{
+#if RF_SIMD_X86
+    round_rows(X, ldx, K, scale, 0, M, out);
+#else
+    (void)X, (void)M, (void)K, (void)ldx, (void)scale, (void)out;
+#endif
+}
+
+void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
+{
+    rf_bf16_pack_rows(W, N, K, (size_t)K, dst);
+}
+
+void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+{
+#if RF_SIMD_X86
+    pack_rows(W, N, K, ldw, dst);
+#else
+    (void)W, (void)N, (void)K, (void)ldw, (void)dst;
+#endif
+}
+
+void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
+{
+#if RF_SIMD_X86
+    pack_transposed(V, K, N, ldv, dst);
+#else
+    (void)V, (void)K, (void)N, (void)ldv, (void)dst;
+#endif
+}
+
+void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
+                  int ldy)
+{
+#if RF_SIMD_X86
+    gemm_block(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, Y, ldy);
+#else
+    (void)Xb, (void)M, (void)K, (void)W_packed, (void)N, (void)Y, (void)ldy;
+#endif
 }
 
 void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -49,6 +49,19 @@ size_t rf_bf16_scratch_size(int M, int K);
 void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t *W_packed,
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch);
 
+/* Single-thread pieces of a product, for attention (Q K^T and P V of one
+ * head, whose operands change with every input):
+ * rf_bf16_round: scale * X (M x K, rows ldx apart) rounded to bf16 rows of
+ *   rf_bf16_k_pairs(K) pairs (rf_bf16_scratch_size(M, K) elements);
+ * rf_bf16_pack_rows: W (N x K, rows ldw apart) packed as rf_bf16_pack does;
+ * rf_bf16_pack_transposed: W = V^T packed, V (K x N, rows ldv apart);
+ * rf_gemm_bf16: Y (M x N, rows ldy apart) = X . W^T from the two above. */
+void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out);
+void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst);
+void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst);
+void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
+                  int ldy);
+
 /* Naive twin: X and W rounded to bf16, products summed in double, then
  * the naive bias + activation. W is the f32 (N x K) matrix. */
 void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -200,6 +200,62 @@ static void test_linear_bf16(void)
     }
 }
 
+/* The single-thread pieces attention uses: scale * X (rows ldx apart)
+ * times V (K x N, rows ldv apart) through rf_bf16_round,
+ * rf_bf16_pack_transposed and rf_gemm_bf16, output rows ldy apart; and
+ * X . W^T with W packed from rows ldw apart. Against the naive twin on the
+ * same rounded operands. */
+static void test_bf16_pieces(void)
+{
+    if (!rf_bf16_supported())
+        return;
+    const int sizes[][3] = {{1, 64, 40}, {128, 64, 300}, {37, 17, 33}, {128, 300, 64}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        size_t ldx = (size_t)K + 5, ldv = (size_t)N + 3, ldw = (size_t)K + 7, ldy = (size_t)N + 2;
+        float scale = 0.125f;
+        float *X = rnd_array((size_t)M * ldx, 1.0f), *V = rnd_array((size_t)K * ldv, 1.0f);
+        float *Xs = malloc((size_t)M * K * sizeof *Xs), *Vt = malloc((size_t)N * K * sizeof *Vt);
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++)
+                Xs[(size_t)i * K + k] = scale * X[(size_t)i * ldx + k];
+        for (int k = 0; k < K; k++)
+            for (int n = 0; n < N; n++)
+                Vt[(size_t)n * K + k] = V[(size_t)k * ldv + n];
+        uint16_t *Xb = malloc(rf_bf16_scratch_size(M, K) * sizeof *Xb);
+        uint16_t *Wp = malloc(rf_bf16_packed_size(N, K) * sizeof *Wp);
+        float *Y = malloc((size_t)M * ldy * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y2);
+        rf_bf16_round(X, M, K, ldx, scale, Xb);
+        rf_bf16_pack_transposed(V, K, N, ldv, Wp);
+        rf_gemm_bf16(Xb, M, K, Wp, N, Y, (int)ldy);
+        rf_linear_bf16_naive(Xs, M, K, Vt, NULL, N, RF_ACT_LINEAR, Y2);
+        float d = 0.0f;
+        for (int i = 0; i < M; i++)
+            d = fmaxf(d, max_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
+        CHECK(d < 2e-6f * K, "bf16 X V %dx%dx%d (round, pack_transposed): max |diff| %g", M, N, K, d);
+        /* the same product with W = Vt given as rows ldw apart */
+        float *W = malloc((size_t)N * ldw * sizeof *W);
+        for (int n = 0; n < N; n++)
+            memcpy(W + (size_t)n * ldw, Vt + (size_t)n * K, (size_t)K * sizeof *W);
+        rf_bf16_pack_rows(W, N, K, ldw, Wp);
+        rf_gemm_bf16(Xb, M, K, Wp, N, Y, (int)ldy);
+        d = 0.0f;
+        for (int i = 0; i < M; i++)
+            d = fmaxf(d, max_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
+        CHECK(d < 2e-6f * K, "bf16 X W^T %dx%dx%d (pack_rows, ldw %zu): max |diff| %g", M, N, K, ldw,
+              d);
+        free(X);
+        free(V);
+        free(Xs);
+        free(Vt);
+        free(Xb);
+        free(Wp);
+        free(Y);
+        free(Y2);
+        free(W);
+    }
+}
+
 /* ==== element-wise kernels ==== */
 
 /* The vector exp/erfc against libm in double over their whole range. */
@@ -378,7 +434,7 @@ static void test_attention(void)
         rf_pool_create(n_threads, &pool, NULL);
         float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
-        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, out, D);
+        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
         float d = max_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
         /* the same sequences packed without their padding */
@@ -391,12 +447,36 @@ static void test_attention(void)
                    (size_t)len * ld * sizeof *packed);
         }
         rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
-                            scores, out, D);
+                            scores, NULL, out, D);
         d = 0.0f;
         for (int b = 0; b < B; b++)
             d = fmaxf(d, max_diff(out + (size_t)seq_off[b] * D, ref + (size_t)b * L * D,
                                   (size_t)(seq_off[b + 1] - seq_off[b]) * D));
         CHECK(d < 2e-6f, "packed attention vs naive, %d threads: max |diff| %g", n_threads, d);
+        if (rf_bf16_supported()) {
+            /* bf16: within bf16 rounding of the exact result, padded and
+               packed giving the same numbers at real rows */
+            uint16_t *bs = malloc((size_t)n_threads * rf_attention_bf16_scratch(L, Dh) * sizeof *bs);
+            float *out_b = malloc(n * sizeof *out_b);
+            rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
+            rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+                                scores, bs, out, D);
+            float d_ref = 0.0f, d_packed = 0.0f;
+            for (int b = 0; b < B; b++) {
+                size_t real = (size_t)(seq_off[b + 1] - seq_off[b]) * D;
+                d_ref = fmaxf(d_ref, max_diff(out_b + (size_t)b * L * D, ref + (size_t)b * L * D, real));
+                d_packed = fmaxf(d_packed, max_diff(out + (size_t)seq_off[b] * D,
+                                                    out_b + (size_t)b * L * D, real));
+            }
+            CHECK(d_ref < 0.015f, "bf16 attention vs naive, %d threads: max |diff| %g", n_threads,
+                  d_ref);
+            CHECK(d_packed < 1e-5f, "bf16 attention packed vs padded, %d threads: max |diff| %g",
+                  n_threads, d_packed);
+            printf("bf16 attention, %d threads: max |diff| %g to exact, %g packed vs padded\n",
+                   n_threads, d_ref, d_packed);
+            free(bs);
+            free(out_b);
+        }
         free(packed);
         free(scores);
         free(out);
@@ -414,6 +494,7 @@ int main(void)
     test_gemm();
     test_linear();
     test_linear_bf16();
+    test_bf16_pieces();
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs */
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2};
