@@ -10,7 +10,8 @@
  * every argmax that differs is a near tie in f32 (top two within
  * ARGMAX_TIE). Prints the minimum cosine, the max |diff| and the argmax
  * agreement per model. On a CPU without AVX512_BF16 the context must be
- * refused with RF_ERR_UNSUPPORTED, and the rest is skipped.
+ * refused with RF_ERR_UNSUPPORTED, and the rest is skipped; an unknown
+ * compute type is RF_ERR_INPUT.
  */
 #include "gemm_bf16.h"
 #include "model.h"
@@ -233,6 +234,22 @@ int main(void)
     }
     char models[1024];
     snprintf(models, sizeof models, "%s/models", ref);
+    {
+        /* an unknown compute type is the caller's error */
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/tiny-word-cls", models);
+        rf_model *model;
+        rf_error err;
+        if (rf_model_load(dir, &model, &err) == RF_OK) {
+            rf_context_params cp = rf_context_default_params();
+            cp.compute = 7;
+            rf_context *ctx = NULL;
+            CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_INPUT && !ctx &&
+                      strstr(err.message, "compute type 7"),
+                  "unknown compute type refused: %s", err.message);
+            rf_model_free(model);
+        }
+    }
     struct dirent **names;
     int n = scandir(models, &names, NULL, by_name);
     CHECK(n > 2, "%s lists model directories", models);
