@@ -19,13 +19,19 @@
 #include <string.h>
 
 #define PANEL 16       /* output columns per panel */
-#define MR 12          /* rows per register tile */
+#ifndef NP
+#define NP 2           /* panels per register tile */
+#endif
+#ifndef MR
+#define MR 12          /* rows per register tile: MR x NP accumulators */
+#endif
+#define NR (NP * PANEL) /* columns per register tile */
 #define MC 192         /* rows per L2 block */
 #define KC_PAIRS 192   /* pairs of inputs per chunk */
 
 static int padded_n(int N)
 {
-    return (N + 2 * PANEL - 1) / (2 * PANEL) * (2 * PANEL);
+    return (N + NR - 1) / NR * NR;
 }
 
 size_t rf_bf16_packed_size(int N, int K)
@@ -133,42 +139,40 @@ RF_TARGET_BF16 static void pack_rows(const float *W, int N, int K, size_t ldw, u
 }
 
 /* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
- * [0, n_pairs) of the panel pair at W0 / W0 + panel_stride, into Y
- * (cols <= 32 valid columns). first: start from the bias (or 0), else
+ * [0, n_pairs) of the NP panels from W0 (panel_stride apart), into Y
+ * (cols <= NR valid columns). first: start from the bias (or 0), else
  * from Y. mr is a constant at every call, so the loops unroll and the
  * accumulators stay in registers. */
 RF_TARGET_BF16 static inline __attribute__((always_inline)) void
 tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_stride,
      int n_pairs, float *Y, int ldy, int cols, const float *bias, bool first)
 {
-    __m512 acc[MR][2];
-    __mmask16 k0 = col_mask(cols), k1 = col_mask(cols - PANEL);
+    __m512 acc[MR][NP];
+    __mmask16 mask[NP];
+    for (int p = 0; p < NP; p++)
+        mask[p] = col_mask(cols - p * PANEL);
 #pragma GCC unroll 12
-    for (int r = 0; r < mr; r++) {
-        if (first) {
-            acc[r][0] = bias ? _mm512_maskz_loadu_ps(k0, bias) : _mm512_setzero_ps();
-            acc[r][1] = bias ? _mm512_maskz_loadu_ps(k1, bias + PANEL) : _mm512_setzero_ps();
-        } else {
-            acc[r][0] = _mm512_maskz_loadu_ps(k0, Y + (size_t)r * ldy);
-            acc[r][1] = _mm512_maskz_loadu_ps(k1, Y + (size_t)r * ldy + PANEL);
-        }
-    }
-    const uint16_t *W1 = W0 + panel_stride;
+    for (int r = 0; r < mr; r++)
+        for (int p = 0; p < NP; p++)
+            acc[r][p] = first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * PANEL)
+                                      : _mm512_setzero_ps())
+                              : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * PANEL);
     for (int i = 0; i < n_pairs; i++) {
-        __m512bh w0 = (__m512bh)_mm512_loadu_si512((const void *)(W0 + (size_t)i * 2 * PANEL));
-        __m512bh w1 = (__m512bh)_mm512_loadu_si512((const void *)(W1 + (size_t)i * 2 * PANEL));
+        __m512bh w[NP];
+        for (int p = 0; p < NP; p++)
+            w[p] = (__m512bh)_mm512_loadu_si512(
+                (const void *)(W0 + p * panel_stride + (size_t)i * 2 * PANEL));
 #pragma GCC unroll 12
         for (int r = 0; r < mr; r++) {
             __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[(size_t)r * lda + i]);
-            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, w0);
-            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], a, w1);
+            for (int p = 0; p < NP; p++)
+                acc[r][p] = _mm512_dpbf16_ps(acc[r][p], a, w[p]);
         }
     }
 #pragma GCC unroll 12
-    for (int r = 0; r < mr; r++) {
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy, k0, acc[r][0]);
-        _mm512_mask_storeu_ps(Y + (size_t)r * ldy + PANEL, k1, acc[r][1]);
-    }
+    for (int r = 0; r < mr; r++)
+        for (int p = 0; p < NP; p++)
+            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * PANEL, mask[p], acc[r][p]);
 }
 
 RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const uint16_t *W0,
@@ -179,13 +183,18 @@ RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const ui
 #define TILE_CASE(n) \
     case n: tile(n, A, lda, W0, panel_stride, n_pairs, Y, ldy, cols, bias, first); break;
         TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-        TILE_CASE(7) TILE_CASE(8) TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#if MR > 6
+        TILE_CASE(7) TILE_CASE(8)
+#endif
+#if MR > 8
+        TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
+#endif
 #undef TILE_CASE
     default: break;
     }
 }
 
-/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32), rows of Y ldy
+/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of NR), rows of Y ldy
  * apart. */
 RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                       int n0, int n1, const float *b, rf_activation act, float *Y,
@@ -199,9 +208,9 @@ RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1,
         for (int kc = 0; kc < kp; kc += KC_PAIRS) {
             int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
             bool first = kc == 0, last = kc + n_pairs == kp;
-            for (int n = n0; n < n1; n += 2 * PANEL) {
+            for (int n = n0; n < n1; n += NR) {
                 const uint16_t *W0 = Wp + (size_t)(n / PANEL) * panel_stride + (size_t)kc * 2 * PANEL;
-                int cols = n1 - n < 2 * PANEL ? n1 - n : 2 * PANEL;
+                int cols = n1 - n < NR ? n1 - n : NR;
                 for (int m = mc; m < mc_end; m += MR) {
                     int mr = mc_end - m < MR ? mc_end - m : MR;
                     float *y = Y + (size_t)m * ldy + n;
@@ -249,7 +258,7 @@ static void gemm_task(void *arg, int block, int thread)
         if (n > 0)
             gemm_block(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, j->N);
     } else {
-        rf_block_range(j->N, j->n_blocks, block, 2 * PANEL, &s, &n);
+        rf_block_range(j->N, j->n_blocks, block, NR, &s, &n);
         if (n > 0)
             gemm_block(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, j->N);
     }
