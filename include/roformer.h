@@ -249,6 +249,12 @@ rf_context_params rf_context_default_params(void);
  * OpenBLAS, process-wide, to one thread. */
 rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
                             rf_context **out, rf_error *err);
+/* Re-sizes the context's scratch for max_batch x max_seq_len tokens
+ * (max_seq_len <= 0: the model's max_position), keeping its threads and,
+ * with RF_COMPUTE_BF16, its packed weights. On failure the context is
+ * unchanged and still usable. */
+rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
+                            rf_error *err);
 void rf_context_free(rf_context *ctx);
 
 /* A right-padded batch: every array is [batch][seq_len], row-major. */

@@ -112,6 +112,43 @@ static rf_status pack_bf16_layers(rf_context *ctx, rf_error *err)
     return RF_OK;
 }
 
+/* Sizes, allocates and carves the scratch of ctx for max_batch x
+ * max_seq_len tokens (replacing ctx->arena, ctx->seq_off and the sizes
+ * without freeing the old ones), and fills the RoPE table. */
+static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
+                               int n_threads, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    /* the largest buffer is T x max(D, E, F) floats; refuse sizes that
+       overflow size_t long before they would be allocated */
+    size_t widest = (size_t)hp->hidden_size;
+    if ((size_t)hp->embedding_size > widest)
+        widest = (size_t)hp->embedding_size;
+    if ((size_t)hp->intermediate_size > widest)
+        widest = (size_t)hp->intermediate_size;
+    size_t T = (size_t)max_batch * (size_t)max_seq_len;
+    if (T > SIZE_MAX / 64 / widest / sizeof(float) ||
+        (size_t)max_seq_len * max_seq_len > SIZE_MAX / 64 / MAX_THREADS)
+        return rf_fail(err, RF_ERR_LIMIT, "context: %d x %d tokens is too large a batch",
+                       max_batch, max_seq_len);
+    ctx->max_batch = max_batch;
+    ctx->max_seq_len = max_seq_len;
+    ctx->seq_off = calloc((size_t)max_batch + 1, sizeof *ctx->seq_off);
+    struct carve c = {NULL, 0};
+    carve_buffers(ctx, &c, n_threads);
+    ctx->arena = ctx->seq_off ? aligned_alloc(64, c.used * sizeof(float)) : NULL;
+    if (!ctx->arena) {
+        free(ctx->seq_off);
+        ctx->seq_off = NULL;
+        return rf_fail(err, RF_ERR_NOMEM, "context: cannot allocate %zu MiB of scratch for %d x %d tokens",
+                       c.used * sizeof(float) >> 20, max_batch, max_seq_len);
+    }
+    c = (struct carve){ctx->arena, 0};
+    carve_buffers(ctx, &c, n_threads);
+    rf_rope_table(ctx->rope_sin, ctx->rope_cos, max_seq_len, hp->hidden_size / hp->num_heads);
+    return RF_OK;
+}
+
 static int online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -148,59 +185,46 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     int n_threads = p.n_threads > 0 ? (p.n_threads > MAX_THREADS ? MAX_THREADS : p.n_threads)
                                     : online_cpus();
 
-    /* the largest buffer is T x max(D, E, F) floats; refuse sizes that
-       overflow size_t long before they would be allocated */
-    size_t widest = (size_t)hp->hidden_size;
-    if ((size_t)hp->embedding_size > widest)
-        widest = (size_t)hp->embedding_size;
-    if ((size_t)hp->intermediate_size > widest)
-        widest = (size_t)hp->intermediate_size;
-    size_t T = (size_t)p.max_batch * (size_t)p.max_seq_len;
-    if (T > SIZE_MAX / 64 / widest / sizeof(float) ||
-        (size_t)p.max_seq_len * p.max_seq_len > SIZE_MAX / 64 / MAX_THREADS)
-        return rf_fail(err, RF_ERR_LIMIT, "context: %d x %d tokens is too large a batch",
-                       p.max_batch, p.max_seq_len);
-
     rf_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
     ctx->model = model;
-    ctx->max_batch = p.max_batch;
-    ctx->max_seq_len = p.max_seq_len;
     ctx->skip_padding = p.skip_padding != 0;
-    ctx->seq_off = calloc((size_t)p.max_batch + 1, sizeof *ctx->seq_off);
-    if (!ctx->seq_off) {
-        rf_context_free(ctx);
-        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
+    rf_status st = RF_OK;
+    if (p.compute == RF_COMPUTE_BF16)
+        st = pack_bf16_layers(ctx, err);
+    if (st == RF_OK)
+        st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
+    if (st == RF_OK) {
+        rf_blas_single_thread();
+        st = rf_pool_create(n_threads, &ctx->pool, err);
     }
-
-    if (p.compute == RF_COMPUTE_BF16) {
-        rf_status st = pack_bf16_layers(ctx, err);
-        if (st != RF_OK) {
-            rf_context_free(ctx);
-            return st;
-        }
-    }
-
-    struct carve c = {NULL, 0};
-    carve_buffers(ctx, &c, n_threads);
-    ctx->arena = aligned_alloc(64, c.used * sizeof(float));
-    if (!ctx->arena) {
-        rf_context_free(ctx);
-        return rf_fail(err, RF_ERR_NOMEM, "context: cannot allocate %zu MiB of scratch for %d x %d tokens",
-                       c.used * sizeof(float) >> 20, p.max_batch, p.max_seq_len);
-    }
-    c = (struct carve){ctx->arena, 0};
-    carve_buffers(ctx, &c, n_threads);
-    rf_rope_table(ctx->rope_sin, ctx->rope_cos, ctx->max_seq_len, hp->hidden_size / hp->num_heads);
-
-    rf_blas_single_thread();
-    rf_status st = rf_pool_create(n_threads, &ctx->pool, err);
     if (st != RF_OK) {
         rf_context_free(ctx);
         return st;
     }
     *out = ctx;
+    return RF_OK;
+}
+
+rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    if (max_seq_len <= 0)
+        max_seq_len = hp->max_position;
+    if (max_batch < 1 || max_seq_len > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "context: cannot resize to %d x %d tokens (max_batch >= 1, max_seq_len <= %d)",
+                       max_batch, max_seq_len, hp->max_position);
+    /* the new buffers first: on failure the context stays as it was */
+    rf_context old = *ctx;
+    rf_status st = alloc_scratch(ctx, max_batch, max_seq_len, rf_pool_threads(ctx->pool), err);
+    if (st != RF_OK) {
+        *ctx = old;
+        return st;
+    }
+    free(old.arena);
+    free(old.seq_off);
     return RF_OK;
 }
 

@@ -199,8 +199,12 @@ static rf_status ensure_context(rf_pipeline *pl, int32_t L, rf_error *err)
     int32_t len = (L + 63) / 64 * 64;
     if (len > max_pos)
         len = max_pos;
-    rf_context_free(pl->ctx);
-    pl->ctx = NULL;
+    if (pl->ctx) { /* grow in place: threads and packed weights stay */
+        rf_status st = rf_context_resize(pl->ctx, pl->params.batch_size, len, err);
+        if (st == RF_OK)
+            pl->ctx_len = len;
+        return st;
+    }
     rf_context_params cp = rf_context_default_params();
     cp.max_batch = pl->params.batch_size;
     cp.max_seq_len = len;

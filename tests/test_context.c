@@ -3,7 +3,8 @@
  * model built in memory (no fixtures needed): every bad batch and output
  * request gets its status and message, results do not depend on the
  * thread count or on padding, hidden_states ends with last_hidden_state,
- * and a sequence with every key masked still gives finite numbers.
+ * a sequence with every key masked still gives finite numbers, and a
+ * resized context computes what a new one of that size does.
  */
 #include "model.h"
 
@@ -415,6 +416,50 @@ static void test_qkv_copied(void)
         free(k_elsewhere[i]);
 }
 
+/* ==== growing a context ==== */
+
+/* A context resized from 1 x 4 tokens to 2 x MAXPOS gives what a context
+ * created at that size gives; a refused resize leaves it working. */
+static void test_resize(void)
+{
+    rf_model m;
+    build_model(&m, RF_HEAD_NONE, false);
+    rf_error err;
+    rf_context_params p = rf_context_default_params();
+    p.max_batch = 1;
+    p.max_seq_len = 4;
+    p.n_threads = 2;
+    rf_context *small, *big;
+    CHECK(rf_context_create(&m, &p, &small, &err) == RF_OK, "small context: %s", err.message);
+    p.max_batch = 2;
+    p.max_seq_len = MAXPOS;
+    CHECK(rf_context_create(&m, &p, &big, &err) == RF_OK, "big context: %s", err.message);
+    int32_t ids[2 * MAXPOS], mask[2 * MAXPOS];
+    for (int i = 0; i < 2 * MAXPOS; i++) {
+        ids[i] = (int32_t)(i * 7 % V);
+        mask[i] = i < MAXPOS + 5;
+    }
+    rf_batch b = {2, MAXPOS, ids, NULL, mask};
+    float *x = calloc((size_t)2 * MAXPOS * D, sizeof *x), *y = calloc((size_t)2 * MAXPOS * D, sizeof *y);
+    rf_outputs ox = {.last_hidden_state = x}, oy = {.last_hidden_state = y};
+    CHECK(rf_forward(small, &b, &ox, &err) == RF_ERR_INPUT, "2 x MAXPOS is too big before resizing");
+    CHECK(rf_context_resize(small, 2, MAXPOS + 1, &err) == RF_ERR_INPUT &&
+              strstr(err.message, "max_seq_len"),
+          "resize past max_position refused: %s", err.message);
+    rf_batch b1 = {1, 4, ids, NULL, NULL};
+    CHECK(rf_forward(small, &b1, &ox, &err) == RF_OK, "still runs after a refused resize: %s",
+          err.message);
+    CHECK(rf_context_resize(small, 2, MAXPOS, &err) == RF_OK, "resize: %s", err.message);
+    CHECK(rf_forward(small, &b, &ox, &err) == RF_OK && rf_forward(big, &b, &oy, &err) == RF_OK,
+          "forward after resize: %s", err.message);
+    float d = max_abs_diff(x, y, (size_t)2 * MAXPOS * D);
+    CHECK(d == 0.0f, "resized context = one created at that size: max |diff| %g", d);
+    free(x);
+    free(y);
+    rf_context_free(small);
+    rf_context_free(big);
+}
+
 int main(void)
 {
     test_create();
@@ -426,5 +471,6 @@ int main(void)
     test_mlm_positions();
     test_fully_masked();
     test_qkv_copied();
+    test_resize();
     return check_done();
 }

@@ -274,8 +274,14 @@ static rf_status fit_context(forward_job *job, int B, int L, rf_error *err)
     /* longer than the model takes: rf_forward reports it with the model's limit */
     if (nl > job->hp->max_position)
         nl = job->hp->max_position;
-    rf_context_free(job->ctx);
-    job->ctx = NULL;
+    if (job->ctx) { /* grow in place: threads and packed weights stay */
+        rf_status st = rf_context_resize(job->ctx, nb, nl, err);
+        if (st == RF_OK) {
+            job->ctx_batch = nb;
+            job->ctx_len = nl;
+        }
+        return st;
+    }
     rf_context_params cp = rf_context_default_params();
     cp.max_batch = nb;
     cp.max_seq_len = nl;
