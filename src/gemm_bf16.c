@@ -1,12 +1,14 @@
 /*
  * gemm_bf16.c — the bf16 Linear layer (see gemm_bf16.h for the packed
- * weight layout) and its naive twin.
+ * weight layout), the single-thread pieces attention uses (rounding rows,
+ * packing rows or a transposed matrix, one product), and the naive twin.
  *
  * Blocking, per thread: rows in blocks of MC, inputs in chunks of KC_PAIRS
  * pairs (the MC x KC block of X stays in L2), and for each pair of
  * 16-column panels (a KC x 32 sliver of W, 24 KiB, stays in L1) a 12 x 32
  * tile of Y is accumulated in 24 registers: per pair of inputs, two loads
- * of W and 24 VDPBF16PS whose X operand is a broadcast from memory.
+ * of W and 24 VDPBF16PS whose X operand is a broadcast from memory (MR x
+ * NP panels in general; 6 x 4 and 8 x 3 measured slower).
  * Partial sums go through Y between chunks; bias enters with the first
  * chunk and the activation follows the last, on the tile still in cache.
  */

@@ -11,8 +11,9 @@
  * Weights are packed once (rf_context_create) into panels of 16 output
  * columns: panel p holds, for each pair of inputs k = 2i, 2i + 1, the 32
  * values W[16p + j][2i + e] at [i][j][e], so one 64-byte load feeds one
- * VDPBF16PS for 16 outputs. N is padded with zero columns to a multiple of
- * 16, K with a zero column to an even count.
+ * VDPBF16PS for 16 outputs. N is padded with zero columns to a whole
+ * number of register tiles (32 columns), K with a zero column to an even
+ * count.
  */
 #ifndef RF_GEMM_BF16_H
 #define RF_GEMM_BF16_H
