@@ -10,7 +10,13 @@ static bool cpu_has(rf_simd_level level)
     case RF_SIMD_BASELINE: return true;
     case RF_SIMD_AVX2:
 #if RF_SIMD_X86
-        return __builtin_cpu_supports("avx2");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+        return false;
+#endif
+    case RF_SIMD_AVX512:
+#if RF_SIMD_X86
+        return __builtin_cpu_supports("avx512f");
 #else
         return false;
 #endif
@@ -26,7 +32,8 @@ rf_simd_level rf_simd_level_get(void)
 {
     int level = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
     if (level < 0) {
-        level = cpu_has(RF_SIMD_AVX2) ? RF_SIMD_AVX2 : RF_SIMD_BASELINE;
+        level = cpu_has(RF_SIMD_AVX512) ? RF_SIMD_AVX512
+                : cpu_has(RF_SIMD_AVX2) ? RF_SIMD_AVX2 : RF_SIMD_BASELINE;
         __atomic_store_n(&chosen, level, __ATOMIC_RELAXED);
     }
     return (rf_simd_level)level;

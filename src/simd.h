@@ -2,34 +2,47 @@
  * simd.h — which instruction set the element-wise kernels (GELU and the
  * other activations, softmax) run with, chosen once at run time.
  *
- * The kernels are written once on the vector type of vecmath.h and compiled
- * twice: for the x86-64 baseline (SSE2, two registers per vector) and, on
- * x86-64 CPUs with AVX2, for AVX2 (one 8-float register per vector). The
- * CPU is asked with __builtin_cpu_supports; the baseline stays the fallback
- * everywhere else. Tests force each level to compare both with the naive
- * twins.
+ * The kernels are written once on the vector type of vecmath.h (their
+ * bodies in activations_vec.h and softmax_vec.h) and compiled three times:
+ * for the x86-64 baseline (SSE2, two registers per 8-float vector), for
+ * AVX2 with FMA (one 8-float register), and for AVX-512 (one 16-float
+ * register, kernels_avx512.c). The CPU is asked with
+ * __builtin_cpu_supports; the baseline stays the fallback everywhere else.
+ * Tests force each level to compare every build with the naive twins.
  */
 #ifndef RF_SIMD_H
 #define RF_SIMD_H
+
+#include "roformer.h"
 
 #include <stdbool.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RF_SIMD_X86 1
-/* Marks the AVX2 build of a kernel. */
-#define RF_TARGET_AVX2 __attribute__((target("avx2")))
+/* Mark the AVX2 (with FMA) and AVX-512 builds of a kernel. */
+#define RF_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define RF_TARGET_AVX512 __attribute__((target("avx512f")))
 #else
 #define RF_SIMD_X86 0
 #endif
 
 typedef enum {
     RF_SIMD_BASELINE, /* whatever the compile flags give (SSE2 on x86-64) */
-    RF_SIMD_AVX2,
+    RF_SIMD_AVX2,     /* AVX2 and FMA */
+    RF_SIMD_AVX512,   /* AVX512F */
 } rf_simd_level;
 
 /* The level the kernels use: the best this CPU has, unless set. */
 rf_simd_level rf_simd_level_get(void);
 /* Forces a level (tests); one the CPU lacks is refused: returns false. */
 bool rf_simd_level_set(rf_simd_level level);
+
+#if RF_SIMD_X86
+/* The AVX-512 builds (kernels_avx512.c) of rf_bias_act and rf_softmax_rows;
+ * called by those when the level is RF_SIMD_AVX512. */
+void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
+                        rf_activation act);
+void rf_softmax_rows_avx512(float *x, int rows, int n, int ld, const float *mask_bias);
+#endif
 
 #endif

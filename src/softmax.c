@@ -6,65 +6,10 @@
  */
 #include "softmax.h"
 #include "simd.h"
-#include "vecmath.h"
+#include "softmax_vec.h"
 
 #include <math.h>
 #include <stddef.h>
-
-static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
-{
-    /* pass 1: add the mask, find the maximum */
-    rf_vf vmax = rf_v_set1(-INFINITY);
-    int j = 0;
-    for (; j + RF_VLEN <= n; j += RF_VLEN) {
-        rf_vf v = rf_v_load(row + j);
-        if (mask_bias)
-            v += rf_v_load(mask_bias + j);
-        rf_v_store(row + j, v);
-        vmax = rf_v_select(v > vmax, v, vmax);
-    }
-    float max = -INFINITY;
-    for (; j < n; j++) {
-        if (mask_bias)
-            row[j] += mask_bias[j];
-        max = row[j] > max ? row[j] : max;
-    }
-    for (int i = 0; i < RF_VLEN; i++)
-        max = vmax[i] > max ? vmax[i] : max;
-
-    /* pass 2: exp(x - max) and the sum */
-    rf_vf vsum = rf_v_set1(0.0f);
-    for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
-        rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
-        rf_v_store(row + j, e);
-        vsum += e;
-    }
-    if (j < n) {
-        rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
-        rf_v_store_part(row + j, e, n - j);
-        vsum += e;
-    }
-    float sum = 0.0f;
-    for (int i = 0; i < RF_VLEN; i++)
-        sum += vsum[i];
-    return sum;
-}
-
-/* The kernel body, compiled into each instruction-set build below. */
-static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
-                                                               const float *mask_bias)
-{
-    for (int r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * ld;
-        float inv = 1.0f / softmax_row(row, n, mask_bias);
-        /* pass 3: normalise */
-        int j = 0;
-        for (; j + RF_VLEN <= n; j += RF_VLEN)
-            rf_v_store(row + j, rf_v_load(row + j) * inv);
-        for (; j < n; j++)
-            row[j] *= inv;
-    }
-}
 
 static void softmax_rows_baseline(float *x, int rows, int n, int ld, const float *mask_bias)
 {
@@ -82,9 +27,10 @@ RF_TARGET_AVX2 static void softmax_rows_avx2(float *x, int rows, int n, int ld,
 void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
 {
 #if RF_SIMD_X86
-    if (rf_simd_level_get() == RF_SIMD_AVX2) {
-        softmax_rows_avx2(x, rows, n, ld, mask_bias);
-        return;
+    switch (rf_simd_level_get()) {
+    case RF_SIMD_AVX512: rf_softmax_rows_avx512(x, rows, n, ld, mask_bias); return;
+    case RF_SIMD_AVX2: softmax_rows_avx2(x, rows, n, ld, mask_bias); return;
+    case RF_SIMD_BASELINE: break;
     }
 #endif
     softmax_rows_baseline(x, rows, n, ld, mask_bias);

@@ -16,6 +16,9 @@
  *               (plus float rounding of the exponent argument).
  *
  * Naive twins are the libm functions themselves (see the kernels' tests).
+ * The polynomials are written as a * b + c: in the AVX2 and AVX-512 builds
+ * the compiler fuses them into FMAs (-ffp-contract=fast in the Makefile),
+ * which halves their dependency chains.
  */
 #ifndef RF_VECMATH_H
 #define RF_VECMATH_H
@@ -23,9 +26,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* 8 floats: one AVX2 register in the kernels built for AVX2 (simd.h), two
- * SSE2 (or NEON) registers in the baseline build. */
+/* Floats per vector. 8 by default: one AVX2 register in the kernels built
+ * for AVX2 (simd.h), two SSE2 (or NEON) registers in the baseline build.
+ * A file of AVX-512 kernels defines it as 16 (one register) before
+ * including this header; a width above the target's register makes GCC
+ * split every operation and runs slower than the register's own width. */
+#ifndef RF_VLEN
 #define RF_VLEN 8
+#endif
 /* Always inlined, so that each kernel build (simd.h) gets its own code.
  * No function taking or returning the vector type is ever called out of
  * line, so the note of GCC and Clang that 32-byte vectors are passed

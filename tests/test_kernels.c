@@ -497,8 +497,8 @@ int main(void)
     test_bf16_pieces();
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs */
-    const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2};
-    const char *level_names[] = {"baseline", "AVX2"};
+    const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
+    const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
     rf_simd_level best = rf_simd_level_get();
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
         if (!rf_simd_level_set(levels[l])) {

@@ -1,0 +1,26 @@
+/*
+ * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
+ * (rf_bias_act, rf_softmax_rows): their bodies from activations_vec.h and
+ * softmax_vec.h on 16-float vectors, one zmm register each. A file of its
+ * own because the vector width is fixed per translation unit (vecmath.h);
+ * activations.c and softmax.c hold the 8-float builds and the dispatch.
+ */
+#define RF_VLEN 16
+
+#include "activations_vec.h"
+#include "simd.h"
+#include "softmax_vec.h"
+
+#if RF_SIMD_X86
+RF_TARGET_AVX512 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
+                                         rf_activation act)
+{
+    bias_act_rows(y, rows, cols, ld, bias, act);
+}
+
+RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
+                                             const float *mask_bias)
+{
+    softmax_rows(x, rows, n, ld, mask_bias);
+}
+#endif
