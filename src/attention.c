@@ -23,6 +23,14 @@ struct attention_job {
     uint16_t *bf16;           /* bf16 scratch, or NULL for f32 */
 };
 
+/* y[r][0..n) *= by[r]: the softmax's division, applied to P V's rows. */
+static void scale_rows(float *y, int rows, int n, int ld, const float *by)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++)
+            y[(size_t)r * ld + c] *= by[r];
+}
+
 /* One (sequence, head, query block): the sequence starts at row `row0` and
  * has `L` keys; `mask` is its key mask or NULL when every key is real. */
 static void attend_block(const struct attention_job *j, size_t row0, int L, const float *mask,
@@ -36,11 +44,13 @@ static void attend_block(const struct attention_job *j, size_t row0, int L, cons
     float *s = j->scores + (size_t)thread * scratch_stride;
     /* pass 1: scores (rows x L) = scale * Q_block . K_bh^T */
     rf_gemm(true, rows, L, j->Dh, j->scale, j->q + query, j->ld, j->k + head, j->ld, 0.0f, s, L);
-    /* pass 2: (masked) softmax over keys */
-    rf_softmax_rows(s, rows, L, L, mask);
-    /* pass 3: context (rows x Dh) = P . V_bh */
+    /* pass 2: (masked) softmax over keys, but for the division by the sum */
+    float inv_sum[RF_ATTN_QUERY_BLOCK];
+    rf_softmax_rows_exp(s, rows, L, L, mask, inv_sum);
+    /* pass 3: context (rows x Dh) = P . V_bh, each row then divided by its sum */
     rf_gemm(false, rows, j->Dh, L, 1.0f, s, L, j->v + head, j->ld, 0.0f, j->out + out,
             j->out_ld);
+    scale_rows(j->out + out, rows, j->Dh, j->out_ld, inv_sum);
 }
 
 size_t rf_attention_bf16_scratch(int L, int Dh)
@@ -66,11 +76,13 @@ static void attend_head_bf16(const struct attention_job *j, size_t row0, int L, 
     for (int q0 = 0; q0 < L; q0 += RF_ATTN_QUERY_BLOCK) {
         int rows = L - q0 < RF_ATTN_QUERY_BLOCK ? L - q0 : RF_ATTN_QUERY_BLOCK;
         rf_bf16_round(j->q + head + (size_t)q0 * j->ld, rows, Dh, (size_t)j->ld, j->scale, qb);
+        float inv_sum[RF_ATTN_QUERY_BLOCK];
+        float *out = j->out + (row0 + (size_t)q0) * j->out_ld + (size_t)h * Dh;
         rf_gemm_bf16(qb, rows, Dh, kp, L, s, L);
-        rf_softmax_rows(s, rows, L, L, mask);
+        rf_softmax_rows_exp(s, rows, L, L, mask, inv_sum);
         rf_bf16_round(s, rows, L, (size_t)L, 1.0f, pb);
-        rf_gemm_bf16(pb, rows, L, vp, Dh, j->out + (row0 + (size_t)q0) * j->out_ld + (size_t)h * Dh,
-                     j->out_ld);
+        rf_gemm_bf16(pb, rows, L, vp, Dh, out, j->out_ld);
+        scale_rows(out, rows, Dh, j->out_ld, inv_sum);
     }
 }
 

@@ -1,7 +1,8 @@
 /*
  * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
- * (rf_bias_act, rf_softmax_rows): their bodies from activations_vec.h and
- * softmax_vec.h on 16-float vectors, one zmm register each. A file of its
+ * (rf_bias_act, rf_softmax_rows and rf_softmax_rows_exp): their bodies
+ * from activations_vec.h and softmax_vec.h on 16-float vectors, one zmm
+ * register each. A file of its
  * own because the vector width is fixed per translation unit (vecmath.h);
  * activations.c and softmax.c hold the 8-float builds and the dispatch.
  */
@@ -19,8 +20,8 @@ RF_TARGET_AVX512 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, c
 }
 
 RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
-                                             const float *mask_bias)
+                                             const float *mask_bias, float *inv_sum)
 {
-    softmax_rows(x, rows, n, ld, mask_bias);
+    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
 }
 #endif

@@ -11,29 +11,42 @@
 #include <math.h>
 #include <stddef.h>
 
-static void softmax_rows_baseline(float *x, int rows, int n, int ld, const float *mask_bias)
+static void softmax_rows_baseline(float *x, int rows, int n, int ld, const float *mask_bias,
+                                  float *inv_sum)
 {
-    softmax_rows(x, rows, n, ld, mask_bias);
+    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
 }
 
 #if RF_SIMD_X86
 RF_TARGET_AVX2 static void softmax_rows_avx2(float *x, int rows, int n, int ld,
-                                             const float *mask_bias)
+                                             const float *mask_bias, float *inv_sum)
 {
-    softmax_rows(x, rows, n, ld, mask_bias);
+    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
 }
 #endif
 
-void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
+static void softmax_dispatch(float *x, int rows, int n, int ld, const float *mask_bias,
+                             float *inv_sum)
 {
 #if RF_SIMD_X86
     switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512: rf_softmax_rows_avx512(x, rows, n, ld, mask_bias); return;
-    case RF_SIMD_AVX2: softmax_rows_avx2(x, rows, n, ld, mask_bias); return;
+    case RF_SIMD_AVX512: rf_softmax_rows_avx512(x, rows, n, ld, mask_bias, inv_sum); return;
+    case RF_SIMD_AVX2: softmax_rows_avx2(x, rows, n, ld, mask_bias, inv_sum); return;
     case RF_SIMD_BASELINE: break;
     }
 #endif
-    softmax_rows_baseline(x, rows, n, ld, mask_bias);
+    softmax_rows_baseline(x, rows, n, ld, mask_bias, inv_sum);
+}
+
+void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
+{
+    softmax_dispatch(x, rows, n, ld, mask_bias, NULL);
+}
+
+void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
+                         float *inv_sum)
+{
+    softmax_dispatch(x, rows, n, ld, mask_bias, inv_sum);
 }
 
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias)

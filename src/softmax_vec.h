@@ -1,5 +1,6 @@
 /*
- * softmax_vec.h — the vector body of rf_softmax_rows (see softmax.c),
+ * softmax_vec.h — the vector body of rf_softmax_rows and
+ * rf_softmax_rows_exp (see softmax.c),
  * included once per instruction-set build like activations_vec.h: by
  * softmax.c (8 floats) and kernels_avx512.c (16 floats).
  */
@@ -18,9 +19,10 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
     int j = 0;
     for (; j + RF_VLEN <= n; j += RF_VLEN) {
         rf_vf v = rf_v_load(row + j);
-        if (mask_bias)
+        if (mask_bias) {
             v += rf_v_load(mask_bias + j);
-        rf_v_store(row + j, v);
+            rf_v_store(row + j, v);
+        }
         vmax = rf_v_select(v > vmax, v, vmax);
     }
     float max = -INFINITY;
@@ -50,13 +52,19 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
     return sum;
 }
 
-/* The kernel body, compiled into each instruction-set build below. */
+/* The kernel body of rf_softmax_rows (inv_sum NULL) and
+ * rf_softmax_rows_exp (inv_sum set: no pass 3). */
 static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
-                                                               const float *mask_bias)
+                                                               const float *mask_bias,
+                                                               float *inv_sum)
 {
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
         float inv = 1.0f / softmax_row(row, n, mask_bias);
+        if (inv_sum) {
+            inv_sum[r] = inv;
+            continue;
+        }
         /* pass 3: normalise */
         int j = 0;
         for (; j + RF_VLEN <= n; j += RF_VLEN)

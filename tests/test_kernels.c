@@ -399,6 +399,20 @@ static void test_softmax(void)
     rf_softmax_rows_naive(x2, rows, n, ld, mask);
     float d = max_diff(x, x2, (size_t)rows * ld);
     CHECK(d < 1e-6f, "softmax vs naive: max |diff| %g", d);
+    /* the exp-only variant times its 1 / sum gives the same rows */
+    float *x3 = copy_array(x2, (size_t)rows * ld), inv_sum[6];
+    for (size_t i = 0; i < (size_t)rows * ld; i++)
+        x3[i] = x2[i] == 0.0f ? -1.0f : logf(x2[i]) + 0.25f * (float)(i % 5); /* fresh scores */
+    float *x4 = copy_array(x3, (size_t)rows * ld);
+    rf_softmax_rows_exp(x3, rows, n, ld, mask, inv_sum);
+    rf_softmax_rows_naive(x4, rows, n, ld, mask);
+    float d_exp = 0.0f;
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++)
+            d_exp = fmaxf(d_exp, fabsf(x3[r * ld + j] * inv_sum[r] - x4[r * ld + j]));
+    CHECK(d_exp < 1e-6f, "softmax exp * 1/sum vs naive: max |diff| %g", d_exp);
+    free(x3);
+    free(x4);
     int zeros = 1;
     for (int r = 0; r < rows; r++)
         for (int j = 3; j < n; j += 4)
