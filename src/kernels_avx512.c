@@ -1,14 +1,15 @@
 /*
  * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
- * (rf_bias_act, rf_softmax_rows and rf_softmax_rows_exp): their bodies
- * from activations_vec.h and softmax_vec.h on 16-float vectors, one zmm
- * register each. A file of its
- * own because the vector width is fixed per translation unit (vecmath.h);
- * activations.c and softmax.c hold the 8-float builds and the dispatch.
+ * (rf_bias_act, rf_softmax_rows and rf_softmax_rows_exp, rf_add_layernorm):
+ * their bodies from activations_vec.h, softmax_vec.h and layernorm_vec.h on
+ * 16-float vectors, one zmm register each. A file of its own because the
+ * vector width is fixed per translation unit (vecmath.h); activations.c,
+ * softmax.c and layernorm.c hold the 8-float builds and the dispatch.
  */
 #define RF_VLEN 16
 
 #include "activations_vec.h"
+#include "layernorm_vec.h"
 #include "simd.h"
 #include "softmax_vec.h"
 
@@ -23,5 +24,11 @@ RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
                                              const float *mask_bias, float *inv_sum)
 {
     softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
+}
+
+RF_TARGET_AVX512 void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n,
+                                              const float *gamma, const float *beta, float eps)
+{
+    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
 }
 #endif

@@ -1,71 +1,43 @@
 /*
  * layernorm.c — y = (x - mean) / sqrt(var + eps) * gamma + beta per row,
- * var the biased variance (torch.nn.LayerNorm). The fast pass sums in
- * float vector lanes (RF_VLEN partial sums per row, as PyTorch's vectorised
- * kernel does), mean first and then the squared deviations; the naive twin
- * accumulates in double.
+ * var the biased variance (torch.nn.LayerNorm): the dispatch to the
+ * instruction-set builds of layernorm_vec.h (simd.h) and the naive twin,
+ * which accumulates in double.
  */
 #include "layernorm.h"
-#include "vecmath.h"
+#include "layernorm_vec.h"
+#include "simd.h"
 
-#include <math.h>
-#include <stddef.h>
-
-/* Sum of the RF_VLEN lanes, in a fixed order. */
-RF_VINLINE float lane_sum(rf_vf v)
+static void add_layernorm_baseline(float *x, const float *y, int rows, int n,
+                                   const float *gamma, const float *beta, float eps)
 {
-    float sum = 0.0f;
-    for (int i = 0; i < RF_VLEN; i++)
-        sum += v[i];
-    return sum;
+    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
 }
 
-static void norm_row(float *restrict x, int n, const float *restrict gamma,
-                     const float *restrict beta, float eps)
+#if RF_SIMD_X86
+RF_TARGET_AVX2 static void add_layernorm_avx2(float *x, const float *y, int rows, int n,
+                                              const float *gamma, const float *beta, float eps)
 {
-    int vec = n / RF_VLEN * RF_VLEN;
-    /* pass 1: mean */
-    rf_vf acc = rf_v_set1(0.0f);
-    for (int i = 0; i < vec; i += RF_VLEN)
-        acc += rf_v_load(x + i);
-    float sum = lane_sum(acc);
-    for (int i = vec; i < n; i++)
-        sum += x[i];
-    float mean = sum / (float)n;
-    /* pass 2: biased variance around the mean (two passes: no cancellation) */
-    acc = rf_v_set1(0.0f);
-    for (int i = 0; i < vec; i += RF_VLEN) {
-        rf_vf d = rf_v_load(x + i) - mean;
-        acc += d * d;
-    }
-    float sq = lane_sum(acc);
-    for (int i = vec; i < n; i++)
-        sq += (x[i] - mean) * (x[i] - mean);
-    float inv = 1.0f / sqrtf(sq / (float)n + eps);
-    /* pass 3: normalise, scale, shift */
-    for (int i = 0; i < vec; i += RF_VLEN)
-        rf_v_store(x + i, (rf_v_load(x + i) - mean) * inv * rf_v_load(gamma + i) +
-                              rf_v_load(beta + i));
-    for (int i = vec; i < n; i++)
-        x[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
+    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
 }
-
-void rf_layernorm(float *x, int rows, int n, const float *gamma, const float *beta, float eps)
-{
-    for (int r = 0; r < rows; r++)
-        norm_row(x + (size_t)r * n, n, gamma, beta, eps);
-}
+#endif
 
 void rf_add_layernorm(float *x, const float *y, int rows, int n, const float *gamma,
                       const float *beta, float eps)
 {
-    for (int r = 0; r < rows; r++) {
-        float *restrict xr = x + (size_t)r * n;
-        const float *restrict yr = y + (size_t)r * n;
-        for (int i = 0; i < n; i++)
-            xr[i] += yr[i];
-        norm_row(xr, n, gamma, beta, eps);
+#if RF_SIMD_X86
+    switch (rf_simd_level_get()) {
+    case RF_SIMD_AVX512: rf_add_layernorm_avx512(x, y, rows, n, gamma, beta, eps); return;
+    case RF_SIMD_AVX2: add_layernorm_avx2(x, y, rows, n, gamma, beta, eps); return;
+    case RF_SIMD_BASELINE: break;
     }
+#endif
+    add_layernorm_baseline(x, y, rows, n, gamma, beta, eps);
+}
+
+void rf_layernorm(float *x, int rows, int n, const float *gamma, const float *beta, float eps)
+{
+    rf_add_layernorm(x, NULL, rows, n, gamma, beta, eps);
 }
 
 void rf_add_layernorm_naive(float *x, const float *y, int rows, int n, const float *gamma,

@@ -524,9 +524,9 @@ int main(void)
         test_activation_extremes();
         test_softmax();
         test_attention();
+        test_layernorm();
     }
     rf_simd_level_set(best);
-    test_layernorm();
     test_rope();
     return check_done();
 }
