@@ -1,7 +1,7 @@
 #!/bin/sh
 # profile.sh — where `roformer bench` spends its time, per kernel: samples it
 # with Linux perf and adds the symbols up into the encoder's kernels (sgemm
-# compute, sgemm packing, activation, softmax, LayerNorm, RoPE, ...).
+# compute, sgemm packing, bf16 GEMM, activation, softmax, LayerNorm, RoPE, ...).
 #
 #   sh scripts/profile.sh MODEL [roformer bench options...]
 #   e.g. sh scripts/profile.sh build/base.gguf --batch 8 --seq-len 128 --threads 2 --runs 3
@@ -37,6 +37,8 @@ if addrs:
 KERNELS = [
     ("sgemm compute", r"^sgemm_kernel"),
     ("sgemm packing / beta", r"^sgemm_.*(copy|beta)"),
+    ("bf16 GEMM compute", r"^(tile_any|gemm_block)"),
+    ("bf16 rounding / packing", r"^(round_rows|pack_rows|pack_transposed)"),
     ("activation (GELU erf, bias)", r"erff|tanhf|bias_act|gelu"),
     ("softmax (exp)", r"softmax|expf"),
     ("LayerNorm", r"norm_row|layernorm"),
