@@ -5,10 +5,11 @@
  *             u = sqrt(2/pi) (x + 0.044715 x^3)                     (HF NewGELUActivation)
  *   relu, silu/swish x sigmoid(x), tanh = 1 - 2 / (exp(2x) + 1), linear (identity).
  *
- * The fast pass works on a vector of floats at a time with the polynomial exp/erfc
- * of vecmath.h (agreeing with libm to a few 1e-7) and adds the Linear
- * layer's bias in the same sweep; the naive twin computes each element in
- * double with libm.
+ * The fast pass (activations_vec.h, one build per instruction set, chosen
+ * here: simd.h) works on a vector of floats at a time with the polynomial
+ * exp/erfc of vecmath.h (agreeing with libm to a few 1e-7) and adds the
+ * Linear layer's bias in the same sweep; the naive twin computes each
+ * element in double with libm.
  */
 #include "activations.h"
 #include "activations_vec.h"

@@ -1,8 +1,7 @@
 /*
- * softmax.c — max-subtracted row softmax (see softmax.h), a vector of floats at a
- * time with the polynomial exp of vecmath.h; the naive twin is libm exp in
- * double. Lanes past the end of a row are filled with -inf, whose exp is
- * exactly 0, so they add nothing to the sum.
+ * softmax.c — max-subtracted row softmax (see softmax.h): the dispatch to
+ * the instruction-set builds of softmax_vec.h (simd.h) and the naive twin,
+ * libm exp in double.
  */
 #include "softmax.h"
 #include "simd.h"
