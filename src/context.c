@@ -149,6 +149,23 @@ static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_s
     return RF_OK;
 }
 
+/* The size rules of rf_context_create and rf_context_resize: max_seq_len
+ * <= 0 becomes the model's max_position, which it may not exceed;
+ * max_batch at least 1. */
+static rf_status check_size(const rf_hparams *hp, int32_t max_batch, int32_t *max_seq_len,
+                            rf_error *err)
+{
+    if (*max_seq_len <= 0)
+        *max_seq_len = hp->max_position;
+    if (*max_seq_len > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "context: max_seq_len %d is longer than the model's max_position %d",
+                       *max_seq_len, hp->max_position);
+    if (max_batch < 1)
+        return rf_fail(err, RF_ERR_INPUT, "context: max_batch %d must be >= 1", max_batch);
+    return RF_OK;
+}
+
 static int online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -168,15 +185,9 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: hidden size %d with %d heads: the head size must be a whole "
                        "even number for rotary embeddings", hp->hidden_size, hp->num_heads);
-    if (p.max_seq_len <= 0)
-        p.max_seq_len = hp->max_position;
-    if (p.max_seq_len > hp->max_position)
-        return rf_fail(err, RF_ERR_INPUT,
-                       "context: max_seq_len %d is longer than the model's max_position %d",
-                       p.max_seq_len, hp->max_position);
-    if (p.max_batch < 1 || p.max_seq_len < 1)
-        return rf_fail(err, RF_ERR_INPUT, "context: max_batch %d and max_seq_len %d must be >= 1",
-                       p.max_batch, p.max_seq_len);
+    rf_status size_st = check_size(hp, p.max_batch, &p.max_seq_len, err);
+    if (size_st != RF_OK)
+        return size_st;
     if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16)
         return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
     if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
@@ -209,16 +220,12 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
 
 rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len, rf_error *err)
 {
-    const rf_hparams *hp = &ctx->model->hp;
-    if (max_seq_len <= 0)
-        max_seq_len = hp->max_position;
-    if (max_batch < 1 || max_seq_len > hp->max_position)
-        return rf_fail(err, RF_ERR_INPUT,
-                       "context: cannot resize to %d x %d tokens (max_batch >= 1, max_seq_len <= %d)",
-                       max_batch, max_seq_len, hp->max_position);
+    rf_status st = check_size(&ctx->model->hp, max_batch, &max_seq_len, err);
+    if (st != RF_OK)
+        return st;
     /* the new buffers first: on failure the context stays as it was */
     rf_context old = *ctx;
-    rf_status st = alloc_scratch(ctx, max_batch, max_seq_len, rf_pool_threads(ctx->pool), err);
+    st = alloc_scratch(ctx, max_batch, max_seq_len, rf_pool_threads(ctx->pool), err);
     if (st != RF_OK) {
         *ctx = old;
         return st;
