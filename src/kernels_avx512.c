@@ -1,6 +1,6 @@
 /*
  * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
- * (rf_bias_act, rf_softmax_rows and rf_softmax_rows_exp, rf_add_layernorm):
+ * (rf_bias_act, rf_softmax_rows_exp, rf_add_layernorm):
  * their bodies from activations_vec.h, softmax_vec.h and layernorm_vec.h on
  * 16-float vectors, one zmm register each. A file of its own because the
  * vector width is fixed per translation unit (vecmath.h); activations.c,

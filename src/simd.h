@@ -38,10 +38,9 @@ rf_simd_level rf_simd_level_get(void);
 bool rf_simd_level_set(rf_simd_level level);
 
 #if RF_SIMD_X86
-/* The AVX-512 builds (kernels_avx512.c) of rf_bias_act, of
- * rf_softmax_rows / rf_softmax_rows_exp (inv_sum NULL / set) and of
- * rf_add_layernorm / rf_layernorm (y NULL); called by those when the level
- * is RF_SIMD_AVX512. */
+/* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
+ * rf_softmax_rows_exp and rf_add_layernorm / rf_layernorm (y NULL); called
+ * by those when the level is RF_SIMD_AVX512. */
 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
                         rf_activation act);
 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld, const float *mask_bias,

@@ -24,8 +24,8 @@ RF_TARGET_AVX2 static void softmax_rows_avx2(float *x, int rows, int n, int ld,
 }
 #endif
 
-static void softmax_dispatch(float *x, int rows, int n, int ld, const float *mask_bias,
-                             float *inv_sum)
+void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
+                         float *inv_sum)
 {
 #if RF_SIMD_X86
     switch (rf_simd_level_get()) {
@@ -35,17 +35,6 @@ static void softmax_dispatch(float *x, int rows, int n, int ld, const float *mas
     }
 #endif
     softmax_rows_baseline(x, rows, n, ld, mask_bias, inv_sum);
-}
-
-void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias)
-{
-    softmax_dispatch(x, rows, n, ld, mask_bias, NULL);
-}
-
-void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
-                         float *inv_sum)
-{
-    softmax_dispatch(x, rows, n, ld, mask_bias, inv_sum);
 }
 
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias)

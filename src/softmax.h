@@ -10,15 +10,14 @@
  * 0, and a row with every key masked comes out uniform, as in HF. */
 #define RF_MASK_NEG (-3.40282346638528859812e+38f)
 
-/* x[r][0..n) = softmax(x[r] + mask_bias) for rows with stride ld;
- * mask_bias [n] (0 or RF_MASK_NEG), or NULL for no mask. */
-void rf_softmax_rows(float *x, int rows, int n, int ld, const float *mask_bias);
-/* The same without the division: x[r][j] = exp(x[r][j] + mask_bias[j] -
- * max of the row), and inv_sum[r] = 1 / the row's sum. Attention scales
- * the rows of P V by inv_sum instead, Dh values a row instead of n. */
+/* Row softmax but for its division, for rows with stride ld and mask_bias
+ * [n] (0 or RF_MASK_NEG, or NULL for no mask): x[r][j] = exp(x[r][j] +
+ * mask_bias[j] - max of the row), and inv_sum[r] = 1 / the row's sum, so
+ * that softmax(x[r] + mask_bias) = x[r] * inv_sum[r]. Attention scales the
+ * rows of P V by inv_sum instead, Dh values a row instead of n. */
 void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
                          float *inv_sum);
-/* Naive twin: the same in double. */
+/* Naive twin of the whole softmax (with the division), in double. */
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias);
 
 #endif

@@ -1,6 +1,5 @@
 /*
- * softmax_vec.h — the vector body of rf_softmax_rows and
- * rf_softmax_rows_exp (see softmax.c), a vector of floats at a time with
+ * softmax_vec.h — the vector body of rf_softmax_rows_exp (see softmax.c), a vector of floats at a time with
  * the polynomial exp of vecmath.h; included once per instruction-set build
  * like activations_vec.h: by softmax.c (8 floats) and kernels_avx512.c
  * (16 floats). Lanes past the end of a row are filled with -inf, whose exp
@@ -54,26 +53,13 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
     return sum;
 }
 
-/* The kernel body of rf_softmax_rows (inv_sum NULL) and
- * rf_softmax_rows_exp (inv_sum set: no pass 3). */
+/* The kernel body of rf_softmax_rows_exp. */
 static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
                                                                const float *mask_bias,
                                                                float *inv_sum)
 {
-    for (int r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * ld;
-        float inv = 1.0f / softmax_row(row, n, mask_bias);
-        if (inv_sum) {
-            inv_sum[r] = inv;
-            continue;
-        }
-        /* pass 3: normalise */
-        int j = 0;
-        for (; j + RF_VLEN <= n; j += RF_VLEN)
-            rf_v_store(row + j, rf_v_load(row + j) * inv);
-        for (; j < n; j++)
-            row[j] *= inv;
-    }
+    for (int r = 0; r < rows; r++)
+        inv_sum[r] = 1.0f / softmax_row(x + (size_t)r * ld, n, mask_bias);
 }
 
 #endif
