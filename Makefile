@@ -14,7 +14,7 @@ CC ?= cc
 PKGS := openblas libcjson libutf8proc
 
 OPT ?= -O2 -g
-# -Wno-psabi: the 32- and 64-byte vectors of src/vecmath.h only live in
+# -Wno-psabi: the 32- and 64-byte vectors of src/kernels/vecmath.h only live in
 # always-inlined functions, so the ABI note about passing them concerns no
 # real call (GCC prints it even under a diagnostic pragma).
 # -ffp-contract=fast: a * b + c becomes one FMA where the target has FMA (the
@@ -26,7 +26,7 @@ CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-psabi -ffp-contr
 LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 
-LIB_SRC := $(sort $(wildcard src/*.c))
+LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 EXAMPLE_SRC := $(sort $(wildcard tools/examples/*.c))
@@ -38,7 +38,7 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:tools/examples/%.c=$(BUILD)/examples/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
-HEADERS := $(wildcard include/*.h src/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
+HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
              tests/fuzz/*.h)
 
 .PHONY: all test asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind

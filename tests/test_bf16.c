@@ -13,8 +13,8 @@
  * refused with RF_ERR_UNSUPPORTED, and the rest is skipped; an unknown
  * compute type is RF_ERR_INPUT.
  */
-#include "gemm_bf16.h"
-#include "model.h"
+#include "kernels/gemm_bf16.h"
+#include "model/model.h"
 
 #include "check.h"
 #include "reference_cases.h"

@@ -6,7 +6,7 @@
  * a sequence with every key masked still gives finite numbers, and a
  * resized context computes what a new one of that size does.
  */
-#include "model.h"
+#include "model/model.h"
 
 #include "check.h"
 

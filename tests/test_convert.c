@@ -11,10 +11,10 @@
  * (tokenizer/cases*.jsonl) from tokenizers built out of converted files.
  */
 #include "check.h"
-#include "checkpoint.h"
-#include "convert.h"
-#include "fp16.h"
-#include "model.h"
+#include "formats/checkpoint_open.h"
+#include "formats/convert.h"
+#include "formats/fp16.h"
+#include "model/model.h"
 #include "tokenizer_fixture.h"
 
 #include <cjson/cJSON.h>

@@ -13,13 +13,13 @@
  *    the reference pytorch_model.bin.
  */
 #include "check.h"
-#include "checkpoint.h"
-#include "convert.h"
-#include "fp16.h"
-#include "gguf.h"
-#include "model.h"
-#include "pickle.h"
-#include "torch_zip.h"
+#include "formats/checkpoint_open.h"
+#include "formats/convert.h"
+#include "formats/fp16.h"
+#include "formats/gguf.h"
+#include "model/model.h"
+#include "formats/pickle.h"
+#include "formats/torch_zip.h"
 
 #include <stdint.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
  * misaligned or out-of-range tensors).
  */
 #include "check.h"
-#include "gguf.h"
+#include "formats/gguf.h"
 
 #include <stdint.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
  * jieba-rs's). Also reports how long building the dictionary takes.
  */
 #include "check.h"
-#include "jieba_cut.h"
+#include "text/jieba_cut.h"
 #include "tokenizer_fixture.h"
 
 #include <time.h>

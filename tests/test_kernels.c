@@ -4,16 +4,16 @@
  * kernel is threaded, plus a few exact values (GELU, RoPE at position 0,
  * masked softmax weights).
  */
-#include "activations.h"
-#include "attention.h"
-#include "gemm_bf16.h"
-#include "layernorm.h"
-#include "linalg.h"
-#include "rope.h"
-#include "simd.h"
-#include "softmax.h"
-#include "threadpool.h"
-#include "vecmath.h"
+#include "kernels/activations.h"
+#include "model/attention.h"
+#include "kernels/gemm_bf16.h"
+#include "kernels/layernorm.h"
+#include "kernels/linalg.h"
+#include "kernels/rope.h"
+#include "kernels/simd.h"
+#include "kernels/softmax.h"
+#include "model/threadpool.h"
+#include "kernels/vecmath.h"
 
 #include "check.h"
 

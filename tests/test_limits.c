@@ -11,12 +11,12 @@
  *     number of values capped (each takes ~250 bytes, whatever its opcode).
  */
 #include "check.h"
-#include "checkpoint.h"
-#include "gguf.h"
-#include "hf_config.h"
-#include "model.h"
-#include "pickle.h"
-#include "safetensors.h"
+#include "formats/checkpoint.h"
+#include "formats/gguf.h"
+#include "formats/hf_config.h"
+#include "model/model.h"
+#include "formats/pickle.h"
+#include "formats/safetensors.h"
 
 #include <stdint.h>
 

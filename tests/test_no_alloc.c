@@ -7,7 +7,7 @@
  * Sanitizer builds replace the allocator themselves, so there the test
  * only reports a skip.
  */
-#include "gemm_bf16.h"
+#include "kernels/gemm_bf16.h"
 #include "roformer.h"
 
 #include "check.h"

@@ -13,8 +13,8 @@
  * numbers at its real positions, and 1 and 2 threads agree.
  * Prints the max |diff| per model and output.
  */
-#include "checkpoint.h"
-#include "model.h"
+#include "formats/checkpoint_open.h"
+#include "model/model.h"
 
 #include "check.h"
 #include "reference_cases.h"

@@ -12,7 +12,7 @@
  */
 #include "check.h"
 #include "tokenizer_fixture.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 

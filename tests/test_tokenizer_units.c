@@ -7,9 +7,9 @@
  * Expected values are written out by hand from the HF / jieba rules.
  */
 #include "check.h"
-#include "jieba_cut.h"
-#include "tokenizer.h"
-#include "unicode.h"
+#include "text/jieba_cut.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
 
 #include <stdarg.h>
 

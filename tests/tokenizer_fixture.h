@@ -10,7 +10,7 @@
 #ifndef RF_TOKENIZER_FIXTURE_H
 #define RF_TOKENIZER_FIXTURE_H
 
-#include "tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <cJSON.h>
 

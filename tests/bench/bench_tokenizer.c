@@ -9,7 +9,7 @@
  * and spread of RUNS timed passes over the whole file, in MB/s of UTF-8
  * input (1 MB = 10^6 bytes), wall time. Run by scripts/bench_tokenizer.sh.
  */
-#include "jieba_cut.h"
+#include "text/jieba_cut.h"
 #include "../tokenizer_fixture.h"
 
 #include <time.h>

@@ -11,9 +11,9 @@
  * tokenizer_config.json is removed instead: the file is optional). The
  * files go to a private directory under $TMPDIR made once per process.
  */
-#include "convert.h"
+#include "formats/convert.h"
 #include "fuzz.h"
-#include "model.h"
+#include "model/model.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * element and tensor is read back in full.
  */
 #include "fuzz.h"
-#include "gguf.h"
+#include "formats/gguf.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * are read back in full.
  */
 #include "fuzz.h"
-#include "hf_config.h"
+#include "formats/hf_config.h"
 
 #include <string.h>
 

@@ -14,7 +14,7 @@
  */
 #include "fuzz.h"
 #include "input.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 #include <stdio.h>
 #include <string.h>

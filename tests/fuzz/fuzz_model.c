@@ -6,7 +6,7 @@
  * run through the encoder and the model's head.
  */
 #include "fuzz.h"
-#include "model.h"
+#include "model/model.h"
 
 #include <string.h>
 

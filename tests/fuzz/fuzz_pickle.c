@@ -5,9 +5,9 @@
  * keys starting with 'x', which are missing. Strided copies may add up to
  * the size of the input and the storage, as for an archive.
  */
-#include "checkpoint.h"
+#include "formats/checkpoint.h"
 #include "fuzz.h"
-#include "pickle.h"
+#include "formats/pickle.h"
 
 static uint8_t storage[4096];
 

@@ -3,9 +3,9 @@
  * shapes, data offsets) on arbitrary bytes. Every tensor it accepts must
  * lie inside the input, with nbytes = count * dtype size.
  */
-#include "checkpoint.h"
+#include "formats/checkpoint.h"
 #include "fuzz.h"
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

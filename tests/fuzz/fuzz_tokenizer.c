@@ -16,7 +16,7 @@
  */
 #include "../tokenizer_fixture.h"
 #include "fuzz.h"
-#include "utf8.h"
+#include "text/utf8.h"
 
 static fixture fx[2];
 static rf_tokenizer *tok[2];

@@ -4,9 +4,9 @@
  * (pickle.c) with storages looked up in the archive. Tensors that come
  * back are read in full.
  */
-#include "checkpoint.h"
+#include "formats/checkpoint.h"
 #include "fuzz.h"
-#include "torch_zip.h"
+#include "formats/torch_zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,52 @@
+/*
+ * mapped_file.c — read-only mmap of a whole file (see mapped_file.h).
+ */
+#include "formats/mapped_file.h"
+
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+rf_status rf_map_file(const char *path, rf_mapped_file *out, rf_error *err)
+{
+    struct stat st;
+    rf_status status = RF_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    out->data = NULL;
+    out->size = 0;
+    if (fd < 0)
+        return rf_fail(err, RF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        status = rf_fail(err, RF_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        status = rf_fail(err, RF_ERR_IO, "%s: not a regular file", path);
+        goto done;
+    }
+    if (st.st_size == 0)
+        goto done;
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        status = rf_fail(err, RF_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+        goto done;
+    }
+    out->data = p;
+    out->size = (size_t)st.st_size;
+done:
+    close(fd);
+    return status;
+}
+
+void rf_unmap_file(rf_mapped_file *m)
+{
+    if (m->data)
+        munmap(m->data, m->size);
+    m->data = NULL;
+    m->size = 0;
+}

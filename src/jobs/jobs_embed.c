@@ -1,0 +1,99 @@
+/*
+ * jobs_embed.c — sentence embeddings and the cosine similarity of pairs
+ * (the jobs of sentence-transformers' encode() and RoFormer-Sim): [CLS],
+ * mask-aware mean or pooler pooling, optional L2 normalisation.
+ */
+#include "jobs/pipeline.h"
+
+#include "error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    rf_pooling pooling;
+    bool normalize;
+    int32_t D;
+    float *out; /* [n][D] */
+} embed_job;
+
+static rf_status embed_row(void *job_arg, int32_t i, const rf_encoding *enc, const rf_row *row,
+                           rf_error *err)
+{
+    (void)err;
+    embed_job *job = job_arg;
+    float *dst = job->out + (size_t)i * job->D;
+    if (job->pooling == RF_POOLING_POOLER)
+        memcpy(dst, row->pooled, sizeof(float) * (size_t)job->D);
+    else /* the row's own tokens only: padding never enters the mean */
+        rf_pool_hidden(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
+    if (job->normalize)
+        rf_l2_normalize(dst, job->D);
+    return RF_OK;
+}
+
+rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                   bool normalize, float *out, rf_item_status *items, rf_error *err)
+{
+    const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
+    if (pooling != RF_POOLING_CLS && pooling != RF_POOLING_MEAN && pooling != RF_POOLING_POOLER)
+        return rf_fail(err, RF_ERR_INPUT, "unknown pooling %d", (int)pooling);
+    if (pooling == RF_POOLING_POOLER && !hp->has_pooler)
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "the model has no pooler; use cls or mean pooling");
+    for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->hidden_size; k++)
+        out[k] = NAN;
+    embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size, .out = out};
+    rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
+                          .pooled = pooling == RF_POOLING_POOLER};
+    return rf_pipeline_run(pl, inputs, n, &needs, embed_row, &job, items, err);
+}
+
+rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                        float *cosine, rf_item_status *items, rf_error *err)
+{
+    if (n <= 0)
+        return n < 0 ? rf_fail(err, RF_ERR_INPUT, "negative input count %d", n) : RF_OK;
+    int32_t D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size;
+    /* Both sides of every pair are embedded in one run: 2i is a, 2i+1 is b. */
+    rf_text *sides = calloc((size_t)2 * n, sizeof *sides);
+    float *vecs = malloc(sizeof(float) * (size_t)2 * n * D);
+    rf_item_status *side_items = malloc(sizeof *side_items * (size_t)2 * n);
+    rf_status st = RF_OK;
+    if (!sides || !vecs || !side_items) {
+        st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d pairs", n);
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        sides[2 * i] = (rf_text){.text = inputs[i].text, .text_len = inputs[i].text_len};
+        sides[2 * i + 1] = (rf_text){.text = inputs[i].pair, .text_len = inputs[i].pair_len};
+    }
+    st = rf_embed(pl, sides, 2 * n, pooling, false, vecs, side_items, err);
+    if (st != RF_OK)
+        goto done;
+    if (items)
+        for (int32_t i = 0; i < n; i++)
+            items[i] = (rf_item_status){.status = RF_OK};
+    for (int32_t i = 0; i < n; i++) {
+        cosine[i] = NAN;
+        for (int side = 0; side < 2; side++) {
+            const rf_item_status *s = &side_items[2 * i + side];
+            if (s->status == RF_OK)
+                continue;
+            char msg[sizeof s->error.message];
+            snprintf(msg, sizeof msg, "%s: %.480s", side ? "text_b" : "text_a", s->error.message);
+            if ((st = rf_item_fail(items, i, s->status, msg, err)) != RF_OK)
+                goto done;
+            break;
+        }
+        if (side_items[2 * i].status == RF_OK && side_items[2 * i + 1].status == RF_OK)
+            cosine[i] = rf_cosine(vecs + (size_t)2 * i * D, vecs + (size_t)(2 * i + 1) * D, D);
+    }
+done:
+    free(sides);
+    free(vecs);
+    free(side_items);
+    return st;
+}

@@ -1,0 +1,405 @@
+/*
+ * pipeline.c — rf_pipeline: a context plus the batch buffers the jobs run
+ * on, and the runner that tokenizes, length-groups, pads, runs and hands
+ * back results in input order (see pipeline.h); also runs encodings a job
+ * made itself, and counts where the time went (rf_pipeline_get_stats).
+ *
+ * The context is created on the first run, sized for `batch_size`
+ * sequences of the longest length seen (rounded up to a multiple of 64),
+ * and re-created only when a longer input arrives.
+ */
+#include "jobs/pipeline.h"
+
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct rf_pipeline {
+    const rf_model *model;
+    rf_pipeline_params params;
+    rf_context *ctx;
+    int32_t ctx_len;           /* longest sequence the context was sized for */
+
+    rf_encoding *encs;         /* [encs_cap] one per input of the current run */
+    int32_t encs_cap;
+    int32_t *order;            /* [order_cap] encodings that run, longest first */
+    size_t order_cap;
+
+    /* one batch, [B][L] row-major, B = batch_size */
+    int32_t *ids, *types, *mask;
+    size_t ids_cap, types_cap, mask_cap;
+    float *hidden, *pooled, *logits, *start, *end;
+    size_t hidden_cap, pooled_cap, logits_cap, start_cap, end_cap;
+    int32_t *positions;        /* [L] MLM positions of the batch */
+    uint8_t *is_mask_pos;      /* [L] scratch for collecting them */
+    size_t positions_cap, is_mask_pos_cap;
+
+    rf_pipeline_stats stats;
+};
+
+rf_pipeline_params rf_pipeline_default_params(void)
+{
+    return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0,
+                                .compute = RF_COMPUTE_F32};
+}
+
+rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
+                             rf_pipeline **out, rf_error *err)
+{
+    *out = NULL;
+    rf_pipeline_params p = params ? *params : rf_pipeline_default_params();
+    const rf_hparams *hp = rf_model_hparams(model);
+    if (p.max_length > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT, "max_length %d is over the model's maximum of %d",
+                       p.max_length, hp->max_position);
+    if (p.max_length > 0 && p.max_length < 2)
+        return rf_fail(err, RF_ERR_INPUT, "max_length %d leaves no room for [CLS] and [SEP]",
+                       p.max_length);
+    if (p.batch_size <= 0)
+        p.batch_size = rf_pipeline_default_params().batch_size;
+    rf_pipeline *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory creating a pipeline");
+    pl->model = model;
+    pl->params = p;
+    *out = pl;
+    return RF_OK;
+}
+
+void rf_pipeline_free(rf_pipeline *pl)
+{
+    if (!pl)
+        return;
+    rf_context_free(pl->ctx);
+    for (int32_t i = 0; i < pl->encs_cap; i++)
+        rf_encoding_free(&pl->encs[i]);
+    free(pl->encs);
+    free(pl->order);
+    free(pl->ids);
+    free(pl->types);
+    free(pl->mask);
+    free(pl->hidden);
+    free(pl->pooled);
+    free(pl->logits);
+    free(pl->start);
+    free(pl->end);
+    free(pl->positions);
+    free(pl->is_mask_pos);
+    free(pl);
+}
+
+void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats)
+{
+    *stats = pl->stats;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const rf_model *rf_pipeline_model(const rf_pipeline *pl)
+{
+    return pl->model;
+}
+
+int32_t rf_pipeline_window(const rf_pipeline *pl)
+{
+    int32_t max_position = rf_model_hparams(pl->model)->max_position;
+    return pl->params.max_length > 0 ? pl->params.max_length : max_position;
+}
+
+rf_status rf_item_fail(rf_item_status *items, int32_t i, rf_status status, const char *msg,
+                       rf_error *err)
+{
+    if (status == RF_ERR_NOMEM || !items)
+        return rf_fail(err, status, "input %d: %.480s", i + 1, msg);
+    items[i].status = status;
+    snprintf(items[i].error.message, sizeof items[i].error.message, "%s", msg);
+    return RF_OK;
+}
+
+/* Grows *buf to hold `count` elements of `size` bytes (contents not kept). */
+static bool reserve(void **buf, size_t *cap, size_t count, size_t size)
+{
+    if (count <= *cap)
+        return true;
+    void *grown = realloc(*buf, count * size);
+    if (!grown)
+        return false;
+    *buf = grown;
+    *cap = count;
+    return true;
+}
+
+/* ==== Tokenizing ==== */
+
+static int by_length_desc(const void *a, const void *b, void *encs_arg)
+{
+    const rf_encoding *encs = encs_arg;
+    int32_t ia = *(const int32_t *)a, ib = *(const int32_t *)b;
+    if (encs[ia].n != encs[ib].n)
+        return encs[ia].n > encs[ib].n ? -1 : 1;
+    return (ia > ib) - (ia < ib);
+}
+
+/* Tokenizes every input; those that fail are recorded and left out of
+ * pl->order, which ends up sorted longest first; *n_ok is its length. */
+static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                              rf_item_status *items, int32_t *n_ok, rf_error *err)
+{
+    if (n > pl->encs_cap) {
+        rf_encoding *encs = realloc(pl->encs, sizeof *encs * (size_t)n);
+        if (!encs)
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
+        memset(encs + pl->encs_cap, 0, sizeof *encs * (size_t)(n - pl->encs_cap));
+        pl->encs = encs;
+        pl->encs_cap = n;
+    }
+    if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
+    const rf_hparams *hp = rf_model_hparams(pl->model);
+    int32_t ok = 0;
+    for (int32_t i = 0; i < n; i++) {
+        rf_error e;
+        rf_status st = rf_pipeline_tokenize(pl, &inputs[i], true, &pl->encs[i], &e);
+        if (st == RF_OK && pl->encs[i].n > hp->max_position) {
+            st = RF_ERR_INPUT;
+            snprintf(e.message, sizeof e.message,
+                     "input is %d tokens long, over the model's maximum of %d, and truncation "
+                     "is off",
+                     pl->encs[i].n, hp->max_position);
+        }
+        if (st != RF_OK) {
+            rf_status fst = rf_item_fail(items, i, st, e.message, err);
+            if (fst != RF_OK)
+                return fst;
+            continue;
+        }
+        pl->order[ok++] = i;
+    }
+    if (ok > 1) /* order may still be NULL when there is nothing to sort */
+        qsort_r(pl->order, (size_t)ok, sizeof *pl->order, by_length_desc, pl->encs);
+    *n_ok = ok;
+    return RF_OK;
+}
+
+/* ==== Running batches ==== */
+
+static rf_status ensure_context(rf_pipeline *pl, int32_t L, rf_error *err)
+{
+    if (pl->ctx && L <= pl->ctx_len)
+        return RF_OK;
+    int32_t max_pos = rf_model_hparams(pl->model)->max_position;
+    int32_t len = (L + 63) / 64 * 64;
+    if (len > max_pos)
+        len = max_pos;
+    if (pl->ctx) { /* grow in place: threads and packed weights stay */
+        rf_status st = rf_context_resize(pl->ctx, pl->params.batch_size, len, err);
+        if (st == RF_OK)
+            pl->ctx_len = len;
+        return st;
+    }
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = pl->params.batch_size;
+    cp.max_seq_len = len;
+    cp.n_threads = pl->params.n_threads;
+    cp.skip_padding = 1; /* every job reads real-token outputs only */
+    cp.compute = pl->params.compute;
+    rf_status st = rf_context_create(pl->model, &cp, &pl->ctx, err);
+    if (st != RF_OK)
+        return st;
+    pl->ctx_len = len;
+    return RF_OK;
+}
+
+/* Collects the positions holding [MASK] in any row of the batch. */
+static int32_t mask_positions(rf_pipeline *pl, int32_t B, int32_t L)
+{
+    int32_t mask_id = rf_model_hparams(pl->model)->mask_id, P = 0;
+    memset(pl->is_mask_pos, 0, (size_t)L);
+    for (int32_t r = 0; r < B; r++)
+        for (int32_t t = 0; t < L; t++)
+            if (pl->mask[(size_t)r * L + t] && pl->ids[(size_t)r * L + t] == mask_id)
+                pl->is_mask_pos[t] = 1;
+    for (int32_t t = 0; t < L; t++)
+        if (pl->is_mask_pos[t])
+            pl->positions[P++] = t;
+    return P;
+}
+
+static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32_t *rows,
+                           int32_t B, const rf_run_needs *needs, rf_row_fn fn, void *job,
+                           rf_item_status *items, rf_error *err)
+{
+    const rf_hparams *hp = rf_model_hparams(pl->model);
+    int32_t L = 0;
+    for (int32_t r = 0; r < B; r++)
+        if (encs[rows[r]].n > L)
+            L = encs[rows[r]].n;
+    size_t BL = (size_t)B * L, D = (size_t)hp->hidden_size;
+    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
+
+    rf_status st = ensure_context(pl, L, err);
+    if (st != RF_OK)
+        return st;
+    if (!reserve((void **)&pl->ids, &pl->ids_cap, BL, sizeof(int32_t)) ||
+        !reserve((void **)&pl->types, &pl->types_cap, BL, sizeof(int32_t)) ||
+        !reserve((void **)&pl->mask, &pl->mask_cap, BL, sizeof(int32_t)) ||
+        !reserve((void **)&pl->positions, &pl->positions_cap, (size_t)L, sizeof(int32_t)) ||
+        !reserve((void **)&pl->is_mask_pos, &pl->is_mask_pos_cap, (size_t)L, 1))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for a batch of %zu tokens", BL);
+
+    /* Pass 1: right-pad each row to L. */
+    for (int32_t r = 0; r < B; r++) {
+        const rf_encoding *e = &encs[rows[r]];
+        int32_t *ids = pl->ids + (size_t)r * L, *types = pl->types + (size_t)r * L,
+                *mask = pl->mask + (size_t)r * L;
+        for (int32_t t = 0; t < L; t++) {
+            bool real = t < e->n;
+            ids[t] = real ? e->ids[t] : hp->pad_id;
+            types[t] = real ? e->type_ids[t] : 0;
+            mask[t] = real ? 1 : 0;
+        }
+    }
+
+    /* Pass 2: the output buffers this job reads. */
+    rf_outputs out = {0};
+    int32_t P = 0;
+    if (needs->hidden) {
+        if (!reserve((void **)&pl->hidden, &pl->hidden_cap, BL * D, sizeof(float)))
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory for hidden states");
+        out.last_hidden_state = pl->hidden;
+    }
+    if (needs->pooled) {
+        if (!reserve((void **)&pl->pooled, &pl->pooled_cap, (size_t)B * D, sizeof(float)))
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory for pooled outputs");
+        out.pooled = pl->pooled;
+    }
+    if (needs->logits || needs->mlm_masks) {
+        size_t count = 0;
+        if (needs->mlm_masks) {
+            P = mask_positions(pl, B, L);
+            count = (size_t)B * P * (size_t)hp->vocab_size;
+        } else {
+            count = hp->head == RF_HEAD_TOKEN_CLS ? BL * N : (size_t)B * N;
+        }
+        if (count) {
+            if (!reserve((void **)&pl->logits, &pl->logits_cap, count, sizeof(float)))
+                return rf_fail(err, RF_ERR_NOMEM, "out of memory for logits");
+            out.logits = pl->logits;
+            if (needs->mlm_masks) {
+                out.mlm_positions = pl->positions;
+                out.n_mlm_positions = P;
+            }
+        }
+    }
+    if (needs->qa) {
+        if (!reserve((void **)&pl->start, &pl->start_cap, BL, sizeof(float)) ||
+            !reserve((void **)&pl->end, &pl->end_cap, BL, sizeof(float)))
+            return rf_fail(err, RF_ERR_NOMEM, "out of memory for QA logits");
+        out.start_logits = pl->start;
+        out.end_logits = pl->end;
+    }
+
+    /* Pass 3: the forward pass. */
+    rf_batch batch = {.batch = B, .seq_len = L, .input_ids = pl->ids,
+                      .token_type_ids = pl->types, .attention_mask = pl->mask};
+    double t0 = now_seconds();
+    st = rf_forward(pl->ctx, &batch, &out, err);
+    pl->stats.forward_seconds += now_seconds() - t0;
+    if (st != RF_OK)
+        return st;
+    pl->stats.batches++;
+    for (int32_t r = 0; r < B; r++)
+        pl->stats.tokens += encs[rows[r]].n;
+
+    /* Pass 4: each row back to its input. */
+    for (int32_t r = 0; r < B; r++) {
+        rf_row row = {.positions = pl->positions, .n_positions = P};
+        if (out.last_hidden_state)
+            row.hidden = pl->hidden + (size_t)r * L * D;
+        if (out.pooled)
+            row.pooled = pl->pooled + (size_t)r * D;
+        if (out.logits)
+            row.logits = pl->logits + (needs->mlm_masks ? (size_t)r * P * hp->vocab_size
+                                       : hp->head == RF_HEAD_TOKEN_CLS ? (size_t)r * L * N
+                                                                        : (size_t)r * N);
+        if (out.start_logits) {
+            row.start_logits = pl->start + (size_t)r * L;
+            row.end_logits = pl->end + (size_t)r * L;
+        }
+        rf_error e;
+        st = fn(job, rows[r], &encs[rows[r]], &row, &e);
+        if (st != RF_OK && (st = rf_item_fail(items, rows[r], st, e.message, err)) != RF_OK)
+            return st;
+    }
+    return RF_OK;
+}
+
+/* Runs the first n of pl->order (indices into encs, longest first) in
+ * batches of batch_size. */
+static rf_status run_sorted(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                           const rf_run_needs *needs, rf_row_fn fn, void *job,
+                           rf_item_status *items, rf_error *err)
+{
+    rf_status st = RF_OK;
+    for (int32_t b = 0; st == RF_OK && b < n; b += pl->params.batch_size) {
+        int32_t B = n - b < pl->params.batch_size ? n - b : pl->params.batch_size;
+        st = run_batch(pl, encs, pl->order + b, B, needs, fn, job, items, err);
+    }
+    return st;
+}
+
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+                          rf_item_status *items, rf_error *err)
+{
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
+    if (items)
+        for (int32_t i = 0; i < n; i++)
+            items[i] = (rf_item_status){.status = RF_OK};
+    int32_t n_ok = 0;
+    rf_status st = tokenize_all(pl, inputs, n, items, &n_ok, err);
+    if (st != RF_OK)
+        return st;
+    return run_sorted(pl, pl->encs, n_ok, needs, fn, job, items, err);
+}
+
+rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
+                               rf_encoding *enc, rf_error *err)
+{
+    double t0 = now_seconds();
+    rf_status st = rf_tokenize(pl->model, t->text ? t->text : "", t->text ? t->text_len : 0,
+                               t->pair, t->pair ? t->pair_len : 0,
+                               truncate ? pl->params.max_length : 0, enc, err);
+    pl->stats.tokenize_seconds += now_seconds() - t0;
+    pl->stats.inputs++;
+    return st;
+}
+
+rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                    const rf_run_needs *needs, rf_row_fn fn, void *job,
+                                    rf_error *err)
+{
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative encoding count %d", n);
+    int32_t max_position = rf_model_hparams(pl->model)->max_position;
+    if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d encodings", n);
+    for (int32_t i = 0; i < n; i++) {
+        if (encs[i].n < 1 || encs[i].n > max_position)
+            return rf_fail(err, RF_ERR_INPUT, "encoding %d has %d tokens, not 1 to %d", i + 1,
+                           encs[i].n, max_position);
+        pl->order[i] = i;
+    }
+    if (n > 1)
+        qsort_r(pl->order, (size_t)n, sizeof *pl->order, by_length_desc, (void *)encs);
+    return run_sorted(pl, encs, n, needs, fn, job, NULL, err);
+}

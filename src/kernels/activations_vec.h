@@ -1,0 +1,96 @@
+/*
+ * activations_vec.h — the vector body of rf_bias_act (see activations.c),
+ * written on the vector type of vecmath.h and included once per
+ * instruction-set build: by activations.c (8 floats: baseline and AVX2)
+ * and by kernels_avx512.c (16 floats), each of which sets RF_VLEN first
+ * or takes the default.
+ */
+#ifndef RF_ACTIVATIONS_VEC_H
+#define RF_ACTIVATIONS_VEC_H
+
+#include "kernels/activations.h"
+#include "kernels/vecmath.h"
+
+#define RF_SQRT1_2 0.70710678118654752440
+#define RF_SQRT_2_OVER_PI 0.79788456080286535588
+
+static inline __attribute__((always_inline)) rf_vf v_abs(rf_vf x)
+{
+    return (rf_vf)((rf_vi)x & 0x7fffffff);
+}
+
+static inline __attribute__((always_inline)) rf_vf gelu_v(rf_vf x)
+{
+    /* q = erfc(|x| / sqrt 2); erfc(-z) = 2 - erfc(z) for the positive side */
+    rf_vf q = rf_v_erfc(v_abs(x) * (float)RF_SQRT1_2);
+    return rf_v_select(x >= 0.0f, x * (1.0f - 0.5f * q), 0.5f * x * q);
+}
+
+static inline __attribute__((always_inline)) rf_vf gelu_new_v(rf_vf x)
+{
+    rf_vf u = (float)RF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
+    return x / (1.0f + rf_v_exp(-2.0f * u));
+}
+
+static inline __attribute__((always_inline)) rf_vf silu_v(rf_vf x)
+{
+    return x / (1.0f + rf_v_exp(-x));
+}
+
+static inline __attribute__((always_inline)) rf_vf tanh_v(rf_vf x)
+{
+    return 1.0f - 2.0f / (rf_v_exp(2.0f * x) + 1.0f);
+}
+
+static inline __attribute__((always_inline)) rf_vf relu_v(rf_vf x)
+{
+    return rf_v_select(x > 0.0f, x, rf_v_set1(0.0f));
+}
+
+static inline __attribute__((always_inline)) rf_vf linear_v(rf_vf x)
+{
+    return x;
+}
+
+/* row[c] = f(row[c] + bias[c]); inlined once per activation. */
+static inline __attribute__((always_inline)) void map_row(float *row, const float *bias, int cols, rf_vf (*f)(rf_vf))
+{
+    int c = 0;
+    for (; c + RF_VLEN <= cols; c += RF_VLEN) {
+        rf_vf v = rf_v_load(row + c);
+        if (bias)
+            v += rf_v_load(bias + c);
+        rf_v_store(row + c, f(v));
+    }
+    if (c < cols) {
+        int n = cols - c;
+        rf_vf v = rf_v_load_part(row + c, n, 0.0f);
+        if (bias)
+            v += rf_v_load_part(bias + c, n, 0.0f);
+        rf_v_store_part(row + c, f(v), n);
+    }
+}
+
+/* The kernel body, compiled into each instruction-set build below. */
+static inline __attribute__((always_inline)) void bias_act_rows(float *y, int rows, int cols,
+                                                                int ld, const float *bias,
+                                                                rf_activation act)
+{
+    rf_vf (*f)(rf_vf) = linear_v;
+    for (int r = 0; r < rows; r++) {
+        float *row = y + (size_t)r * ld;
+        switch (act) {
+        case RF_ACT_GELU: map_row(row, bias, cols, gelu_v); break;
+        case RF_ACT_GELU_NEW: map_row(row, bias, cols, gelu_new_v); break;
+        case RF_ACT_RELU: map_row(row, bias, cols, relu_v); break;
+        case RF_ACT_SILU: map_row(row, bias, cols, silu_v); break;
+        case RF_ACT_TANH: map_row(row, bias, cols, tanh_v); break;
+        case RF_ACT_LINEAR:
+            if (bias)
+                map_row(row, bias, cols, f);
+            break;
+        }
+    }
+}
+
+#endif

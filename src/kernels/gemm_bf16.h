@@ -1,0 +1,71 @@
+/*
+ * gemm_bf16.h — the Linear layer in bfloat16 (opt-in compute type
+ * RF_COMPUTE_BF16), on CPUs with AVX512_BF16.
+ *
+ * Debian's OpenBLAS has no bf16 GEMM (no sbgemm in its build), so this is
+ * the one matrix product of the engine outside OpenBLAS. Inputs and
+ * weights are rounded to bf16 (nearest, ties to even); products are
+ * summed in f32 by VDPBF16PS, two k at a time, so the result differs from
+ * the f32 product only by that rounding of the operands.
+ *
+ * Weights are packed once (rf_context_create) into panels of 16 output
+ * columns: panel p holds, for each pair of inputs k = 2i, 2i + 1, the 32
+ * values W[16p + j][2i + e] at [i][j][e], so one 64-byte load feeds one
+ * VDPBF16PS for 16 outputs. N is padded with zero columns to a whole
+ * number of register tiles (32 columns), K with a zero column to an even
+ * count.
+ */
+#ifndef RF_GEMM_BF16_H
+#define RF_GEMM_BF16_H
+
+#include "roformer.h"
+#include "model/threadpool.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when this CPU runs the bf16 kernel (AVX512F + AVX512_BF16). */
+bool rf_bf16_supported(void);
+
+/* K rounded up to even: the row length of packed inputs. */
+static inline int rf_bf16_k_pairs(int K)
+{
+    return (K + 1) / 2;
+}
+
+/* uint16 elements of W (N x K) packed. */
+size_t rf_bf16_packed_size(int N, int K);
+/* Packs the f32 W (N x K, row-major, an nn.Linear weight) into `dst`
+ * (rf_bf16_packed_size(N, K) elements), rounding to bf16. */
+void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst);
+
+/* uint16 elements of the scratch rf_linear_bf16 needs for M rows of K. */
+size_t rf_bf16_scratch_size(int M, int K);
+
+/* Y (M x N) = act(X (M x K) . W^T + b) with W packed by rf_bf16_pack and
+ * X rounded to bf16 into `scratch` (rf_bf16_scratch_size). Split over the
+ * pool's threads like rf_linear: rows when there are many, else columns.
+ * Needs rf_bf16_supported(). */
+void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t *W_packed,
+                    const float *b, int N, rf_activation act, float *Y, uint16_t *scratch);
+
+/* Single-thread pieces of a product, for attention (Q K^T and P V of one
+ * head, whose operands change with every input):
+ * rf_bf16_round: scale * X (M x K, rows ldx apart) rounded to bf16 rows of
+ *   rf_bf16_k_pairs(K) pairs (rf_bf16_scratch_size(M, K) elements);
+ * rf_bf16_pack_rows: W (N x K, rows ldw apart) packed as rf_bf16_pack does;
+ * rf_bf16_pack_transposed: W = V^T packed, V (K x N, rows ldv apart);
+ * rf_gemm_bf16: Y (M x N, rows ldy apart) = X . W^T from the two above. */
+void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out);
+void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst);
+void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst);
+void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
+                  int ldy);
+
+/* Naive twin: X and W rounded to bf16, products summed in double, then
+ * the naive bias + activation. W is the f32 (N x K) matrix. */
+void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,
+                          rf_activation act, float *Y);
+
+#endif

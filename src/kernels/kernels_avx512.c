@@ -1,0 +1,34 @@
+/*
+ * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
+ * (rf_bias_act, rf_softmax_rows_exp, rf_add_layernorm):
+ * their bodies from activations_vec.h, softmax_vec.h and layernorm_vec.h on
+ * 16-float vectors, one zmm register each. A file of its own because the
+ * vector width is fixed per translation unit (vecmath.h); activations.c,
+ * softmax.c and layernorm.c hold the 8-float builds and the dispatch.
+ */
+#define RF_VLEN 16
+
+#include "kernels/activations_vec.h"
+#include "kernels/layernorm_vec.h"
+#include "kernels/simd.h"
+#include "kernels/softmax_vec.h"
+
+#if RF_SIMD_X86
+RF_TARGET_AVX512 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
+                                         rf_activation act)
+{
+    bias_act_rows(y, rows, cols, ld, bias, act);
+}
+
+RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
+                                             const float *mask_bias, float *inv_sum)
+{
+    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
+}
+
+RF_TARGET_AVX512 void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n,
+                                              const float *gamma, const float *beta, float eps)
+{
+    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
+}
+#endif

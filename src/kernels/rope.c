@@ -1,0 +1,60 @@
+/*
+ * rope.c — rotary position embedding (see rope.h for the layout). HF
+ * reference: RoFormerSinusoidalPositionalEmbedding._init_weight and
+ * RoFormerSelfAttention.apply_rotary_position_embeddings.
+ */
+#include "kernels/rope.h"
+
+#include <math.h>
+#include <stddef.h>
+
+void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh)
+{
+    int half = Dh / 2;
+    for (int p = 0; p < n_pos; p++)
+        for (int i = 0; i < half; i++) {
+            /* numpy: pos / np.power(10000, 2 * (j // 2) / dim), in float64 */
+            double angle = (double)p / pow(10000.0, 2.0 * i / Dh);
+            sin_t[(size_t)p * half + i] = (float)sin(angle);
+            cos_t[(size_t)p * half + i] = (float)cos(angle);
+        }
+}
+
+void rf_rope_apply(float *x, int row0, int rows, int ld, int L, int H, int Dh,
+                   const float *sin_t, const float *cos_t)
+{
+    int half = Dh / 2;
+    for (int t = row0; t < row0 + rows; t++) {
+        const float *restrict s = sin_t + (size_t)(t % L) * half;
+        const float *restrict c = cos_t + (size_t)(t % L) * half;
+        for (int h = 0; h < H; h++) {
+            float *restrict v = x + (size_t)t * ld + (size_t)h * Dh;
+            for (int i = 0; i < half; i++) {
+                float a = v[2 * i], b = v[2 * i + 1];
+                v[2 * i] = a * c[i] - b * s[i];
+                v[2 * i + 1] = b * c[i] + a * s[i];
+            }
+        }
+    }
+}
+
+void rf_rope_apply_naive(float *x, int T, int ld, int L, int H, int Dh, const float *sin_t,
+                         const float *cos_t)
+{
+    int half = Dh / 2;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            float *v = x + (size_t)t * ld + (size_t)h * Dh;
+            float rotated[Dh], out[Dh];
+            for (int j = 0; j < Dh; j++) {
+                /* rotate_half: [-x1, x0, -x3, x2, ...] */
+                rotated[j] = j % 2 == 0 ? -v[j + 1] : v[j - 1];
+                /* sin_pos / cos_pos repeat each table entry twice */
+                float sp = sin_t[(size_t)(t % L) * half + j / 2];
+                float cp = cos_t[(size_t)(t % L) * half + j / 2];
+                out[j] = v[j] * cp + rotated[j] * sp;
+            }
+            for (int j = 0; j < Dh; j++)
+                v[j] = out[j];
+        }
+}

@@ -1,0 +1,65 @@
+/*
+ * softmax_vec.h — the vector body of rf_softmax_rows_exp (see softmax.c), a vector of floats at a time with
+ * the polynomial exp of vecmath.h; included once per instruction-set build
+ * like activations_vec.h: by softmax.c (8 floats) and kernels_avx512.c
+ * (16 floats). Lanes past the end of a row are filled with -inf, whose exp
+ * is exactly 0, so they add nothing to the sum.
+ */
+#ifndef RF_SOFTMAX_VEC_H
+#define RF_SOFTMAX_VEC_H
+
+#include "kernels/vecmath.h"
+
+#include <math.h>
+#include <stddef.h>
+
+static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
+{
+    /* pass 1: add the mask, find the maximum */
+    rf_vf vmax = rf_v_set1(-INFINITY);
+    int j = 0;
+    for (; j + RF_VLEN <= n; j += RF_VLEN) {
+        rf_vf v = rf_v_load(row + j);
+        if (mask_bias) {
+            v += rf_v_load(mask_bias + j);
+            rf_v_store(row + j, v);
+        }
+        vmax = rf_v_select(v > vmax, v, vmax);
+    }
+    float max = -INFINITY;
+    for (; j < n; j++) {
+        if (mask_bias)
+            row[j] += mask_bias[j];
+        max = row[j] > max ? row[j] : max;
+    }
+    for (int i = 0; i < RF_VLEN; i++)
+        max = vmax[i] > max ? vmax[i] : max;
+
+    /* pass 2: exp(x - max) and the sum */
+    rf_vf vsum = rf_v_set1(0.0f);
+    for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
+        rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
+        rf_v_store(row + j, e);
+        vsum += e;
+    }
+    if (j < n) {
+        rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
+        rf_v_store_part(row + j, e, n - j);
+        vsum += e;
+    }
+    float sum = 0.0f;
+    for (int i = 0; i < RF_VLEN; i++)
+        sum += vsum[i];
+    return sum;
+}
+
+/* The kernel body of rf_softmax_rows_exp. */
+static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
+                                                               const float *mask_bias,
+                                                               float *inv_sum)
+{
+    for (int r = 0; r < rows; r++)
+        inv_sum[r] = 1.0f / softmax_row(x + (size_t)r * ld, n, mask_bias);
+}
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * context.c — rf_context_create sizes every scratch buffer of the forward
+ * pass once (from max_batch x max_seq_len) and carves them out of one
+ * allocation; rf_forward checks the batch and the requested outputs against
+ * the model and the context, then runs the encoder and the heads without
+ * allocating.
+ */
+#include "model/context.h"
+#include "model/attention.h"
+#include "error.h"
+#include "kernels/gemm_bf16.h"
+#include "kernels/linalg.h"
+#include "kernels/rope.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Upper bound on engine threads, whatever the machine reports. */
+#define MAX_THREADS 64
+
+rf_context_params rf_context_default_params(void)
+{
+    rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0, .skip_padding = 0,
+                           .compute = RF_COMPUTE_F32};
+    return p;
+}
+
+/* ==== Sizing ==== */
+
+/* Buffers start on 64-byte boundaries: sizes are rounded to 16 floats. */
+static size_t padded(size_t floats)
+{
+    return (floats + 15) / 16 * 16;
+}
+
+struct carve {
+    float *base;   /* NULL while only measuring */
+    size_t used;   /* floats handed out so far */
+};
+
+static float *carve(struct carve *c, size_t floats)
+{
+    float *p = c->base ? c->base + c->used : NULL;
+    c->used += padded(floats);
+    return floats ? p : NULL;
+}
+
+/* Points every named buffer of ctx into c (or only measures when c->base is
+ * NULL). Sizes fit in size_t: checked by the caller. */
+static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    size_t L = (size_t)ctx->max_seq_len, T = (size_t)ctx->max_batch * L;
+    size_t D = (size_t)hp->hidden_size, E = (size_t)hp->embedding_size;
+    size_t F = (size_t)hp->intermediate_size, Dh = D / (size_t)hp->num_heads;
+    ctx->emb = carve(c, E != D ? T * E : 0);
+    ctx->x = carve(c, T * D);
+    ctx->qkv = carve(c, T * 3 * D);
+    ctx->attn = carve(c, T * D);
+    ctx->proj = carve(c, T * D);
+    ctx->ffn = carve(c, T * F);
+    ctx->scores = carve(c, (size_t)n_threads * (size_t)rf_attention_scratch((int)L));
+    ctx->mask_bias = carve(c, (size_t)ctx->max_batch * L);
+    ctx->rope_sin = carve(c, L * Dh / 2);
+    ctx->rope_cos = carve(c, L * Dh / 2);
+    ctx->head_in = carve(c, T * D);
+    ctx->head_mid = carve(c, T * (D > E ? D : E));
+    ctx->qa = carve(c, T * 2);
+    if (ctx->bf16_layers) {
+        size_t widest = F > D ? F : D;
+        /* uint16 elements, two to a float */
+        ctx->x_bf16 = (uint16_t *)(void *)carve(c, (rf_bf16_scratch_size((int)T, (int)widest) + 1) / 2);
+        ctx->attn_bf16 = (uint16_t *)(void *)carve(
+            c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
+    }
+}
+
+/* Packs every layer's four weight matrices for rf_linear_bf16 into one
+ * allocation (RF_COMPUTE_BF16). */
+static rf_status pack_bf16_layers(rf_context *ctx, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
+    size_t qkv = rf_bf16_packed_size(3 * D, D), out = rf_bf16_packed_size(D, D);
+    size_t up = rf_bf16_packed_size(F, D), down = rf_bf16_packed_size(D, F);
+    size_t per_layer = qkv + out + up + down;
+    size_t bytes = per_layer * (size_t)n * sizeof(uint16_t);
+    ctx->bf16_layers = calloc((size_t)(n > 0 ? n : 1), sizeof *ctx->bf16_layers);
+    /* aligned_alloc wants a multiple of the alignment, and never 0 here */
+    ctx->bf16_weights = aligned_alloc(64, (bytes / 64 + 1) * 64);
+    if (!ctx->bf16_layers || !ctx->bf16_weights)
+        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory for %zu MiB of bf16 weights",
+                       bytes >> 20);
+    uint16_t *next = ctx->bf16_weights;
+    for (int i = 0; i < n; i++) {
+        const rf_layer_weights *lw = &ctx->model->w.layers[i];
+        rf_bf16_layer *bl = &ctx->bf16_layers[i];
+        rf_bf16_pack(lw->attn_qkv_w, 3 * D, D, next);
+        bl->attn_qkv = next;
+        next += qkv;
+        rf_bf16_pack(lw->attn_out_w, D, D, next);
+        bl->attn_out = next;
+        next += out;
+        rf_bf16_pack(lw->ffn_up_w, F, D, next);
+        bl->ffn_up = next;
+        next += up;
+        rf_bf16_pack(lw->ffn_down_w, D, F, next);
+        bl->ffn_down = next;
+        next += down;
+    }
+    return RF_OK;
+}
+
+/* Sizes, allocates and carves the scratch of ctx for max_batch x
+ * max_seq_len tokens (replacing ctx->arena, ctx->seq_off and the sizes
+ * without freeing the old ones), and fills the RoPE table. */
+static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
+                               int n_threads, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    /* the largest buffer is T x max(D, E, F) floats; refuse sizes that
+       overflow size_t long before they would be allocated */
+    size_t widest = (size_t)hp->hidden_size;
+    if ((size_t)hp->embedding_size > widest)
+        widest = (size_t)hp->embedding_size;
+    if ((size_t)hp->intermediate_size > widest)
+        widest = (size_t)hp->intermediate_size;
+    size_t T = (size_t)max_batch * (size_t)max_seq_len;
+    if (T > SIZE_MAX / 64 / widest / sizeof(float) ||
+        (size_t)max_seq_len * max_seq_len > SIZE_MAX / 64 / MAX_THREADS)
+        return rf_fail(err, RF_ERR_LIMIT, "context: %d x %d tokens is too large a batch",
+                       max_batch, max_seq_len);
+    ctx->max_batch = max_batch;
+    ctx->max_seq_len = max_seq_len;
+    ctx->seq_off = calloc((size_t)max_batch + 1, sizeof *ctx->seq_off);
+    struct carve c = {NULL, 0};
+    carve_buffers(ctx, &c, n_threads);
+    ctx->arena = ctx->seq_off ? aligned_alloc(64, c.used * sizeof(float)) : NULL;
+    if (!ctx->arena) {
+        free(ctx->seq_off);
+        ctx->seq_off = NULL;
+        return rf_fail(err, RF_ERR_NOMEM, "context: cannot allocate %zu MiB of scratch for %d x %d tokens",
+                       c.used * sizeof(float) >> 20, max_batch, max_seq_len);
+    }
+    c = (struct carve){ctx->arena, 0};
+    carve_buffers(ctx, &c, n_threads);
+    rf_rope_table(ctx->rope_sin, ctx->rope_cos, max_seq_len, hp->hidden_size / hp->num_heads);
+    return RF_OK;
+}
+
+/* The size rules of rf_context_create and rf_context_resize: max_seq_len
+ * <= 0 becomes the model's max_position, which it may not exceed;
+ * max_batch at least 1. */
+static rf_status check_size(const rf_hparams *hp, int32_t max_batch, int32_t *max_seq_len,
+                            rf_error *err)
+{
+    if (*max_seq_len <= 0)
+        *max_seq_len = hp->max_position;
+    if (*max_seq_len > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "context: max_seq_len %d is longer than the model's max_position %d",
+                       *max_seq_len, hp->max_position);
+    if (max_batch < 1)
+        return rf_fail(err, RF_ERR_INPUT, "context: max_batch %d must be >= 1", max_batch);
+    return RF_OK;
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
+                            rf_context **out, rf_error *err)
+{
+    *out = NULL;
+    if (!model)
+        return rf_fail(err, RF_ERR_INPUT, "context: no model");
+    rf_context_params p = params ? *params : rf_context_default_params();
+    const rf_hparams *hp = &model->hp;
+    if (hp->hidden_size <= 0 || hp->num_heads <= 0 || hp->hidden_size % hp->num_heads != 0 ||
+        (hp->hidden_size / hp->num_heads) % 2 != 0)
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "context: hidden size %d with %d heads: the head size must be a whole "
+                       "even number for rotary embeddings", hp->hidden_size, hp->num_heads);
+    rf_status size_st = check_size(hp, p.max_batch, &p.max_seq_len, err);
+    if (size_st != RF_OK)
+        return size_st;
+    if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16)
+        return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
+    if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "context: bf16 compute needs a CPU with AVX512_BF16, which this one lacks");
+    int n_threads = p.n_threads > 0 ? (p.n_threads > MAX_THREADS ? MAX_THREADS : p.n_threads)
+                                    : online_cpus();
+
+    rf_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
+    ctx->model = model;
+    ctx->skip_padding = p.skip_padding != 0;
+    rf_status st = RF_OK;
+    if (p.compute == RF_COMPUTE_BF16)
+        st = pack_bf16_layers(ctx, err);
+    if (st == RF_OK)
+        st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
+    if (st == RF_OK) {
+        rf_blas_single_thread();
+        st = rf_pool_create(n_threads, &ctx->pool, err);
+    }
+    if (st != RF_OK) {
+        rf_context_free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return RF_OK;
+}
+
+rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len, rf_error *err)
+{
+    rf_status st = check_size(&ctx->model->hp, max_batch, &max_seq_len, err);
+    if (st != RF_OK)
+        return st;
+    /* the new buffers first: on failure the context stays as it was */
+    rf_context old = *ctx;
+    st = alloc_scratch(ctx, max_batch, max_seq_len, rf_pool_threads(ctx->pool), err);
+    if (st != RF_OK) {
+        *ctx = old;
+        return st;
+    }
+    free(old.arena);
+    free(old.seq_off);
+    return RF_OK;
+}
+
+void rf_context_free(rf_context *ctx)
+{
+    if (!ctx)
+        return;
+    rf_pool_free(ctx->pool);
+    free(ctx->arena);
+    free(ctx->seq_off);
+    free(ctx->bf16_layers);
+    free(ctx->bf16_weights);
+    free(ctx);
+}
+
+/* ==== Forward ==== */
+
+static const char *head_name(rf_head_kind head)
+{
+    switch (head) {
+    case RF_HEAD_NONE: return "no head";
+    case RF_HEAD_MLM: return "a masked-LM head";
+    case RF_HEAD_SEQ_CLS: return "a sequence-classification head";
+    case RF_HEAD_TOKEN_CLS: return "a token-classification head";
+    case RF_HEAD_QA: return "a question-answering head";
+    }
+    return "an unknown head";
+}
+
+static rf_status check_batch(const rf_context *ctx, const rf_batch *batch, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int B = batch->batch, L = batch->seq_len;
+    if (B < 1 || B > ctx->max_batch)
+        return rf_fail(err, RF_ERR_INPUT, "forward: batch of %d sequences, the context takes 1 to %d",
+                       B, ctx->max_batch);
+    if (L < 1)
+        return rf_fail(err, RF_ERR_INPUT, "forward: sequence length %d, must be >= 1", L);
+    if (L > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "forward: sequence of %d tokens is longer than the model's "
+                       "max_position_embeddings (%d); truncate it", L, hp->max_position);
+    if (L > ctx->max_seq_len)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "forward: sequence of %d tokens is longer than the context's max_seq_len (%d)",
+                       L, ctx->max_seq_len);
+    if (!batch->input_ids)
+        return rf_fail(err, RF_ERR_INPUT, "forward: no input_ids");
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < L; t++) {
+            size_t i = (size_t)b * L + t;
+            if (batch->input_ids[i] < 0 || batch->input_ids[i] >= hp->vocab_size)
+                return rf_fail(err, RF_ERR_INPUT,
+                               "forward: input_ids[%d][%d] = %d is outside the vocabulary (0..%d)",
+                               b, t, batch->input_ids[i], hp->vocab_size - 1);
+            if (batch->token_type_ids &&
+                (batch->token_type_ids[i] < 0 || batch->token_type_ids[i] >= hp->type_vocab_size))
+                return rf_fail(err, RF_ERR_INPUT,
+                               "forward: token_type_ids[%d][%d] = %d is outside 0..%d", b, t,
+                               batch->token_type_ids[i], hp->type_vocab_size - 1);
+            if (batch->attention_mask && batch->attention_mask[i] != 0 &&
+                batch->attention_mask[i] != 1)
+                return rf_fail(err, RF_ERR_INPUT,
+                               "forward: attention_mask[%d][%d] = %d, must be 0 or 1", b, t,
+                               batch->attention_mask[i]);
+        }
+    return RF_OK;
+}
+
+static rf_status check_outputs(const rf_context *ctx, const rf_batch *batch,
+                               const rf_outputs *out, rf_error *err)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    if (out->pooled && !(hp->has_pooler && ctx->model->w.pooler_w))
+        return rf_fail(err, RF_ERR_INPUT, "forward: pooled output asked, but the model has no pooler");
+    if (out->logits && hp->head != RF_HEAD_MLM && hp->head != RF_HEAD_SEQ_CLS &&
+        hp->head != RF_HEAD_TOKEN_CLS)
+        return rf_fail(err, RF_ERR_INPUT, "forward: logits asked, but the model has %s",
+                       head_name(hp->head));
+    if ((out->start_logits || out->end_logits) && hp->head != RF_HEAD_QA)
+        return rf_fail(err, RF_ERR_INPUT, "forward: start/end logits asked, but the model has %s",
+                       head_name(hp->head));
+    if (out->mlm_positions) {
+        if (hp->head != RF_HEAD_MLM)
+            return rf_fail(err, RF_ERR_INPUT, "forward: MLM positions given, but the model has %s",
+                           head_name(hp->head));
+        if (out->n_mlm_positions < 1 || out->n_mlm_positions > ctx->max_seq_len)
+            return rf_fail(err, RF_ERR_INPUT, "forward: %d MLM positions, the context takes 1 to %d",
+                           out->n_mlm_positions, ctx->max_seq_len);
+        for (int p = 0; p < out->n_mlm_positions; p++)
+            if (out->mlm_positions[p] < 0 || out->mlm_positions[p] >= batch->seq_len)
+                return rf_fail(err, RF_ERR_INPUT,
+                               "forward: MLM position %d is outside the sequence (0..%d)",
+                               out->mlm_positions[p], batch->seq_len - 1);
+    }
+    return RF_OK;
+}
+
+rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err)
+{
+    if (!ctx || !batch || !out)
+        return rf_fail(err, RF_ERR_INPUT, "forward: NULL context, batch or outputs");
+    rf_status st = check_batch(ctx, batch, err);
+    if (st == RF_OK)
+        st = check_outputs(ctx, batch, out, err);
+    if (st != RF_OK)
+        return st;
+
+    rf_encode(ctx, batch, out->hidden_states);
+    if (out->last_hidden_state)
+        memcpy(out->last_hidden_state, ctx->x,
+               (size_t)batch->batch * batch->seq_len * ctx->model->hp.hidden_size * sizeof(float));
+    rf_run_heads(ctx, batch, out);
+    return RF_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * context.h — what a context is inside the library: the model it runs, its
+ * thread pool, and every scratch buffer of the forward pass, sized once at
+ * rf_context_create from max_batch x max_seq_len and carved out of one
+ * allocation. The forward pass allocates nothing.
+ *
+ * T = max_batch * max_seq_len tokens, E embedding_size, D hidden,
+ * F intermediate, L max_seq_len, Dh head size, n threads.
+ */
+#ifndef RF_CONTEXT_H
+#define RF_CONTEXT_H
+
+#include "model/model.h"
+#include "model/threadpool.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One encoder layer's weight matrices packed by rf_bf16_pack. */
+typedef struct {
+    const uint16_t *attn_qkv, *attn_out, *ffn_up, *ffn_down;
+} rf_bf16_layer;
+
+struct rf_context {
+    const rf_model *model;
+    int max_batch, max_seq_len;
+    bool skip_padding;  /* rf_context_params.skip_padding */
+    rf_pool *pool;
+    float *arena;       /* the one allocation every buffer below points into */
+    float *emb;         /* [T][E] embeddings before embeddings_project (E != D only) */
+    float *x;           /* [T][D] hidden state, updated layer by layer */
+    float *qkv;         /* [T][3D] Q, K, V projections side by side in each row,
+                           heads side by side within each */
+    float *attn;        /* [T][D] attention context */
+    float *proj;        /* [T][D] a Linear output before residual + LayerNorm */
+    float *ffn;         /* [T][F] intermediate activations */
+    float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
+                           block, one per thread (rf_attention_scratch) */
+    float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
+    float *rope_sin;    /* [L][Dh/2] */
+    float *rope_cos;    /* [L][Dh/2] */
+    float *head_in;     /* [T][D] rows gathered for a head (CLS rows, MLM positions) */
+    float *head_mid;    /* [T][max(D, E)] a head's hidden layer */
+    float *qa;          /* [T][2] QA logits before splitting into start / end */
+    int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
+                           (skip_padding) */
+    /* RF_COMPUTE_BF16 only (else NULL): */
+    rf_bf16_layer *bf16_layers; /* [num_layers] the layers' weights packed for
+                                   rf_linear_bf16, pointing into bf16_weights */
+    uint16_t *bf16_weights;     /* the one allocation of the packed weights */
+    uint16_t *x_bf16;           /* [T][max(D, F) rounded to even] a product's
+                                   input rounded to bf16 */
+    uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
+                                   packed K, V and rounded Q, P per thread */
+};
+
+/* Embeddings and every encoder layer on a validated batch: the result is
+ * left in ctx->x ([B*L][D]). hidden_states, when not NULL, receives
+ * [num_layers + 1][B][L][D]. */
+void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states);
+
+/* The pooler and the model's head on ctx->x, into the buffers of `out`
+ * that are not NULL (validated by rf_forward). */
+void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out);
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * encoder.c — the RoFormer encoder forward pass on one packed batch
+ * (HF RoFormerEmbeddings, RoFormerModel.embeddings_project, RoFormerLayer):
+ *
+ *   x = LayerNorm(word_emb[id] + type_emb[type])       (no position table)
+ *   x = embeddings_project(x)                          when E != D
+ *   per layer:
+ *     q|k|v = x [Wq;Wk;Wv]^T + [bq;bk;bv]                one product
+ *     RoPE on q, k (and v when rotary_value), position = index in its sequence
+ *     a = softmax(q k^T / sqrt(Dh) + mask) v           per sequence and head
+ *     x = LayerNorm(x + a Wo^T + bo)
+ *     x = LayerNorm(x + act(x W1^T + b1) W2^T + b2)
+ *
+ * T = B * L tokens, E embedding_size, D hidden, F intermediate, H heads,
+ * Dh = D / H. Padded positions are computed like real ones (HF does too).
+ *
+ * With skip_padding, a right-padded batch runs packed: the real tokens of
+ * every sequence back to back (T = their count), so the linear layers,
+ * LayerNorms and RoPE touch no padding, and attention runs per sequence on
+ * its own length. The layout is ctx->seq_off either way: sequence b is rows
+ * [seq_off[b], seq_off[b+1]) (b * L and L rows each when not packed). The
+ * result goes back to the padded layout, zero at padded positions.
+ */
+#include "model/context.h"
+#include "model/attention.h"
+#include "kernels/gemm_bf16.h"
+#include "kernels/layernorm.h"
+#include "kernels/linalg.h"
+#include "kernels/rope.h"
+#include "kernels/softmax.h"
+
+#include <string.h>
+
+/* ==== Row-split passes over the pool ==== */
+
+/* Row-wise passes (Q/K/V + RoPE, LayerNorm) cut the T rows into one block
+ * per thread. */
+struct rows_job {
+    rf_context *ctx;
+    int T, B, L, n_blocks;
+    float *x;          /* LayerNorm: x = LN(x + y) */
+    const float *y;
+    const float *gamma, *beta;
+    int width;
+    const rf_layer_weights *lw; /* Q, K, V + RoPE */
+    bool project;               /* also compute Q, K, V (else RoPE only) */
+};
+
+static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
+{
+    int per = (j->T + j->n_blocks - 1) / j->n_blocks;
+    int s = block * per < j->T ? block * per : j->T;
+    *start = s;
+    *len = s + per > j->T ? j->T - s : per;
+}
+
+/* The stacked Q|K|V projection of a block of rows, then RoPE on the same
+ * rows while they are in cache. */
+static void qkv_rope_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct rows_job *j = arg;
+    const rf_layer_weights *lw = j->lw;
+    const rf_hparams *hp = &j->ctx->model->hp;
+    int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
+    rows_of_block(j, block, &start, &len);
+    if (len == 0)
+        return;
+    rf_context *c = j->ctx;
+    if (j->project)
+        rf_linear_1(c->x + (size_t)start * D, len, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D,
+                    RF_ACT_LINEAR, c->qkv + (size_t)start * 3 * D);
+    /* RoPE position = row index within its sequence. The K heads follow
+       the Q heads in each row (and V the K), so one pass rotates 2H heads
+       (3H with rotary_value). */
+    int rotated_heads = hp->rotary_value ? 3 * H : 2 * H;
+    for (int b = 0; b < j->B; b++) {
+        int s = c->seq_off[b] > start ? c->seq_off[b] : start;
+        int e = c->seq_off[b + 1] < start + len ? c->seq_off[b + 1] : start + len;
+        if (s >= e)
+            continue;
+        rf_rope_apply(c->qkv + (size_t)c->seq_off[b] * 3 * D, s - c->seq_off[b], e - s, 3 * D,
+                      j->L, rotated_heads, Dh, c->rope_sin, c->rope_cos);
+    }
+}
+
+static void add_norm_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct rows_job *j = arg;
+    int start, len;
+    rows_of_block(j, block, &start, &len);
+    size_t off = (size_t)start * j->width;
+    if (j->y)
+        rf_add_layernorm(j->x + off, j->y + off, len, j->width, j->gamma, j->beta,
+                         j->ctx->model->hp.layer_norm_eps);
+    else
+        rf_layernorm(j->x + off, len, j->width, j->gamma, j->beta, j->ctx->model->hp.layer_norm_eps);
+}
+
+/* x = LayerNorm(x + y) (y NULL: LayerNorm(x)) over T rows of `width`. */
+static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
+                     const float *beta, int width)
+{
+    struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rf_pool_threads(ctx->pool),
+                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
+    rf_pool_run(ctx->pool, job.n_blocks, add_norm_task, &job);
+}
+
+/* ==== Embeddings ==== */
+
+static void embed(rf_context *ctx, const rf_batch *batch, int T)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    const rf_weights *w = &ctx->model->w;
+    int E = hp->embedding_size;
+    float *e = w->embd_proj_w ? ctx->emb : ctx->x;
+    /* pass 1: word + token-type embedding rows, in the layout of seq_off */
+    for (int b = 0; b < batch->batch; b++)
+        for (int r = ctx->seq_off[b]; r < ctx->seq_off[b + 1]; r++) {
+            size_t t = (size_t)b * batch->seq_len + (size_t)(r - ctx->seq_off[b]);
+            const float *restrict word = w->token_embd + (size_t)batch->input_ids[t] * E;
+            int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
+            const float *restrict tt = w->token_types + (size_t)type * E;
+            float *restrict row = e + (size_t)r * E;
+            for (int i = 0; i < E; i++)
+                row[i] = word[i] + tt[i];
+        }
+    /* pass 2: LayerNorm over E */
+    add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
+    /* pass 3: embeddings_project E -> D */
+    if (w->embd_proj_w)
+        rf_linear(ctx->pool, e, T, E, w->embd_proj_w, w->embd_proj_b, hp->hidden_size,
+                  RF_ACT_LINEAR, ctx->x);
+}
+
+/* ==== Layers ==== */
+
+/* A layer's Linear: Y = act(X W^T + b), in bf16 when the context packed
+ * the layer's weights (RF_COMPUTE_BF16), else in f32. */
+static void layer_linear(rf_context *ctx, const float *X, int M, int K, const float *W,
+                         const uint16_t *W_bf16, const float *b, int N, rf_activation act, float *Y)
+{
+    if (W_bf16)
+        rf_linear_bf16(ctx->pool, X, M, K, W_bf16, b, N, act, Y, ctx->x_bf16);
+    else
+        rf_linear(ctx->pool, X, M, K, W, b, N, act, Y);
+}
+
+static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool packed)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    const rf_layer_weights *lw = &ctx->model->w.layers[layer];
+    static const rf_bf16_layer f32_only = {NULL, NULL, NULL, NULL};
+    const rf_bf16_layer *bl = ctx->bf16_layers ? &ctx->bf16_layers[layer] : &f32_only;
+    rf_pool *pool = ctx->pool;
+    int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
+
+    /* pass 1: Q, K, V projections (one product on the stacked weights) and
+       rotary position embedding: fused per block of rows when there are
+       enough rows for every thread (f32), else the product split along its
+       outputs or run in bf16, then RoPE */
+    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
+                           .lw = lw, .project = !bl->attn_qkv && rf_linear_splits_rows(pool, T)};
+    if (!qkv.project)
+        layer_linear(ctx, ctx->x, T, D, lw->attn_qkv_w, bl->attn_qkv, lw->attn_qkv_b, 3 * D,
+                     RF_ACT_LINEAR, ctx->qkv);
+    rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
+
+    /* pass 2: attention per (sequence, head, query block) */
+    const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
+    if (packed)
+        rf_attention_packed(pool, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
+                            ctx->attn_bf16, ctx->attn, D);
+    else
+        rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
+                     ctx->attn_bf16, ctx->attn, D);
+
+    /* pass 3: output projection, residual, LayerNorm */
+    layer_linear(ctx, ctx->attn, T, D, lw->attn_out_w, bl->attn_out, lw->attn_out_b, D,
+                 RF_ACT_LINEAR, ctx->proj);
+    add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
+
+    /* pass 4: feed-forward, residual, LayerNorm */
+    layer_linear(ctx, ctx->x, T, D, lw->ffn_up_w, bl->ffn_up, lw->ffn_up_b, F, hp->hidden_act,
+                 ctx->ffn);
+    layer_linear(ctx, ctx->ffn, T, F, lw->ffn_down_w, bl->ffn_down, lw->ffn_down_b, D,
+                 RF_ACT_LINEAR, ctx->proj);
+    add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
+}
+
+/* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on
+ * and every sequence is 1...1 0...0 with at least one real token and some
+ * padding in the batch. Otherwise the padded layout, seq_off[b] = b * L. */
+static bool plan_layout(rf_context *ctx, const rf_batch *batch)
+{
+    int B = batch->batch, L = batch->seq_len;
+    const int32_t *mask = batch->attention_mask;
+    bool packed = ctx->skip_padding && mask;
+    ctx->seq_off[0] = 0;
+    for (int b = 0; packed && b < B; b++) {
+        const int32_t *m = mask + (size_t)b * L;
+        int n = 0;
+        while (n < L && m[n])
+            n++;
+        for (int t = n; t < L; t++)
+            packed = packed && !m[t];
+        packed = packed && n > 0;
+        ctx->seq_off[b + 1] = ctx->seq_off[b] + n;
+    }
+    packed = packed && ctx->seq_off[B] < B * L;
+    if (!packed)
+        for (int b = 0; b <= B; b++)
+            ctx->seq_off[b] = b * L;
+    return packed;
+}
+
+/* Copies the packed rows of x into the padded [B][L][D] layout of dst,
+ * zero at padded positions; dst may be x itself. */
+static void unpack_rows(const rf_context *ctx, int B, int L, const float *x, float *dst)
+{
+    size_t D = (size_t)ctx->model->hp.hidden_size;
+    /* last sequence first: a destination never overlaps an earlier source */
+    for (int b = B - 1; b >= 0; b--) {
+        size_t n = (size_t)(ctx->seq_off[b + 1] - ctx->seq_off[b]);
+        float *to = dst + (size_t)b * L * D;
+        memmove(to, x + (size_t)ctx->seq_off[b] * D, n * D * sizeof(float));
+        memset(to + n * D, 0, ((size_t)L - n) * D * sizeof(float));
+    }
+}
+
+void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int B = batch->batch, L = batch->seq_len;
+    size_t layer_floats = (size_t)B * L * hp->hidden_size;
+    bool packed = plan_layout(ctx, batch);
+    int T = ctx->seq_off[B];
+
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < L; t++) {
+            int on = batch->attention_mask ? batch->attention_mask[(size_t)b * L + t] : 1;
+            ctx->mask_bias[(size_t)b * L + t] = on ? 0.0f : RF_MASK_NEG;
+        }
+
+    embed(ctx, batch, T);
+    for (int i = 0; i <= hp->num_layers; i++) {
+        if (i > 0)
+            layer_forward(ctx, i - 1, B, L, T, packed);
+        if (!hidden_states)
+            continue;
+        float *dst = hidden_states + (size_t)i * layer_floats;
+        if (packed)
+            unpack_rows(ctx, B, L, ctx->x, dst);
+        else
+            memcpy(dst, ctx->x, layer_floats * sizeof(float));
+    }
+    if (packed)
+        unpack_rows(ctx, B, L, ctx->x, ctx->x);
+}

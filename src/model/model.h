@@ -1,0 +1,79 @@
+/*
+ * model.h — what a loaded model is inside the library: hyper-parameters,
+ * float32 weight pointers, labels and the tokenizer.
+ *
+ * Weights stored as f32 in the file point straight into the read-only
+ * mapping; f16/bf16 weights are widened to f32 once at load time into
+ * `owned_f32`. Every matrix is PyTorch's nn.Linear layout: (out x in),
+ * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
+ * T type_vocab_size, N num_labels.
+ */
+#ifndef RF_MODEL_H
+#define RF_MODEL_H
+
+#include "roformer.h"
+#include "text/tokenizer.h"
+
+typedef struct {
+    const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
+    const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */
+    const float *attn_v_w, *attn_v_b;       /* (D, D), (D) */
+    const float *attn_qkv_w, *attn_qkv_b;   /* (3D, D), (3D): Q, K, V stacked (rf_model_stack_qkv) */
+    const float *attn_out_w, *attn_out_b;   /* (D, D), (D) */
+    const float *attn_norm_w, *attn_norm_b; /* (D), (D): LayerNorm after attention + residual */
+    const float *ffn_up_w, *ffn_up_b;       /* (F, D), (F) */
+    const float *ffn_down_w, *ffn_down_b;   /* (D, F), (D) */
+    const float *out_norm_w, *out_norm_b;   /* (D), (D): LayerNorm after FFN + residual */
+} rf_layer_weights;
+
+typedef struct {
+    const float *token_embd;                /* (V, E) */
+    const float *token_types;               /* (T, E) */
+    const float *embd_norm_w, *embd_norm_b; /* (E), (E) */
+    const float *embd_proj_w, *embd_proj_b; /* (D, E), (D); NULL when E == D */
+    rf_layer_weights *layers;               /* [num_layers] */
+    const float *pooler_w, *pooler_b;       /* (D, D), (D); NULL without pooler */
+    /* RF_HEAD_MLM */
+    const float *mlm_dense_w, *mlm_dense_b; /* (E, D), (E) */
+    const float *mlm_norm_w, *mlm_norm_b;   /* (E), (E) */
+    const float *mlm_decoder_w;             /* (V, E): == token_embd when tied */
+    const float *mlm_decoder_b;             /* (V) */
+    /* RF_HEAD_SEQ_CLS: RoFormerClassificationHead */
+    const float *cls_dense_w, *cls_dense_b; /* (D, D), (D) */
+    const float *cls_out_w, *cls_out_b;     /* (N, D), (N) */
+    /* RF_HEAD_TOKEN_CLS */
+    const float *token_cls_w, *token_cls_b; /* (N, D), (N) */
+    /* RF_HEAD_QA: channel 0 = start, 1 = end */
+    const float *qa_w, *qa_b;               /* (2, D), (2) */
+} rf_weights;
+
+struct rf_model {
+    rf_hparams hp;
+    rf_weights w;
+    char **labels;          /* [hp.num_labels] NUL-terminated, owned */
+    char **tokens;          /* [n_tokens] NUL-terminated, owned */
+    int32_t n_tokens;       /* vocab.txt entries: <= hp.vocab_size */
+    rf_tokenizer *tokenizer;
+    rf_tokenizer_spec tokenizer_spec; /* what the tokenizer was built from; arrays owned */
+    int32_t n_tensors;
+    /* storage */
+    void *map;              /* mmap of the file, or NULL */
+    size_t map_size;
+    void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
+    float *owned_f32;       /* widened f16/bf16 weights, or NULL */
+    float *owned_qkv;       /* stacked Q, K, V copied where not adjacent in memory, or NULL */
+};
+
+/* Loads a model from a GGUF image in memory (what rf_model_load does after
+ * mapping the file). `data` is not copied and must outlive the model;
+ * `what` names it in messages. For tests and fuzzing. */
+rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, rf_model **out,
+                               rf_error *err);
+
+/* Points every layer's attn_qkv_w / attn_qkv_b at Q, K and V stacked:
+ * in place where the three already lie back to back (files written by this
+ * converter, widened f16/bf16), else copied once into owned_qkv (files
+ * with another tensor order). `what` names the model in messages. */
+rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err);
+
+#endif
