@@ -8,6 +8,7 @@
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/layernorm.h"
+#include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
 #include "kernels/simd.h"
@@ -357,6 +358,41 @@ static void test_layernorm(void)
     free(x3);
 }
 
+/* RoFormer-v2's parameter-free RMS norm against its naive twin, alone and
+ * after the residual add; rows of n = 77 leave a tail in every build. */
+static void test_rmsnorm(void)
+{
+    int rows = 9, n = 77;
+    float *x = rnd_array((size_t)rows * n, 3.0f), *y = rnd_array((size_t)rows * n, 3.0f);
+    for (int i = 0; i < n; i++)
+        x[i] += 100.0f; /* a row far from zero mean: RMS, unlike LN, keeps the offset */
+    for (int i = 0; i < n; i++)
+        x[(size_t)(rows - 1) * n + i] = 0.0f; /* an all-zero row stays zero, not NaN */
+    float *x2 = copy_array(x, (size_t)rows * n);
+    rf_rmsnorm(x, rows, n, 1e-12f);
+    rf_add_rmsnorm_naive(x2, NULL, rows, n, 1e-12f);
+    float d = max_diff(x, x2, (size_t)rows * n);
+    CHECK(d < 1e-5f, "rmsnorm: max |diff| %g", d);
+    double sq = 0.0;
+    for (int i = 0; i < n; i++)
+        sq += (double)x[i] * x[i];
+    CHECK(fabs(sq / n - 1.0) < 1e-5 && x[0] > 0.9f, "rmsnorm: mean square of a row %g, x[0] %g",
+          sq / n, x[0]);
+    float last = 0.0f;
+    for (int i = 0; i < n; i++)
+        last = fmaxf(last, fabsf(x[(size_t)(rows - 1) * n + i]));
+    CHECK(last == 0.0f, "rmsnorm: a zero row gives %g", last);
+    float *x3 = copy_array(x, (size_t)rows * n);
+    rf_add_rmsnorm(x, y, rows, n, 1e-5f);
+    rf_add_rmsnorm_naive(x3, y, rows, n, 1e-5f);
+    d = max_diff(x, x3, (size_t)rows * n);
+    CHECK(d < 1e-5f, "residual + rmsnorm: max |diff| %g", d);
+    free(x);
+    free(y);
+    free(x2);
+    free(x3);
+}
+
 static void test_rope(void)
 {
     int n_pos = 1536, Dh = 64, half = Dh / 2;
@@ -536,6 +572,7 @@ int main(void)
         test_softmax();
         test_attention();
         test_layernorm();
+        test_rmsnorm();
     }
     rf_simd_level_set(best);
     test_rope();

@@ -1,15 +1,18 @@
 /*
  * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
- * (rf_bias_act, rf_softmax_rows_exp, rf_add_layernorm):
- * their bodies from activations_vec.h, softmax_vec.h and layernorm_vec.h on
+ * (rf_bias_act, rf_softmax_rows_exp, rf_add_layernorm, rf_add_rmsnorm):
+ * their bodies from activations_vec.h, softmax_vec.h, layernorm_vec.h and
+ * rmsnorm_vec.h on
  * 16-float vectors, one zmm register each. A file of its own because the
  * vector width is fixed per translation unit (vecmath.h); activations.c,
- * softmax.c and layernorm.c hold the 8-float builds and the dispatch.
+ * softmax.c, layernorm.c and rmsnorm.c hold the 8-float builds and the
+ * dispatch.
  */
 #define RF_VLEN 16
 
 #include "kernels/activations_vec.h"
 #include "kernels/layernorm_vec.h"
+#include "kernels/rmsnorm_vec.h"
 #include "kernels/simd.h"
 #include "kernels/softmax_vec.h"
 
@@ -30,5 +33,10 @@ RF_TARGET_AVX512 void rf_add_layernorm_avx512(float *x, const float *y, int rows
                                               const float *gamma, const float *beta, float eps)
 {
     add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
+}
+
+RF_TARGET_AVX512 void rf_add_rmsnorm_avx512(float *x, const float *y, int rows, int n, float eps)
+{
+    add_rmsnorm_rows(x, y, rows, n, eps);
 }
 #endif

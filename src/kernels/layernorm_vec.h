@@ -16,15 +16,6 @@
 #include <math.h>
 #include <stddef.h>
 
-/* Sum of the RF_VLEN lanes, in a fixed order. */
-RF_VINLINE float lane_sum(rf_vf v)
-{
-    float sum = 0.0f;
-    for (int i = 0; i < RF_VLEN; i++)
-        sum += v[i];
-    return sum;
-}
-
 /* x = LN(x + y) * gamma + beta over one row of n; y may be NULL. */
 RF_VINLINE void norm_row(float *restrict x, const float *restrict y, int n,
                          const float *restrict gamma, const float *restrict beta, float eps)
@@ -40,7 +31,7 @@ RF_VINLINE void norm_row(float *restrict x, const float *restrict y, int n,
         }
         acc += v;
     }
-    float sum = lane_sum(acc);
+    float sum = rf_v_sum(acc);
     for (int i = vec; i < n; i++) {
         if (y)
             x[i] += y[i];
@@ -53,7 +44,7 @@ RF_VINLINE void norm_row(float *restrict x, const float *restrict y, int n,
         rf_vf d = rf_v_load(x + i) - mean;
         acc += d * d;
     }
-    float sq = lane_sum(acc);
+    float sq = rf_v_sum(acc);
     for (int i = vec; i < n; i++)
         sq += (x[i] - mean) * (x[i] - mean);
     float inv = 1.0f / sqrtf(sq / (float)n + eps);

@@ -1,12 +1,13 @@
 /*
  * simd.h — which instruction set the element-wise kernels (GELU and the
- * other activations, softmax, LayerNorm) run with, chosen once at run time.
+ * other activations, softmax, LayerNorm, RMS norm) run with, chosen once at
+ * run time.
  *
  * The kernels are written once on the vector type of vecmath.h (their
- * bodies in activations_vec.h, softmax_vec.h and layernorm_vec.h) and
- * compiled three times: for the x86-64 baseline (SSE2, two registers per
- * 8-float vector), for AVX2 with FMA (one 8-float register), and for
- * AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked with
+ * bodies in activations_vec.h, softmax_vec.h, layernorm_vec.h and
+ * rmsnorm_vec.h) and compiled three times: for the x86-64 baseline (SSE2,
+ * two registers per 8-float vector), for AVX2 with FMA (one 8-float
+ * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked with
  * __builtin_cpu_supports; the baseline stays the fallback everywhere else.
  * Tests force each level to compare every build with the naive twins.
  */
@@ -39,14 +40,15 @@ bool rf_simd_level_set(rf_simd_level level);
 
 #if RF_SIMD_X86
 /* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
- * rf_softmax_rows_exp and rf_add_layernorm / rf_layernorm (y NULL); called
- * by those when the level is RF_SIMD_AVX512. */
+ * rf_softmax_rows_exp, rf_add_layernorm / rf_layernorm and rf_add_rmsnorm /
+ * rf_rmsnorm (y NULL); called by those when the level is RF_SIMD_AVX512. */
 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
                         rf_activation act);
 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld, const float *mask_bias,
                             float *inv_sum);
 void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n, const float *gamma,
                              const float *beta, float eps);
+void rf_add_rmsnorm_avx512(float *x, const float *y, int rows, int n, float eps);
 #endif
 
 #endif

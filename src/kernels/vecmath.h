@@ -77,6 +77,15 @@ RF_VINLINE void rf_v_store_part(float *p, rf_vf v, int n)
     memcpy(p, tmp, (size_t)n * sizeof(float));
 }
 
+/* Sum of the RF_VLEN lanes, in a fixed order (the norms' row sums). */
+RF_VINLINE float rf_v_sum(rf_vf v)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < RF_VLEN; i++)
+        sum += v[i];
+    return sum;
+}
+
 /* mask ? a : b, mask lanes all ones or all zeros (a comparison result). */
 RF_VINLINE rf_vf rf_v_select(rf_vi mask, rf_vf a, rf_vf b)
 {
