@@ -106,6 +106,12 @@ typedef enum {
     RF_TOKENIZER_BERT,   /* BERT basic + WordPiece only (BertTokenizer, char-level models) */
 } rf_tokenizer_mode;
 
+/* What normalises the sum at the embeddings and after each sublayer. */
+typedef enum {
+    RF_NORM_LAYER, /* LayerNorm with gain and bias (RoFormer, config norm_type "layer_norm") */
+    RF_NORM_RMS,   /* x / sqrt(mean(x^2) + eps), no parameters (RoFormer-v2: any other norm_type) */
+} rf_norm_type;
+
 /* Values are ggml's type ids, as stored in GGUF. */
 typedef enum {
     RF_DTYPE_F32 = 0,
@@ -123,6 +129,10 @@ typedef struct {
     int32_t max_position;        /* longest sequence the model accepts */
     int32_t type_vocab_size;
     float layer_norm_eps;
+    rf_norm_type norm_type;      /* RF_NORM_RMS: RoFormer-v2 (and an MLM head of
+                                    the tied decoder alone, no transform, no bias) */
+    bool use_bias;               /* the encoder's Linears (Q, K, V, attention
+                                    output, FFN up and down) have biases */
     rf_activation hidden_act;
     bool rotary_value;           /* rotate V as well as Q and K */
     rf_head_kind head;
@@ -137,8 +147,9 @@ typedef struct {
 
 /* Names as config.json, the GGUF file and the CLI spell them:
  * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
- * "wobert", "bert"; "f32", "f16", "bf16". */
+ * "wobert", "bert"; "f32", "f16", "bf16"; "layer_norm", "rms_norm". */
 const char *rf_activation_name(rf_activation act);
+const char *rf_norm_type_name(rf_norm_type norm);
 const char *rf_head_name(rf_head_kind head);
 const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
 const char *rf_dtype_name(rf_dtype dtype);
@@ -165,11 +176,20 @@ typedef enum {
     RF_TOKENIZER_AUTO = -1, /* from tokenizer_config.json's tokenizer_class */
 } rf_tokenizer_choice;
 
+typedef enum {
+    RF_POOLER_ACT_AUTO = -1, /* config.json's pooler_activation, default tanh */
+} rf_pooler_choice;
+
 typedef struct {
     rf_dtype dtype;          /* storage type of the weight matrices in the output
                                 (biases and LayerNorm weights stay f32) */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
     int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
+    int pooler_activation;   /* RF_POOLER_ACT_AUTO, RF_ACT_TANH or RF_ACT_LINEAR: the
+                                pooler's activation, overriding config.json. RoFormer-Sim's
+                                publisher pools with no tanh (RF_ACT_LINEAR), which its
+                                config.json does not always say. A choice other than
+                                AUTO for a checkpoint without a pooler is RF_ERR_INPUT. */
 } rf_convert_params;
 
 rf_convert_params rf_convert_default_params(void);
@@ -355,7 +375,8 @@ void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
 typedef enum {
     RF_POOLING_CLS,    /* hidden state of [CLS] */
     RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
-    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b) */
+    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
+                          pooler activation (tanh, or none: linear) */
 } rf_pooling;
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.

@@ -57,6 +57,8 @@ static void build_model(rf_model *m, rf_head_kind head, bool pooler)
     hp->max_position = MAXPOS;
     hp->type_vocab_size = 2;
     hp->layer_norm_eps = 1e-12f;
+    hp->norm_type = RF_NORM_LAYER;
+    hp->use_bias = true;
     hp->hidden_act = RF_ACT_GELU_NEW;
     hp->rotary_value = true;
     hp->head = head;

@@ -15,6 +15,11 @@
  *  - encoder.embed_positions.weight is the fixed sinusoidal table, rebuilt
  *    by the engine, so it is not stored;
  *  - RoFormerModel checkpoints name base tensors without "roformer.".
+ * RoFormer-v2 checkpoints (config.json norm_type other than "layer_norm";
+ * JunnYu/RoFormer_pytorch's `roformer` package) have no norm tensors, no
+ * encoder biases when use_bias is false, and an MLM head that is the
+ * decoder weight alone, tied to the word embeddings like v1's: absent from
+ * model.safetensors, a copy of them in pytorch_model.bin.
  */
 #include "formats/convert.h"
 
@@ -37,7 +42,7 @@
 
 rf_convert_params rf_convert_default_params(void)
 {
-    rf_convert_params p = {RF_DTYPE_F32, NULL, RF_TOKENIZER_AUTO};
+    rf_convert_params p = {RF_DTYPE_F32, NULL, RF_TOKENIZER_AUTO, RF_POOLER_ACT_AUTO};
     return p;
 }
 
@@ -374,7 +379,7 @@ static rf_status infer_head(converter *c)
     const rf_ck_tensor *t = NULL;
     if (c->cfg.has_architecture)
         return RF_OK;
-    if (find(c, "cls.predictions.bias", false))
+    if (find(c, "cls.predictions.bias", false) || find(c, "cls.predictions.decoder.weight", false))
         hp->head = RF_HEAD_MLM;
     else if (find(c, "qa_outputs.weight", false))
         hp->head = RF_HEAD_QA;
@@ -477,6 +482,15 @@ static const rf_ck_tensor *untied_decoder(converter *c)
     return dec;
 }
 
+/* Which RoFormer the tensor set is that of, for messages. */
+static const char *family(const rf_hparams *hp)
+{
+    if (hp->norm_type == RF_NORM_LAYER)
+        return hp->use_bias ? "RoFormer" : "RoFormer without encoder biases (use_bias false)";
+    return hp->use_bias ? "RoFormer-v2 (rms_norm) with encoder biases (use_bias true)"
+                        : "RoFormer-v2 (rms_norm, no encoder biases)";
+}
+
 static rf_status write_metadata(converter *c)
 {
     const rf_hparams *hp = &c->cfg.hp;
@@ -490,6 +504,8 @@ static rf_status write_metadata(converter *c)
     rf_gguf_set_u32(w, "roformer.feed_forward_length", (uint32_t)hp->intermediate_size);
     rf_gguf_set_u32(w, "roformer.attention.head_count", (uint32_t)hp->num_heads);
     rf_gguf_set_f32(w, "roformer.attention.layer_norm_epsilon", hp->layer_norm_eps);
+    rf_gguf_set_str(w, "roformer.norm_type", rf_norm_type_name(hp->norm_type));
+    rf_gguf_set_bool(w, "roformer.use_bias", hp->use_bias);
     rf_gguf_set_u32(w, "roformer.context_length", (uint32_t)hp->max_position);
     rf_gguf_set_u32(w, "roformer.token_type_count", (uint32_t)hp->type_vocab_size);
     rf_gguf_set_str(w, "roformer.hidden_act", rf_activation_name(hp->hidden_act));
@@ -545,8 +561,9 @@ static rf_status write_tensors(converter *c)
                 src = alias;
         }
         if (!src) {
-            st = rf_fail(c->err, RF_ERR_SHAPE, "%s: missing tensor '%s%s' (needed by the %s head)",
-                         c->ck_path, e->base ? c->prefix : "", e->hf, rf_head_name(hp->head));
+            st = rf_fail(c->err, RF_ERR_SHAPE, "%s: missing tensor '%s%s' (needed by a %s with a %s head)",
+                         c->ck_path, e->base ? c->prefix : "", e->hf, family(hp),
+                         rf_head_name(hp->head));
             break;
         }
         mark_used(c, src);
@@ -555,8 +572,8 @@ static rf_status write_tensors(converter *c)
     mark_used(c, find(c, "encoder.embed_positions.weight", true));
     for (int32_t i = 0; i < c->ck->n && !st; i++)
         if (!c->used[i])
-            st = rf_fail(c->err, RF_ERR_SHAPE, "%s: unexpected tensor '%s' (not part of a RoFormer with a %s head)",
-                         c->ck_path, c->ck->tensors[i].name, rf_head_name(hp->head));
+            st = rf_fail(c->err, RF_ERR_SHAPE, "%s: unexpected tensor '%s' (not part of a %s with a %s head)",
+                         c->ck_path, c->ck->tensors[i].name, family(hp), rf_head_name(hp->head));
     free(table);
     return st;
 }
@@ -585,9 +602,12 @@ rf_status rf_convert_build(const char *hf_dir, const rf_convert_params *params,
     *out = NULL;
     if (rf_dtype_size(c.params->dtype) == 0 ||
         (c.params->tokenizer != RF_TOKENIZER_AUTO && c.params->tokenizer != RF_TOKENIZER_WOBERT &&
-         c.params->tokenizer != RF_TOKENIZER_BERT)) {
-        st = rf_fail(err, RF_ERR_INPUT, "bad conversion parameters (dtype %d, tokenizer %d)",
-                     (int)c.params->dtype, c.params->tokenizer);
+         c.params->tokenizer != RF_TOKENIZER_BERT) ||
+        (c.params->pooler_activation != RF_POOLER_ACT_AUTO &&
+         c.params->pooler_activation != RF_ACT_TANH && c.params->pooler_activation != RF_ACT_LINEAR)) {
+        st = rf_fail(err, RF_ERR_INPUT,
+                     "bad conversion parameters (dtype %d, tokenizer %d, pooler activation %d)",
+                     (int)c.params->dtype, c.params->tokenizer, c.params->pooler_activation);
         goto done;
     }
     if ((st = load_config(&c)) || (st = load_vocab(&c)) || (st = load_dict(&c)) ||
@@ -605,6 +625,23 @@ rf_status rf_convert_build(const char *hf_dir, const rf_convert_params *params,
     if ((st = infer_head(&c)))
         goto done;
     c.cfg.hp.has_pooler = find(&c, "pooler.dense.weight", true) || find(&c, "pooler.dense.bias", true);
+    if (c.params->pooler_activation != RF_POOLER_ACT_AUTO) {
+        if (!c.cfg.hp.has_pooler) {
+            st = rf_fail(err, RF_ERR_INPUT,
+                         "%s: a pooler activation was chosen, but the checkpoint has no pooler (%spooler.dense.*)",
+                         c.ck_path, c.prefix);
+            goto done;
+        }
+        c.cfg.hp.pooler_act = (rf_activation)c.params->pooler_activation;
+    }
+    if (c.cfg.hp.norm_type == RF_NORM_RMS && c.cfg.hp.head == RF_HEAD_MLM &&
+        c.cfg.hp.embedding_size != c.cfg.hp.hidden_size) {
+        /* the v2 decoder (vocab x embedding_size) reads the hidden states directly */
+        st = rf_fail(err, RF_ERR_UNSUPPORTED,
+                     "%s: a RoFormer-v2 MLM head needs embedding_size (%d) == hidden_size (%d)",
+                     c.ck_path, c.cfg.hp.embedding_size, c.cfg.hp.hidden_size);
+        goto done;
+    }
     c.cfg.hp.dtype = c.params->dtype;
     if (!(c.w = rf_gguf_writer_new())) {
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory");

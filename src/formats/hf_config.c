@@ -4,9 +4,12 @@
  * Defaults are HF RoFormerConfig's (transformers v4.40): vocab_size 50000,
  * embedding_size = hidden_size, hidden_size 768, 12 layers, 12 heads,
  * intermediate_size 3072, hidden_act "gelu", max_position_embeddings 1536,
- * type_vocab_size 2, layer_norm_eps 1e-12, rotary_value false. A key that is
- * present must have the right JSON type and a sane value; anything else is
- * a one-line error naming the file and the key.
+ * type_vocab_size 2, layer_norm_eps 1e-12, rotary_value false; and the two
+ * keys of RoFormer-v2's config (JunnYu/RoFormer_pytorch, the `roformer`
+ * package): norm_type "layer_norm" (any other value is v2's parameter-free
+ * RMS norm, as that code decides) and use_bias true. A key that is present
+ * must have the right JSON type and a sane value; anything else is a
+ * one-line error naming the file and the key.
  */
 #include "formats/hf_config.h"
 
@@ -86,6 +89,22 @@ bool rf_tokenizer_mode_from_name(const char *name, rf_tokenizer_mode *out)
 const char *rf_tokenizer_mode_name(rf_tokenizer_mode m)
 {
     return m == RF_TOKENIZER_BERT ? "bert" : "wobert";
+}
+
+bool rf_norm_type_from_name(const char *name, rf_norm_type *out)
+{
+    if (!strcmp(name, "layer_norm"))
+        *out = RF_NORM_LAYER;
+    else if (!strcmp(name, "rms_norm"))
+        *out = RF_NORM_RMS;
+    else
+        return false;
+    return true;
+}
+
+const char *rf_norm_type_name(rf_norm_type n)
+{
+    return n == RF_NORM_RMS ? "rms_norm" : "layer_norm";
 }
 
 /* ==== config.json ==== */
@@ -233,7 +252,7 @@ static rf_status parse_labels(const cJSON *root, rf_hf_config *c, const char *wh
 static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *what, rf_error *err)
 {
     rf_hparams *hp = &c->hp;
-    const char *model_type;
+    const char *model_type, *norm_type;
     rf_status st;
     if (!cJSON_IsObject(root))
         return rf_fail(err, RF_ERR_FORMAT, "%s: not a JSON object", what);
@@ -252,6 +271,8 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
     hp->layer_norm_eps = 1e-12f;
     hp->hidden_act = RF_ACT_GELU;
     hp->pooler_act = RF_ACT_TANH;
+    hp->norm_type = RF_NORM_LAYER;
+    hp->use_bias = true;
     hp->embedding_size = 0;
     if ((st = get_int(root, "vocab_size", 1, MAX_DIM, &hp->vocab_size, what, err)) ||
         (st = get_int(root, "hidden_size", 1, MAX_DIM, &hp->hidden_size, what, err)) ||
@@ -264,8 +285,12 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
         (st = get_bool(root, "rotary_value", &hp->rotary_value, what, err)) ||
         (st = get_activation(root, "hidden_act", &hp->hidden_act, what, err)) ||
         (st = get_activation(root, "pooler_activation", &hp->pooler_act, what, err)) ||
+        (st = get_bool(root, "use_bias", &hp->use_bias, what, err)) ||
+        (st = get_str(root, "norm_type", &norm_type, what, err)) ||
         (st = parse_head(root, c, what, err)))
         return st;
+    if (norm_type && strcmp(norm_type, "layer_norm"))
+        hp->norm_type = RF_NORM_RMS;
     if (!hp->embedding_size)
         hp->embedding_size = hp->hidden_size;
     const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");

@@ -43,6 +43,8 @@ void rf_hf_config_free(rf_hf_config *c);
 bool rf_activation_from_name(const char *name, rf_activation *out);
 /* Head kinds as the GGUF file and the CLI name them: none, mlm, cls, token, qa. */
 bool rf_head_from_name(const char *name, rf_head_kind *out);
+/* Norm types as the GGUF file names them: layer_norm, rms_norm. */
+bool rf_norm_type_from_name(const char *name, rf_norm_type *out);
 /* Tokenizer modes: wobert, bert. */
 bool rf_tokenizer_mode_from_name(const char *name, rf_tokenizer_mode *out);
 

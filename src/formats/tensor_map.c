@@ -5,7 +5,10 @@
  * RoFormerLayer, RoFormerOnlyMLMHead (cls.predictions), RoFormerClassificationHead
  * (classifier.dense / classifier.out_proj), token classification
  * (classifier), QA (qa_outputs), and the extra pooler of RoFormer-Sim style
- * checkpoints (roformer.pooler.dense).
+ * checkpoints (roformer.pooler.dense). RoFormer-v2 (RF_NORM_RMS, the
+ * `roformer` package's modeling_roformer.py) has no norm tensors at all,
+ * no encoder biases when use_bias is false, and an MLM head of the decoder
+ * weight alone (RoFormerV2LMPredictionHead).
  */
 #include "formats/tensor_map.h"
 
@@ -64,6 +67,16 @@ static void add_pair(table *t, const char *gguf, const char *hf, bool base, cons
     add_named(t, gguf, hf, ".bias", base, b, out, 0);
 }
 
+/* A Linear of the encoder: its bias only when the model has them. */
+static void add_linear(table *t, const rf_hparams *hp, const char *gguf, const char *hf,
+                       const float **w, const float **b, int64_t out, int64_t in)
+{
+    if (hp->use_bias)
+        add_pair(t, gguf, hf, true, w, b, out, in);
+    else
+        add_named(t, gguf, hf, ".weight", true, w, out, in);
+}
+
 #define SLOT(field) (w ? &w->field : NULL)
 
 int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
@@ -76,9 +89,10 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
     add(&t, "token_embd.weight", "embeddings.word_embeddings.weight", true, SLOT(token_embd), V, E);
     add(&t, "token_types.weight", "embeddings.token_type_embeddings.weight", true,
         SLOT(token_types), T, E);
-    add_pair(&t, "token_embd_norm", "embeddings.LayerNorm", true, SLOT(embd_norm_w),
-             SLOT(embd_norm_b), E, 0);
-    if (E != D)
+    if (hp->norm_type == RF_NORM_LAYER)
+        add_pair(&t, "token_embd_norm", "embeddings.LayerNorm", true, SLOT(embd_norm_w),
+                 SLOT(embd_norm_b), E, 0);
+    if (E != D) /* a plain nn.Linear in v2 too: always a bias */
         add_pair(&t, "embd_proj", "embeddings_project", true, SLOT(embd_proj_w), SLOT(embd_proj_b),
                  D, E);
 
@@ -88,7 +102,7 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
         static const struct {
             const char *gguf, *hf;
             size_t w_off, b_off;
-            int rows, cols; /* 'D' or 'F' */
+            int rows, cols; /* 'D' or 'F'; cols 0 for a LayerNorm */
         } parts[] = {
             {"attn_q", "attention.self.query", offsetof(rf_layer_weights, attn_q_w),
              offsetof(rf_layer_weights, attn_q_b), 'D', 'D'},
@@ -111,7 +125,7 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
         /* Q, K and V (parts 0-2): the three weights, then the three biases,
            so that the file holds the stacked (3D, D) matrix and (3D) bias
            the encoder multiplies by in one product (rf_model_stack_qkv) */
-        for (int bias = 0; bias < 2; bias++)
+        for (int bias = 0; bias < (hp->use_bias ? 2 : 1); bias++)
             for (size_t p = 0; p < 3; p++) {
                 snprintf(g, sizeof g, "blk.%d.%s", i, parts[p].gguf);
                 snprintf(h, sizeof h, "encoder.layer.%d.%s", i, parts[p].hf);
@@ -124,8 +138,12 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
             snprintf(h, sizeof h, "encoder.layer.%d.%s", i, parts[p].hf);
             int64_t rows = parts[p].rows == 'F' ? F : D;
             int64_t cols = parts[p].cols == 'F' ? F : parts[p].cols == 'D' ? D : 0;
-            add_pair(&t, g, h, true, l ? (const float **)((char *)l + parts[p].w_off) : NULL,
-                     l ? (const float **)((char *)l + parts[p].b_off) : NULL, rows, cols);
+            const float **ws = l ? (const float **)((char *)l + parts[p].w_off) : NULL;
+            const float **bs = l ? (const float **)((char *)l + parts[p].b_off) : NULL;
+            if (cols)
+                add_linear(&t, hp, g, h, ws, bs, rows, cols);
+            else if (hp->norm_type == RF_NORM_LAYER)
+                add_pair(&t, g, h, true, ws, bs, rows, 0);
         }
     }
 
@@ -137,11 +155,14 @@ int rf_tensor_map(const rf_hparams *hp, rf_weights *w, rf_tensor_entry **out)
     case RF_HEAD_NONE:
         break;
     case RF_HEAD_MLM:
-        add_pair(&t, "mlm.dense", "cls.predictions.transform.dense", false, SLOT(mlm_dense_w),
-                 SLOT(mlm_dense_b), E, D);
-        add_pair(&t, "mlm.norm", "cls.predictions.transform.LayerNorm", false, SLOT(mlm_norm_w),
-                 SLOT(mlm_norm_b), E, 0);
-        add(&t, "mlm.decoder.bias", "cls.predictions.bias", false, SLOT(mlm_decoder_b), V, 0);
+        /* v2: the decoder alone, applied to the hidden states (E == D) */
+        if (hp->norm_type == RF_NORM_LAYER) {
+            add_pair(&t, "mlm.dense", "cls.predictions.transform.dense", false,
+                     SLOT(mlm_dense_w), SLOT(mlm_dense_b), E, D);
+            add_pair(&t, "mlm.norm", "cls.predictions.transform.LayerNorm", false,
+                     SLOT(mlm_norm_w), SLOT(mlm_norm_b), E, 0);
+            add(&t, "mlm.decoder.bias", "cls.predictions.bias", false, SLOT(mlm_decoder_b), V, 0);
+        }
         add(&t, "mlm.decoder.weight", "cls.predictions.decoder.weight", false, SLOT(mlm_decoder_w),
             V, E);
         if (!t.oom)

@@ -14,6 +14,10 @@
  * T = B * L tokens, E embedding_size, D hidden, F intermediate, H heads,
  * Dh = D / H. Padded positions are computed like real ones (HF does too).
  *
+ * RoFormer-v2 (hp.norm_type RF_NORM_RMS): every LayerNorm above is the
+ * parameter-free x / sqrt(mean(x^2) + eps) instead, and without use_bias
+ * the six Linears have no b (no add at all, not a zero one).
+ *
  * With skip_padding, a right-padded batch runs packed: the real tokens of
  * every sequence back to back (T = their count), so the linear layers,
  * LayerNorms and RoPE touch no padding, and attention runs per sequence on
@@ -26,6 +30,7 @@
 #include "kernels/gemm_bf16.h"
 #include "kernels/layernorm.h"
 #include "kernels/linalg.h"
+#include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax.h"
 
@@ -33,12 +38,12 @@
 
 /* ==== Row-split passes over the pool ==== */
 
-/* Row-wise passes (Q/K/V + RoPE, LayerNorm) cut the T rows into one block
+/* Row-wise passes (Q/K/V + RoPE, the norms) cut the T rows into one block
  * per thread. */
 struct rows_job {
     rf_context *ctx;
     int T, B, L, n_blocks;
-    float *x;          /* LayerNorm: x = LN(x + y) */
+    float *x;          /* norm: x = LN(x + y) or RMS(x + y) */
     const float *y;
     const float *gamma, *beta;
     int width;
@@ -91,14 +96,16 @@ static void add_norm_task(void *arg, int block, int thread)
     int start, len;
     rows_of_block(j, block, &start, &len);
     size_t off = (size_t)start * j->width;
-    if (j->y)
-        rf_add_layernorm(j->x + off, j->y + off, len, j->width, j->gamma, j->beta,
-                         j->ctx->model->hp.layer_norm_eps);
+    const rf_hparams *hp = &j->ctx->model->hp;
+    const float *y = j->y ? j->y + off : NULL;
+    if (hp->norm_type == RF_NORM_RMS)
+        rf_add_rmsnorm(j->x + off, y, len, j->width, hp->layer_norm_eps);
     else
-        rf_layernorm(j->x + off, len, j->width, j->gamma, j->beta, j->ctx->model->hp.layer_norm_eps);
+        rf_add_layernorm(j->x + off, y, len, j->width, j->gamma, j->beta, hp->layer_norm_eps);
 }
 
-/* x = LayerNorm(x + y) (y NULL: LayerNorm(x)) over T rows of `width`. */
+/* x = Norm(x + y) (y NULL: Norm(x)) over T rows of `width`: the model's
+ * LayerNorm (gamma, beta) or v2's RMS norm (gamma, beta NULL). */
 static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
                      const float *beta, int width)
 {
@@ -126,7 +133,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
             for (int i = 0; i < E; i++)
                 row[i] = word[i] + tt[i];
         }
-    /* pass 2: LayerNorm over E */
+    /* pass 2: LayerNorm (v2: RMS norm) over E */
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
     /* pass 3: embeddings_project E -> D */
     if (w->embd_proj_w)
@@ -176,12 +183,12 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
         rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
                      ctx->attn_bf16, ctx->attn, D);
 
-    /* pass 3: output projection, residual, LayerNorm */
+    /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, lw->attn_out_w, bl->attn_out, lw->attn_out_b, D,
                  RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
-    /* pass 4: feed-forward, residual, LayerNorm */
+    /* pass 4: feed-forward, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->x, T, D, lw->ffn_up_w, bl->ffn_up, lw->ffn_up_b, F, hp->hidden_act,
                  ctx->ffn);
     layer_linear(ctx, ctx->ffn, T, F, lw->ffn_down_w, bl->ffn_down, lw->ffn_down_b, D,

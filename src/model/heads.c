@@ -6,7 +6,8 @@
  *
  *   pooler      pooled = act_p(x[CLS] Wp^T + bp)                   act_p tanh or linear
  *   MLM         logits = LN(act(x Wd^T + bd)) Wdec^T + bias        (decoder tied to word_emb)
- *               optionally only at P positions of each sequence
+ *   MLM, v2     logits = x Wdec^T                                  (RoFormerV2LMPredictionHead)
+ *               either optionally only at P positions of each sequence
  *   seq cls     logits = act(x[CLS] Wd^T + bd) Wo^T + bo           act = hidden_act, not tanh
  *   token cls   logits = x Wc^T + bc                               every position
  *   QA          start, end = x Wqa^T + bqa                         channels 0, 1
@@ -43,6 +44,12 @@ static void mlm_head(rf_context *ctx, int B, int L, const rf_outputs *out)
         gather_rows(ctx, B, L, out->mlm_positions, out->n_mlm_positions);
         rows = ctx->head_in;
         M = B * out->n_mlm_positions;
+    }
+    if (hp->norm_type == RF_NORM_RMS) {
+        /* v2: no transform, no bias; E == D (checked at load) */
+        rf_linear(ctx->pool, rows, M, D, w->mlm_decoder_w, NULL, hp->vocab_size, RF_ACT_LINEAR,
+                  out->logits);
+        return;
     }
     rf_linear(ctx->pool, rows, M, D, w->mlm_dense_w, w->mlm_dense_b, E, hp->hidden_act,
               ctx->head_mid);

@@ -177,6 +177,19 @@ static rf_status read_hparams(meta *m, rf_hparams *hp)
     if (!(kv->v.f > 0 && kv->v.f < 1))
         return rf_fail(m->err, RF_ERR_FORMAT, "%s: layer_norm_epsilon must be in (0, 1)", m->what);
     hp->layer_norm_eps = (float)kv->v.f;
+    /* RoFormer-v2's two keys; files written before they existed are v1 */
+    hp->norm_type = RF_NORM_LAYER;
+    hp->use_bias = true;
+    if (rf_gguf_find_kv(m->g, "roformer.norm_type")) {
+        if ((st = get_name(m, "roformer.norm_type", name, sizeof name)))
+            return st;
+        if (!rf_norm_type_from_name(name, &hp->norm_type))
+            return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: norm_type '%s' is not supported",
+                           m->what, name);
+    }
+    if (rf_gguf_find_kv(m->g, "roformer.use_bias") &&
+        (st = get_bool(m, "roformer.use_bias", &hp->use_bias)))
+        return st;
     if (!(kv = need(m, "roformer.rope.freq_base", RF_GGUF_FLOAT32, &st)))
         return st;
     if (kv->v.f != 10000.0)
@@ -188,6 +201,11 @@ static rf_status read_hparams(meta *m, rf_hparams *hp)
         return st;
     if (!rf_head_from_name(name, &hp->head))
         return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: head '%s' is not supported", m->what, name);
+    if (hp->norm_type == RF_NORM_RMS && hp->head == RF_HEAD_MLM &&
+        hp->embedding_size != hp->hidden_size)
+        return rf_fail(m->err, RF_ERR_FORMAT,
+                       "%s: a RoFormer-v2 MLM head needs token_embedding_length %d == embedding_length %d",
+                       m->what, hp->embedding_size, hp->hidden_size);
     if ((st = get_name(m, "tokenizer.roformer.mode", name, sizeof name)))
         return st;
     if (!rf_tokenizer_mode_from_name(name, &hp->tokenizer))
@@ -383,7 +401,8 @@ done:
 rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
 {
     const rf_hparams *hp = &model->hp;
-    size_t D = (size_t)hp->hidden_size, block = 3 * D * D + 3 * D, copies = 0;
+    size_t D = (size_t)hp->hidden_size, n_bias = hp->use_bias ? 3 * D : 0;
+    size_t block = 3 * D * D + n_bias, copies = 0;
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0 counts the layers to copy, pass 1 stacks */
         if (pass == 1 && copies && !(model->owned_qkv = malloc(copies * block * sizeof(float))))
@@ -394,20 +413,22 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
             rf_layer_weights *l = &model->w.layers[i];
             const float *w[3] = {l->attn_q_w, l->attn_k_w, l->attn_v_w};
             const float *b[3] = {l->attn_q_b, l->attn_k_b, l->attn_v_b};
-            bool adjacent = w[1] == w[0] + D * D && w[2] == w[1] + D * D && b[1] == b[0] + D &&
-                            b[2] == b[1] + D;
+            bool adjacent = w[1] == w[0] + D * D && w[2] == w[1] + D * D &&
+                            (!hp->use_bias || (b[1] == b[0] + D && b[2] == b[1] + D));
             if (pass == 0) {
                 copies += !adjacent;
                 continue;
             }
             if (adjacent) {
                 l->attn_qkv_w = w[0];
-                l->attn_qkv_b = b[0];
+                l->attn_qkv_b = b[0]; /* NULL without biases */
                 continue;
             }
             l->attn_qkv_w = next;
             for (int p = 0; p < 3; p++, next += D * D)
                 memcpy(next, w[p], D * D * sizeof(float));
+            if (!hp->use_bias)
+                continue;
             l->attn_qkv_b = next;
             for (int p = 0; p < 3; p++, next += D)
                 memcpy(next, b[p], D * sizeof(float));

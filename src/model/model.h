@@ -6,7 +6,10 @@
  * mapping; f16/bf16 weights are widened to f32 once at load time into
  * `owned_f32`. Every matrix is PyTorch's nn.Linear layout: (out x in),
  * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
- * T type_vocab_size, N num_labels.
+ * T type_vocab_size, N num_labels. RoFormer-v2 leaves pointers NULL: every
+ * norm's (RF_NORM_RMS has no parameters), the encoder Linears' biases
+ * (use_bias false), and the MLM transform and bias (its head is
+ * mlm_decoder_w alone).
  */
 #ifndef RF_MODEL_H
 #define RF_MODEL_H
@@ -18,7 +21,8 @@ typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
     const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */
     const float *attn_v_w, *attn_v_b;       /* (D, D), (D) */
-    const float *attn_qkv_w, *attn_qkv_b;   /* (3D, D), (3D): Q, K, V stacked (rf_model_stack_qkv) */
+    const float *attn_qkv_w, *attn_qkv_b;   /* (3D, D), (3D): Q, K, V stacked (rf_model_stack_qkv);
+                                               attn_qkv_b NULL without biases */
     const float *attn_out_w, *attn_out_b;   /* (D, D), (D) */
     const float *attn_norm_w, *attn_norm_b; /* (D), (D): LayerNorm after attention + residual */
     const float *ffn_up_w, *ffn_up_b;       /* (F, D), (F) */
