@@ -102,6 +102,43 @@ run info -m "$TMP/bad"
 check "info -m on a bad HF directory exits 1" exit_is 1
 check "no partial output" test ! -e "$TMP/bad.gguf"
 
+# RoFormer-v2: the norm and the biases in info
+run info -m "$M/tiny-v2-mlm"
+check "info on a v2 checkpoint exits 0" exit_is 0
+check "info v2: rms_norm" out_has "norm_type:           rms_norm (RoFormer-v2, no parameters)"
+check "info v2: no encoder biases" out_has "encoder biases:      false"
+check "info v2: mlm head" out_has "head:                mlm"
+run info -m "$TMP/cls.gguf"
+check "info v1: layer_norm" out_has "norm_type:           layer_norm"
+check "info v1: encoder biases" out_has "encoder biases:      true"
+
+# --pooler-activation: RoFormer-Sim's pooler without tanh
+run convert "$M/tiny-word-mlm" -o "$TMP/linear.gguf" --pooler-activation linear
+check "convert --pooler-activation linear exits 0" exit_is 0
+run info -m "$TMP/linear.gguf"
+check "info shows the linear pooler" out_has "pooler:              linear"
+run info -m "$M/tiny-word-mlm"
+check "info: config.json's pooler (tanh) by default" out_has "pooler:              tanh"
+run convert "$M/tiny-word-mlm" -o "$TMP/x.gguf" --pooler-activation relu
+check "bad --pooler-activation is a usage error" exit_is 2
+check "bad --pooler-activation is named" err_has "--pooler-activation must be tanh or linear, not 'relu'"
+run convert "$M/tiny-word-cls" -o "$TMP/x.gguf" --pooler-activation linear
+check "--pooler-activation without a pooler exits 1" exit_is 1
+check "--pooler-activation without a pooler: one line" one_error_line
+check "--pooler-activation without a pooler: said" err_has "the checkpoint has no pooler"
+check "--pooler-activation without a pooler: nothing written" test ! -e "$TMP/x.gguf"
+# embed --pooling pooler honours it: linear = atanh of tanh's output
+"$ROFORMER" embed -m "$TMP/linear.gguf" --pooling pooler 今天天气很好 >"$TMP/lin.json"
+"$ROFORMER" embed -m "$M/tiny-word-mlm" --pooling pooler 今天天气很好 >"$TMP/tanh.json"
+check "embed --pooling pooler: tanh(linear pooler) = the tanh pooler" /usr/bin/python3 -c '
+import json, math, sys
+lin = json.load(open(sys.argv[1]))["embedding"]
+th = json.load(open(sys.argv[2]))["embedding"]
+assert len(lin) == len(th) == 64
+assert max(abs(math.tanh(a) - b) for a, b in zip(lin, th)) < 1e-5
+assert max(abs(a - b) for a, b in zip(lin, th)) > 0.05
+' "$TMP/lin.json" "$TMP/tanh.json"
+
 run convert "$M/tiny-qa" -o "$TMP/no/such/dir/qa.gguf"
 check "unwritable output exits 1" exit_is 1
 check "unwritable output: one line" one_error_line

@@ -1,6 +1,6 @@
 /*
  * cmd_convert.c — `roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16]
- * [--jieba-dict PATH] [--tokenizer auto|wobert|bert]`.
+ * [--jieba-dict PATH] [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]`.
  */
 #include "cli.h"
 
@@ -10,6 +10,7 @@
 static const char usage[] =
     "usage: roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16]\n"
     "                        [--jieba-dict PATH] [--tokenizer auto|wobert|bert]\n"
+    "                        [--pooler-activation tanh|linear]\n"
     "\n"
     "Converts a HuggingFace RoFormer checkpoint directory (config.json, vocab.txt,\n"
     "optional tokenizer_config.json, model.safetensors or pytorch_model.bin) to one\n"
@@ -21,7 +22,10 @@ static const char usage[] =
     "  --jieba-dict PATH    jieba dictionary for word-level (wobert) models\n"
     "                       (default: python3-jieba's dict.txt)\n"
     "  --tokenizer MODE     wobert (jieba words) or bert (characters); default auto,\n"
-    "                       from tokenizer_config.json's tokenizer_class\n";
+    "                       from tokenizer_config.json's tokenizer_class\n"
+    "  --pooler-activation A  tanh or linear: the pooler's activation, overriding\n"
+    "                       config.json's pooler_activation (default tanh);\n"
+    "                       RoFormer-Sim checkpoints are meant to pool with linear\n";
 
 int cmd_convert(int argc, char **argv)
 {
@@ -67,6 +71,16 @@ int cmd_convert(int argc, char **argv)
                 params.tokenizer = RF_TOKENIZER_BERT;
             else
                 return cli_usage_error("convert", "--tokenizer must be auto, wobert or bert, not '%s'", v);
+        } else if (!strcmp(a, "--pooler-activation")) {
+            if (!has_value)
+                return cli_usage_error("convert", "--pooler-activation needs tanh or linear");
+            const char *v = argv[++i];
+            if (!strcmp(v, "tanh"))
+                params.pooler_activation = RF_ACT_TANH;
+            else if (!strcmp(v, "linear"))
+                params.pooler_activation = RF_ACT_LINEAR;
+            else
+                return cli_usage_error("convert", "--pooler-activation must be tanh or linear, not '%s'", v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("convert", "unknown option '%s'", a);
         } else if (!dir) {

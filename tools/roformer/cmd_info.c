@@ -1,7 +1,7 @@
 /*
  * cmd_info.c — `roformer info -m MODEL`: what a model is (hyper-parameters,
- * head and labels, tokenizer, storage type, tensor count) and how long it
- * took to load.
+ * norm and biases (RoFormer or RoFormer-v2), head and labels, pooler,
+ * tokenizer, storage type, tensor count) and how long it took to load.
  */
 #include "cli.h"
 
@@ -11,7 +11,8 @@
 static const char usage[] =
     "usage: roformer info -m MODEL\n"
     "\n"
-    "Prints a model's hyper-parameters, head, labels, tokenizer mode, weight\n"
+    "Prints a model's hyper-parameters, norm type and encoder biases (RoFormer-v2:\n"
+    "rms_norm, none), head, labels, pooler activation, tokenizer mode, weight\n"
     "storage type and tensor count. MODEL is a .gguf file or an HF checkpoint\n"
     "directory (converted in memory).\n";
 
@@ -56,6 +57,9 @@ int cmd_info(int argc, char **argv)
     printf("intermediate_size:   %d\n", hp->intermediate_size);
     printf("max_position:        %d\n", hp->max_position);
     printf("type_vocab_size:     %d\n", hp->type_vocab_size);
+    printf("norm_type:           %s%s\n", rf_norm_type_name(hp->norm_type),
+           hp->norm_type == RF_NORM_RMS ? " (RoFormer-v2, no parameters)" : "");
+    printf("encoder biases:      %s\n", hp->use_bias ? "true" : "false");
     printf("layer_norm_eps:      %g\n", hp->layer_norm_eps);
     printf("hidden_act:          %s\n", rf_activation_name(hp->hidden_act));
     printf("rotary_value:        %s\n", hp->rotary_value ? "true" : "false");
