@@ -52,6 +52,22 @@ run_job "classify" tiny-word-cls classify classify
 run_job "ner" tiny-char-proj ner ner
 run_job "qa" tiny-qa qa qa
 run_job "fill-mask" tiny-word-mlm fill-mask fill-mask --top-k 5
+# RoFormer-v2 (RMS norm, no biases, the tied decoder as MLM head)
+run_job "embed cls (v2)" tiny-v2-mlm embed-cls embed --pooling cls
+run_job "embed mean (v2)" tiny-v2-mlm embed-mean embed --pooling mean
+run_job "classify (v2)" tiny-v2-cls classify classify
+run_job "fill-mask (v2)" tiny-v2-mlm fill-mask fill-mask --top-k 5
+printf '今天天气很好\t今天天气不错\n' | $ROFORMER similarity -m "$M/tiny-v2-mlm" >"$TMP/sim.json"
+check "similarity (v2): exit 0" [ $? -eq 0 ]
+$ROFORMER embed -m "$M/tiny-v2-mlm" --pooling cls 今天天气很好 今天天气不错 >"$TMP/emb.json"
+check "similarity (v2) is the cosine of the two [CLS] embeddings" $PY -c '
+import json, sys
+import numpy as np
+a, b = [np.array(json.loads(l)["embedding"], dtype=np.float64) for l in open(sys.argv[2])]
+want = a @ b / np.sqrt((a @ a) * (b @ b))
+got = json.load(open(sys.argv[1]))["cosine"]
+assert abs(got - want) < 1e-6, (got, want)
+' "$TMP/sim.json" "$TMP/emb.json"
 
 # ==== Bad lines stay in place; the lines around them are right ====
 long=$($PY -c 'print("长" * 1100)')
