@@ -27,14 +27,23 @@
 # on CPUs with AVX512_BF16), TORCH_SHAPES (the shapes PyTorch runs, default the
 # fixed ones: it is the slow reference, not the target), TORCH_RUNS (1),
 # ROFORMER (build/roformer), PYTHON (/usr/bin/python3), ROFORMER_REFERENCE
-# (../shared/reference), ROFORMER_DATA (../shared/data), OUT (build/compare).
+# (../shared/reference), ROFORMER_DATA (../shared/data), OUT (build/compare),
+# VARIANT (v1; v2: a RoFormer-v2 checkpoint of the same size, RMS norm and no
+# encoder biases, make_base_checkpoint.py --v2, in build/base-v2-checkpoint,
+# build/base-v2.gguf and build/peer/base-v2.onnx; OUT default build/compare-v2).
 # Raw results: $OUT/results.jsonl; the table: $OUT/table.md.
 set -eu
 
 PYTHON=${PYTHON:-/usr/bin/python3}
 REF=${ROFORMER_REFERENCE:-../shared/reference}
 DATA=${ROFORMER_DATA:-../shared/data}
-OUT=${OUT:-build/compare}
+VARIANT=${VARIANT:-v1}
+case $VARIANT in
+    v1) suffix=""; ckpt_args="" ;;
+    v2) suffix="-v2"; ckpt_args="--v2" ;;
+    *) echo "compare: VARIANT must be v1 or v2, not '$VARIANT'" >&2; exit 2 ;;
+esac
+OUT=${OUT:-build/compare$suffix}
 SHAPES=${SHAPES:-"8x128 8x512 1x128 1x1536 mixed-cjrc mixed-chnsenticorp"}
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-2}
@@ -44,9 +53,9 @@ PEERS=${PEERS:-"ort torch"}
 TORCH_SHAPES=${TORCH_SHAPES:-"8x128 8x512 1x128 1x1536"}
 TORCH_RUNS=${TORCH_RUNS:-1}
 ROFORMER=${ROFORMER:-build/roformer}
-CKPT=build/base-checkpoint
-GGUF=build/base.gguf
-ONNX=build/peer/base.onnx
+CKPT=build/base$suffix-checkpoint
+GGUF=build/base$suffix.gguf
+ONNX=build/peer/base$suffix.onnx
 
 say() { echo "compare: $*" >&2; }
 [ -d "$REF/vocab" ] || { say "reference directory $REF not found (set ROFORMER_REFERENCE)"; exit 1; }
@@ -65,7 +74,7 @@ esac
 
 if [ ! -f "$CKPT/pytorch_model.bin" ]; then
     say "making the base-size checkpoint"
-    "$PYTHON" scripts/make_base_checkpoint.py -o "$CKPT" --reference "$REF" >&2
+    "$PYTHON" scripts/make_base_checkpoint.py -o "$CKPT" --reference "$REF" $ckpt_args >&2
 fi
 if [ ! -f "$GGUF" ] || [ "$CKPT/pytorch_model.bin" -nt "$GGUF" ]; then
     say "converting to $GGUF"

@@ -2,7 +2,11 @@
 """torch_roformer.py — a plain PyTorch RoFormer that reads HuggingFace RoFormer
 checkpoints, written from the computation in HF transformers v4.40
 `modeling_roformer.py` (RoFormerModel and its MLM / sequence / token / QA heads),
-for use as the benchmark peer and the ONNX export source.
+for use as the benchmark peer and the ONNX export source. RoFormer-v2
+checkpoints (config.json `norm_type` other than "layer_norm", `use_bias`
+false; JunnYu/RoFormer_pytorch's `roformer` package) run too: the
+parameter-free RMS norm in place of every LayerNorm, no encoder biases, and
+the MLM head logits = x · word_embᵀ.
 
 Run with Debian's python3 (torch, numpy); never needed by the engine.
 
@@ -96,16 +100,32 @@ def rotate(x, sin, cos):
     return x * cos2 + x_rot * sin2
 
 
+class RMSNorm(nn.Module):
+    """RoFormer-v2's norm: x / sqrt(mean(x²) + eps), no parameters."""
+
+    def __init__(self, eps):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x):
+        return x / torch.sqrt(torch.mean(torch.square(x), dim=-1, keepdim=True) + self.eps)
+
+
+def make_norm(n, eps, v2):
+    return RMSNorm(eps) if v2 else nn.LayerNorm(n, eps=eps)
+
+
 class Layer(nn.Module):
-    def __init__(self, d, heads, ffn, eps, act, rotary_value):
+    def __init__(self, d, heads, ffn, eps, act, rotary_value, v2=False, bias=True):
         super().__init__()
         self.heads, self.head_size, self.act, self.rotary_value = heads, d // heads, act, rotary_value
-        self.query, self.key, self.value = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
-        self.attn_out = nn.Linear(d, d)
-        self.attn_norm = nn.LayerNorm(d, eps=eps)
-        self.up = nn.Linear(d, ffn)
-        self.down = nn.Linear(ffn, d)
-        self.out_norm = nn.LayerNorm(d, eps=eps)
+        self.query, self.key = nn.Linear(d, d, bias=bias), nn.Linear(d, d, bias=bias)
+        self.value = nn.Linear(d, d, bias=bias)
+        self.attn_out = nn.Linear(d, d, bias=bias)
+        self.attn_norm = make_norm(d, eps, v2)
+        self.up = nn.Linear(d, ffn, bias=bias)
+        self.down = nn.Linear(ffn, d, bias=bias)
+        self.out_norm = make_norm(d, eps, v2)
 
     def split(self, x):
         b, l, _ = x.shape
@@ -134,18 +154,20 @@ class RoFormer(nn.Module):
         self.head = head
         self.act = c.get("hidden_act", "gelu")
         eps = c.get("layer_norm_eps", 1e-12)
+        self.v2 = is_v2(c)
         self.word = nn.Embedding(c["vocab_size"], e)
         self.types = nn.Embedding(c.get("type_vocab_size", 2), e)
-        self.emb_norm = nn.LayerNorm(e, eps=eps)
+        self.emb_norm = make_norm(e, eps, self.v2)
         self.project = nn.Linear(e, d) if e != d else None
         self.layers = nn.ModuleList(
-            Layer(d, c["num_attention_heads"], c["intermediate_size"], eps, self.act, c.get("rotary_value", False))
+            Layer(d, c["num_attention_heads"], c["intermediate_size"], eps, self.act, c.get("rotary_value", False),
+                  self.v2, c.get("use_bias", True))
             for _ in range(c["num_hidden_layers"]))
         head_size = d // c["num_attention_heads"]
         self.register_buffer("rope", rotary_table(c.get("max_position_embeddings", 1536), head_size), persistent=False)
         self.pooler = None
         n_labels = len(c.get("id2label", {})) or c.get("num_labels", 2)
-        if head == "mlm":
+        if head == "mlm" and not self.v2:
             self.mlm_dense, self.mlm_norm = nn.Linear(d, e), nn.LayerNorm(e, eps=eps)
             self.mlm_bias = nn.Parameter(torch.zeros(c["vocab_size"]))
         elif head == "seq_cls":
@@ -176,7 +198,9 @@ class RoFormer(nn.Module):
         if self.pooler is not None:
             out["pooled"] = torch.tanh(self.pooler(x[:, 0]))
         act = ACTIVATIONS[self.act]
-        if self.head == "mlm":
+        if self.head == "mlm" and self.v2:
+            out["logits"] = F.linear(x, self.word.weight)
+        elif self.head == "mlm":
             h = self.mlm_norm(act(self.mlm_dense(x)))
             out["logits"] = F.linear(h, self.word.weight, self.mlm_bias)
         elif self.head == "seq_cls":
@@ -229,8 +253,15 @@ HEAD_NAMES = {
 IGNORED = ("encoder.embed_positions.weight", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
 
 
-def detect_head(state):
-    if "cls.predictions.bias" in state:
+def is_v2(config):
+    return config.get("norm_type", "layer_norm") != "layer_norm"
+
+
+def detect_head(state, config):
+    # a v2 MLM head is the tied decoder alone, absent from model.safetensors
+    arch = (config.get("architectures") or [""])[0]
+    if "cls.predictions.bias" in state or "cls.predictions.decoder.weight" in state or \
+            (is_v2(config) and arch.endswith(("MaskedLM", "CausalLM"))):
         return "mlm"
     if "classifier.out_proj.weight" in state:
         return "seq_cls"
@@ -244,7 +275,7 @@ def detect_head(state):
 def from_state_dict(config, state):
     """Builds the model and loads every tensor of an HF state dict (keys with or
     without the `roformer.` prefix); unknown keys are an error."""
-    head = detect_head(state)
+    head = detect_head(state, config)
     model = RoFormer(config, head)
     names = _hf_names(config, head)
     ours = {}
