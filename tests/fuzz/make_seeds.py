@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""make_seeds.py OUT_DIR — writes a tiny RoFormer checkpoint directory
+"""make_seeds.py OUT_DIR [--v2] — writes a tiny RoFormer checkpoint directory
 (config.json, tokenizer_config.json, vocab.txt, a 6-word jieba dict,
 model.safetensors, pytorch_model.bin) with hidden size 4 and one layer.
+--v2: a RoFormer-v2 masked LM instead (norm_type rms_norm, use_bias false:
+no norm or encoder-bias tensors; the tied decoder left out of
+model.safetensors, stored in pytorch_model.bin).
 
 The committed seed corpora under tests/fuzz/corpus/ were made from it:
 its model.safetensors, pytorch_model.bin (torch_zip), data.pkl (pickle),
@@ -16,6 +19,7 @@ import sys
 import torch
 
 out = sys.argv[1]
+v2 = "--v2" in sys.argv[2:]
 os.makedirs(out, exist_ok=True)
 vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "今天", "天气", "不错", "好", "##s", "a", "的"]
 V, D, F, T = len(vocab), 4, 8, 2
@@ -27,6 +31,11 @@ config = {
     "layer_norm_eps": 1e-12, "rotary_value": False, "pad_token_id": 0,
     "id2label": {"0": "neg", "1": "pos"}, "label2id": {"neg": 0, "pos": 1},
 }
+if v2:
+    for k in ("id2label", "label2id"):
+        del config[k]
+    config.update({"architectures": ["RoFormerForMaskedLM"], "hidden_act": "relu",
+                   "norm_type": "rms_norm", "use_bias": False})
 tok_config = {"tokenizer_class": "RoFormerTokenizer", "do_lower_case": True,
               "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]",
               "unk_token": "[UNK]", "mask_token": "[MASK]"}
@@ -46,25 +55,33 @@ def t(*shape):
 sd = collections.OrderedDict()
 sd["roformer.embeddings.word_embeddings.weight"] = t(V, D)
 sd["roformer.embeddings.token_type_embeddings.weight"] = t(T, D)
-sd["roformer.embeddings.LayerNorm.weight"] = torch.ones(D)
-sd["roformer.embeddings.LayerNorm.bias"] = torch.zeros(D)
+if not v2:
+    sd["roformer.embeddings.LayerNorm.weight"] = torch.ones(D)
+    sd["roformer.embeddings.LayerNorm.bias"] = torch.zeros(D)
 p = "roformer.encoder.layer.0."
 for name, shape in [("attention.self.query", (D, D)), ("attention.self.key", (D, D)),
                     ("attention.self.value", (D, D)), ("attention.output.dense", (D, D)),
                     ("intermediate.dense", (F, D)), ("output.dense", (D, F))]:
     sd[p + name + ".weight"] = t(*shape)
-    sd[p + name + ".bias"] = t(shape[0])
-for name in ["attention.output.LayerNorm", "output.LayerNorm"]:
+    if not v2:
+        sd[p + name + ".bias"] = t(shape[0])
+for name in [] if v2 else ["attention.output.LayerNorm", "output.LayerNorm"]:
     sd[p + name + ".weight"] = torch.ones(D)
     sd[p + name + ".bias"] = torch.zeros(D)
-sd["classifier.dense.weight"] = t(D, D)
-sd["classifier.dense.bias"] = t(D)
-sd["classifier.out_proj.weight"] = t(2, D)
-sd["classifier.out_proj.bias"] = t(2)
-# one strided (transposed) view and one half tensor exercise the pickle reader's copy path
-sd["classifier.dense.weight"] = t(D, D).t()
+if v2:
+    # tied: the same storage as the word embeddings, as torch.save keeps it
+    sd["cls.predictions.decoder.weight"] = sd["roformer.embeddings.word_embeddings.weight"]
+else:
+    sd["classifier.dense.weight"] = t(D, D)
+    sd["classifier.dense.bias"] = t(D)
+    sd["classifier.out_proj.weight"] = t(2, D)
+    sd["classifier.out_proj.bias"] = t(2)
+    # one strided (transposed) view and one half tensor exercise the pickle reader's copy path
+    sd["classifier.dense.weight"] = t(D, D).t()
 
 torch.save(sd, os.path.join(out, "pytorch_model.bin"))
+if v2:  # save_pretrained(safe_serialization=True) leaves the tied copy out
+    del sd["cls.predictions.decoder.weight"]
 
 # safetensors written by hand (no safetensors module needed): 8-byte header size, JSON, data
 header, blobs, off = {}, [], 0
