@@ -130,4 +130,22 @@ if has similarity; then
 else
     check_skip "roformer similarity is not built yet"
 fi
+
+# RoFormer-v2 (RMS norm, no biases): conversion from the torch zip, the MLM
+# head and the classification head
+if [ -d "$M/tiny-v2-mlm" ]; then
+    mkdir -p "$TMP/v2"
+    for f in config.json vocab.txt tokenizer_config.json pytorch_model.bin; do
+        ln -s "$(cd "$M/tiny-v2-mlm" && pwd)/$f" "$TMP/v2/$f"
+    done
+    vg "convert tiny-v2-mlm from pytorch_model.bin" convert "$TMP/v2" -o "$TMP/v2.gguf"
+    check "convert tiny-v2-mlm exits 0" exit_is 0
+    vg "fill-mask on v2" fill-mask -m "$TMP/v2.gguf" --top-k 3 <"$TMP/masks"
+    check "fill-mask on v2: a result and an error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"masks\"' '$TMP/out') -eq 1 ]"
+    vg "classify on v2" classify -m "$M/tiny-v2-cls" <"$TMP/lines"
+    check "classify on v2: one line per input, the bad one an error, exit 1" three_lines_one_error
+else
+    check_skip "no RoFormer-v2 fixtures in $M"
+fi
 check_done

@@ -77,7 +77,9 @@ rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, 
 /* Points every layer's attn_qkv_w / attn_qkv_b at Q, K and V stacked:
  * in place where the three already lie back to back (files written by this
  * converter, widened f16/bf16), else copied once into owned_qkv (files
- * with another tensor order). `what` names the model in messages. */
+ * with another tensor order). Without biases (hp.use_bias false) only the
+ * weights are stacked and attn_qkv_b stays NULL. `what` names the model in
+ * messages. */
 rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err);
 
 #endif
