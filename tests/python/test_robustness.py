@@ -1,0 +1,244 @@
+"""The package's edges: errors (the library's messages, errors="raise"|"skip"
+keeping positions), threads (shared model, own contexts, GIL released),
+memory (RSS flat over 10,000 calls) and the ctypes declarations (every
+struct's layout as the C compiler sees roformer.h)."""
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import roformer
+from roformer import _capi
+from conftest import CLI, model_dir, run_cli
+
+
+@pytest.fixture(scope="module")
+def mlm():
+    with roformer.Model(model_dir("tiny-word-mlm"), threads=1) as m:
+        yield m
+
+
+BAD = b"ok \xff\xfe"  # invalid UTF-8
+
+
+# ==== errors ====
+
+def cli_error(args, line):
+    out, _ = run_cli(args, [line], ok=False)
+    return out[0]["error"]
+
+
+def test_load_error_is_the_librarys_message():
+    with pytest.raises(roformer.Error) as e:
+        roformer.Model("no/such/model.gguf")
+    p = subprocess.run([CLI, "info", "-m", "no/such/model.gguf"], capture_output=True, text=True)
+    assert p.stderr.strip() == "roformer: error: " + e.value.message
+    assert e.value.status and e.value.index is None
+
+
+def test_bad_input_raises_with_the_clis_message(mlm):
+    want = cli_error(["embed", "-m", mlm.path], BAD)
+    with pytest.raises(roformer.Error) as e:
+        mlm.encode(BAD)
+    assert e.value.message == want and e.value.index is None
+    with pytest.raises(roformer.Error) as e:
+        mlm.encode(["好", BAD, "坏"])
+    assert e.value.index == 1 and e.value.message == want and str(e.value).startswith("inputs[1]: ")
+    with pytest.raises(roformer.Error, match="invalid UTF-8"):
+        mlm.tokenize(["好", "\udcff"])  # a lone surrogate is invalid UTF-8 too
+
+
+def test_skip_keeps_positions(mlm):
+    texts = ["今天天气很好", BAD, "再见"]
+    cli, _ = run_cli(["embed", "-m", mlm.path, "--threads", "1", "--batch-size", "32"], texts,
+                     ok=False)
+    got = mlm.encode(texts, errors="skip")
+    assert np.isnan(got[1]).all() and "error" in cli[1]
+    for i in (0, 2):
+        assert np.array_equal(got[i], np.array(cli[i]["embedding"], np.float32))
+    assert mlm.fill_mask(["[MASK]好", "no mask here", BAD], errors="skip")[1:] == [None, None]
+    sims = mlm.similarity(["a", BAD], ["b", "c"], errors="skip")
+    assert not np.isnan(sims[0]) and np.isnan(sims[1])
+    with pytest.raises(ValueError):
+        mlm.encode(texts, errors="ignore")
+
+
+def test_too_long_and_wrong_model_and_options():
+    with roformer.Model(model_dir("tiny-char-proj"), threads=1) as m:
+        text = "张" * 1100  # over max_position 1024, no truncation
+        with pytest.raises(roformer.Error, match="1024") as e:
+            m.ner(text)
+        assert e.value.message == cli_error(["ner", "-m", m.path], text)
+        assert len(m.ner(text[:1000])["tokens"]) == 1000
+        with pytest.raises(roformer.Error, match="sequence-classification"):
+            m.classify("好")
+        with pytest.raises(ValueError, match="pooler"):
+            m.encode("好", pooling="pooler")
+        with pytest.raises(ValueError):
+            roformer.Model(m.path, max_length=5000)
+        with pytest.raises(TypeError):
+            m.encode([1, 2])
+
+
+def test_closed_model_and_pickle():
+    m = roformer.Model(model_dir("tiny-word-cls"), threads=1)
+    with pytest.raises(TypeError, match="path"):
+        pickle.dumps(m)
+    assert m.classify("好")
+    m.close()
+    m.close()  # twice is fine
+    with pytest.raises(roformer.Error, match="closed"):
+        m.classify("好")
+
+
+# ==== threads ====
+
+def test_threads_share_the_model_with_their_own_contexts(mlm):
+    lists = [["第%d句话，今天天气很好" % (i * 10 + j) * (1 + j % 5) for j in range(40)]
+             for i in range(4)]
+    want = [mlm.encode(t, batch_size=4) for t in lists]
+    got = [None] * 4
+
+    def work(i):
+        for _ in range(3):
+            got[i] = mlm.encode(lists[i], batch_size=4)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+
+
+def test_gil_is_released_during_calls():
+    """While one thread is inside a long library call, another thread's
+    Python keeps running: the longest pause it sees is a small part of the
+    call's duration."""
+    with roformer.Model(model_dir("small-fp16"), threads=1) as m:
+        text = "今天天气很好，" * 150
+        t0 = time.perf_counter()
+        m.encode([text] * 4, batch_size=4)
+        call = time.perf_counter() - t0
+        done = threading.Event()
+        runner = threading.Thread(target=lambda: (m.encode([text] * 4, batch_size=4), done.set()))
+        gaps, last = [], time.perf_counter()
+        runner.start()
+        while not done.is_set():
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+        runner.join()
+        assert len(gaps) > 100 and max(gaps) < 0.5 * call, (max(gaps), call)
+
+
+def test_ended_threads_give_their_contexts_back(mlm):
+    base = len(mlm._state.slots)
+    for _ in range(20):
+        t = threading.Thread(target=lambda: mlm.encode(["好", "坏"]))
+        t.start()
+        t.join()
+    assert len(mlm._state.slots) == base
+
+
+def test_close_waits_for_calls_in_other_threads():
+    m = roformer.Model(model_dir("small-fp16"), threads=1)
+    started, result = threading.Event(), []
+    texts = ["今天天气很好，" * 100] * 8
+
+    def work():
+        started.set()
+        result.append(m.encode(texts, batch_size=8).shape)
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    time.sleep(0.05)
+    m.close()
+    t.join()
+    assert result == [(8, m.hidden_size)]
+
+
+# ==== memory ====
+
+def rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def test_no_leak_over_10000_calls(mlm):
+    """Every kind of call, failing ones too; the MLM decoder's (50,000-word
+    vocabulary, 4 ms a call) one call in 50."""
+    tagger = roformer.Model(model_dir("tiny-char-proj"), threads=1)
+    ids = tagger.tokenize("张三在北京工作")
+    calls = [lambda: mlm.encode("今天天气很好"),
+             lambda: mlm.tokenize(["好", ("房间", "早餐")]),
+             lambda: mlm.similarity("好", "坏"),
+             lambda: mlm.encode(["好", BAD], errors="skip"),
+             lambda: tagger.ner("张三在北京工作。" * 25),
+             lambda: tagger.forward(**ids, hidden_states=True)]
+
+    def run(n):
+        for i in range(n):
+            calls[i % len(calls)]()
+            if i % 50 == 0:
+                mlm.fill_mask("北京是[MASK]国的首都", top_k=2)
+
+    run(2000)
+    before = rss_kb()
+    run(10000)
+    grown = rss_kb() - before
+    tagger.close()
+    print("RSS before %d kB, grown %d kB over 10,000 calls" % (before, grown))
+    assert grown < 512, "RSS grew by %d kB over 10,000 calls" % grown
+
+
+# ==== the ctypes declarations ====
+
+def test_struct_layouts_match_the_header():
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    lines = ['#include "roformer.h"', "#include <stddef.h>", "#include <stdio.h>",
+             "int main(void) {"]
+    for s in _capi.STRUCTS:
+        name = s.__name__
+        lines.append('printf("%s %%zu\\n", sizeof(%s));' % (name, name))
+        for field, _ in s._fields_:
+            lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (name, field, name, field))
+    lines.append("return 0; }")
+    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), "rf_layout_%d" % os.getpid())
+    with open(tmp + ".c", "w") as f:
+        f.write("\n".join(lines))
+    try:
+        subprocess.run([cc, "-I", os.path.join(root, "include"), tmp + ".c", "-o", tmp], check=True)
+        got = dict(l.split() for l in subprocess.run([tmp], capture_output=True, text=True,
+                                                     check=True).stdout.splitlines())
+    finally:
+        for p in (tmp, tmp + ".c"):
+            if os.path.exists(p):
+                os.remove(p)
+    for s in _capi.STRUCTS:
+        assert int(got[s.__name__]) == __import__("ctypes").sizeof(s), s.__name__
+        for field, _ in s._fields_:
+            assert int(got[s.__name__ + "." + field]) == getattr(s, field).offset, (s.__name__, field)
+
+
+def test_library_found_beside_the_build(monkeypatch):
+    """Without $ROFORMER_LIBRARY the package finds the build tree's library."""
+    env = dict(os.environ)
+    env.pop("ROFORMER_LIBRARY", None)
+    pkg = os.path.dirname(os.path.dirname(roformer.__file__))
+    p = subprocess.run([sys.executable, "-c", "import roformer; print(roformer.library_path)"],
+                       env=dict(env, PYTHONPATH=pkg), capture_output=True, text=True, cwd="/")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().endswith(os.path.join("build", "libroformer.so"))

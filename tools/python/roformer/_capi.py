@@ -1,0 +1,307 @@
+"""The C library through ctypes: finding libroformer.so, and the structs and
+functions of include/roformer.h declared for ctypes.
+
+This module mirrors the header and nothing more: no Python conveniences
+(those are in model.py). Every struct here must have the C layout exactly;
+tests/python/test_bindings.py compiles the header and compares each field's
+offset and each struct's size with these declarations.
+
+ctypes.CDLL releases the GIL for the duration of every foreign call, so
+calls into the library from several Python threads run in parallel.
+"""
+
+import ctypes
+import os
+from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_float, c_int,
+                    c_int32, c_int64, c_size_t, c_uint8, c_void_p)
+
+# ==== Finding the library ====
+
+
+def _candidates():
+    """Where libroformer.so may be, in the order tried."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = os.environ.get("ROFORMER_LIBRARY")
+    if env:
+        yield env
+    yield os.path.join(here, "libroformer.so")                          # beside the package
+    yield os.path.join(here, "..", "..", "..", "build", "libroformer.so")  # tools/python/roformer in a build tree
+    yield os.path.join(here, "..", "..", "..", "libroformer.so")        # PREFIX/lib/python3/dist-packages/roformer
+    yield "libroformer.so"                                              # the dynamic loader's search path
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            return ctypes.CDLL(path), os.path.normpath(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+    raise ImportError("roformer: libroformer.so not found; set ROFORMER_LIBRARY to its path "
+                      "(tried: %s)" % "; ".join(tried))
+
+
+lib, library_path = _load()
+
+# ==== Enums (values as in roformer.h) ====
+
+RF_OK = 0
+RF_ERR_INPUT = 5
+
+RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
+RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER = range(3)
+RF_COMPUTE_F32, RF_COMPUTE_BF16 = 0, 1
+
+# ==== Structs ====
+
+
+class rf_error(Structure):
+    _fields_ = [("message", c_char * 512)]
+
+
+class rf_hparams(Structure):
+    _fields_ = [
+        ("vocab_size", c_int32),
+        ("embedding_size", c_int32),
+        ("hidden_size", c_int32),
+        ("num_layers", c_int32),
+        ("num_heads", c_int32),
+        ("intermediate_size", c_int32),
+        ("max_position", c_int32),
+        ("type_vocab_size", c_int32),
+        ("layer_norm_eps", c_float),
+        ("hidden_act", c_int),      # rf_activation
+        ("rotary_value", c_bool),
+        ("head", c_int),            # rf_head_kind
+        ("num_labels", c_int32),
+        ("has_pooler", c_bool),
+        ("pooler_act", c_int),      # rf_activation
+        ("tokenizer", c_int),       # rf_tokenizer_mode
+        ("do_lower_case", c_bool),
+        ("pad_id", c_int32),
+        ("unk_id", c_int32),
+        ("cls_id", c_int32),
+        ("sep_id", c_int32),
+        ("mask_id", c_int32),
+        ("dtype", c_int),           # rf_dtype
+    ]
+
+
+class rf_encoding(Structure):
+    _fields_ = [
+        ("ids", POINTER(c_int32)),
+        ("type_ids", POINTER(c_int32)),
+        ("mask", POINTER(c_int32)),
+        ("start", POINTER(c_int32)),
+        ("end", POINTER(c_int32)),
+        ("n", c_int32),
+        ("cap", c_int32),
+        ("scratch", c_void_p),
+    ]
+
+
+class rf_context_params(Structure):
+    _fields_ = [
+        ("max_batch", c_int32),
+        ("max_seq_len", c_int32),
+        ("n_threads", c_int32),
+        ("skip_padding", c_int32),
+        ("compute", c_int32),
+    ]
+
+
+class rf_batch(Structure):
+    _fields_ = [
+        ("batch", c_int32),
+        ("seq_len", c_int32),
+        ("input_ids", POINTER(c_int32)),
+        ("token_type_ids", POINTER(c_int32)),
+        ("attention_mask", POINTER(c_int32)),
+    ]
+
+
+class rf_outputs(Structure):
+    _fields_ = [
+        ("last_hidden_state", POINTER(c_float)),
+        ("hidden_states", POINTER(c_float)),
+        ("pooled", POINTER(c_float)),
+        ("logits", POINTER(c_float)),
+        ("start_logits", POINTER(c_float)),
+        ("end_logits", POINTER(c_float)),
+        ("mlm_positions", POINTER(c_int32)),
+        ("n_mlm_positions", c_int32),
+    ]
+
+
+class rf_text(Structure):
+    _fields_ = [
+        ("text", c_char_p),
+        ("text_len", c_size_t),
+        ("pair", c_char_p),
+        ("pair_len", c_size_t),
+    ]
+
+
+class rf_item_status(Structure):
+    _fields_ = [("status", c_int), ("error", rf_error)]
+
+
+class rf_pipeline_params(Structure):
+    _fields_ = [
+        ("max_length", c_int32),
+        ("batch_size", c_int32),
+        ("n_threads", c_int32),
+        ("compute", c_int32),
+    ]
+
+
+class rf_pipeline_stats(Structure):
+    _fields_ = [
+        ("inputs", c_int64),
+        ("tokens", c_int64),
+        ("batches", c_int64),
+        ("tokenize_seconds", c_double),
+        ("forward_seconds", c_double),
+    ]
+
+
+class rf_fill_mask_result(Structure):
+    _fields_ = [
+        ("n_masks", c_int32),
+        ("top_k", c_int32),
+        ("positions", POINTER(c_int32)),
+        ("ids", POINTER(c_int32)),
+        ("scores", POINTER(c_float)),
+        ("sequence", c_char_p),
+    ]
+
+
+class rf_token_tag(Structure):
+    _fields_ = [
+        ("id", c_int32),
+        ("label", c_int32),
+        ("score", c_float),
+        ("start", c_int32),
+        ("end", c_int32),
+    ]
+
+
+class rf_entity(Structure):
+    _fields_ = [
+        ("type", c_void_p),  # not NUL-terminated: type_len bytes
+        ("type_len", c_int32),
+        ("first", c_int32),
+        ("last", c_int32),
+        ("score", c_float),
+        ("start", c_int32),
+        ("end", c_int32),
+    ]
+
+
+class rf_ner_result(Structure):
+    _fields_ = [
+        ("n_tokens", c_int32),
+        ("tokens", POINTER(rf_token_tag)),
+        ("n_entities", c_int32),
+        ("entities", POINTER(rf_entity)),
+    ]
+
+
+class rf_qa_result(Structure):
+    _fields_ = [
+        ("score", c_float),
+        ("start", c_int32),
+        ("end", c_int32),
+        ("byte_start", c_int32),
+        ("byte_end", c_int32),
+        ("start_token", c_int32),
+        ("end_token", c_int32),
+    ]
+
+
+class rf_blas_info(Structure):
+    _fields_ = [
+        ("core", c_char_p),
+        ("config", c_char_p),
+        ("threads", c_int32),
+        ("cpu_count", c_int32),
+    ]
+
+
+# Every struct above, by its C name, for the layout test.
+STRUCTS = [rf_error, rf_hparams, rf_encoding, rf_context_params, rf_batch, rf_outputs, rf_text,
+           rf_item_status, rf_pipeline_params, rf_pipeline_stats, rf_fill_mask_result,
+           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_blas_info]
+
+# ==== Functions ====
+
+_model_p = c_void_p
+_err_p = POINTER(rf_error)
+_items_p = POINTER(rf_item_status)
+_texts_p = POINTER(rf_text)
+_f32_p = POINTER(c_float)
+
+
+def _declare(name, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+rf_status_string = _declare("rf_status_string", c_char_p, c_int)
+rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
+rf_head_name = _declare("rf_head_name", c_char_p, c_int)
+rf_tokenizer_mode_name = _declare("rf_tokenizer_mode_name", c_char_p, c_int)
+rf_dtype_name = _declare("rf_dtype_name", c_char_p, c_int)
+
+rf_model_load = _declare("rf_model_load", c_int, c_char_p, POINTER(_model_p), _err_p)
+rf_model_free = _declare("rf_model_free", None, _model_p)
+rf_model_hparams = _declare("rf_model_hparams", POINTER(rf_hparams), _model_p)
+rf_model_label = _declare("rf_model_label", c_char_p, _model_p, c_int32)
+rf_model_token = _declare("rf_model_token", c_char_p, _model_p, c_int32)
+rf_model_tensor_count = _declare("rf_model_tensor_count", c_int32, _model_p)
+
+rf_tokenize = _declare("rf_tokenize", c_int, _model_p, c_char_p, c_size_t, c_char_p, c_size_t,
+                       c_int32, POINTER(rf_encoding), _err_p)
+rf_encoding_free = _declare("rf_encoding_free", None, POINTER(rf_encoding))
+
+rf_context_default_params = _declare("rf_context_default_params", rf_context_params)
+rf_context_create = _declare("rf_context_create", c_int, _model_p, POINTER(rf_context_params),
+                             POINTER(c_void_p), _err_p)
+rf_context_resize = _declare("rf_context_resize", c_int, c_void_p, c_int32, c_int32, _err_p)
+rf_context_free = _declare("rf_context_free", None, c_void_p)
+rf_forward = _declare("rf_forward", c_int, c_void_p, POINTER(rf_batch), POINTER(rf_outputs), _err_p)
+
+rf_pipeline_default_params = _declare("rf_pipeline_default_params", rf_pipeline_params)
+rf_pipeline_create = _declare("rf_pipeline_create", c_int, _model_p, POINTER(rf_pipeline_params),
+                              POINTER(c_void_p), _err_p)
+rf_pipeline_free = _declare("rf_pipeline_free", None, c_void_p)
+rf_pipeline_get_stats = _declare("rf_pipeline_get_stats", None, c_void_p,
+                                 POINTER(rf_pipeline_stats))
+
+rf_embed = _declare("rf_embed", c_int, c_void_p, _texts_p, c_int32, c_int, c_bool, _f32_p,
+                    _items_p, _err_p)
+rf_similarity = _declare("rf_similarity", c_int, c_void_p, _texts_p, c_int32, c_int, _f32_p,
+                         _items_p, _err_p)
+rf_classify = _declare("rf_classify", c_int, c_void_p, _texts_p, c_int32, _f32_p, _items_p, _err_p)
+rf_fill_mask = _declare("rf_fill_mask", c_int, c_void_p, _texts_p, c_int32, c_int32,
+                        POINTER(rf_fill_mask_result), _items_p, _err_p)
+rf_fill_mask_result_free = _declare("rf_fill_mask_result_free", None, POINTER(rf_fill_mask_result))
+rf_token_classify = _declare("rf_token_classify", c_int, c_void_p, _texts_p, c_int32,
+                             POINTER(rf_ner_result), _items_p, _err_p)
+rf_ner_result_free = _declare("rf_ner_result_free", None, POINTER(rf_ner_result))
+rf_qa = _declare("rf_qa", c_int, c_void_p, _texts_p, c_int32, c_int32, c_int32,
+                 POINTER(rf_qa_result), _items_p, _err_p)
+
+rf_top_k = _declare("rf_top_k", c_int32, _f32_p, c_int32, c_int32, POINTER(c_int32))
+rf_cosine = _declare("rf_cosine", c_float, _f32_p, _f32_p, c_int32)
+rf_blas_get_info = _declare("rf_blas_get_info", rf_blas_info)
+
+# Pointer types the model code builds arguments with.
+c_int32_p = POINTER(c_int32)
+c_float_p = _f32_p
+c_uint8_p = POINTER(c_uint8)

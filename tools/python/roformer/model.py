@@ -1,0 +1,883 @@
+"""roformer.Model: a loaded model and the jobs (encode, classify, similarity,
+scm, fill-mask, NER, QA, tokenize, forward) in the conventions Python users
+know (sentence-transformers' encode, HF pipelines' result dicts, HF
+tokenizers' dict of lists).
+
+What it does not do: no computation of its own. Every number comes from the
+C library (see _capi.py), called the way the `roformer` CLI calls it, so
+results are the CLI's float32 values exactly: inputs go to the library in
+the CLI's chunks (max(64, 8 x batch_size) inputs per call), because the
+engine's numbers for one input may differ in the last bits with the other
+inputs of its batch.
+
+Threads: the model is loaded once and shared; each Python thread that calls
+a method gets its own pipelines and context (thread-local), freed when the
+thread ends or the model is closed. The GIL is released inside every C call
+(ctypes does that), so threads run the model in parallel.
+"""
+
+import collections
+import sys
+import threading
+import weakref
+from ctypes import byref, c_void_p, string_at
+
+import numpy as np
+
+from . import _capi as C
+
+_POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "pooler": C.RF_POOLING_POOLER}
+_COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16}
+_HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
+          "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
+_ERRORS = ("raise", "skip")
+_PIPELINES_PER_THREAD = 4  # distinct (batch_size, max_length) kept per thread
+
+
+class Error(Exception):
+    """A failure reported by the library. `message` is the library's own
+    one-line message; `status` its rf_status name (e.g. "bad input");
+    `index` the position of the failing input in a batch call (else None)."""
+
+    def __init__(self, message, status=None, index=None):
+        self.message = message
+        self.status = status
+        self.index = index
+        super().__init__(message if index is None else "inputs[%d]: %s" % (index, message))
+
+
+def _status_name(status):
+    s = C.rf_status_string(status)
+    return s.decode() if s else str(status)
+
+
+def _raise(status, err):
+    raise Error(err.message.decode("utf-8", "replace"), _status_name(status))
+
+
+def _utf8(s, what="text"):
+    """str (lone surrogates kept, so the library reports them as invalid
+    UTF-8 as it does for the CLI's input) or bytes, to bytes."""
+    if isinstance(s, bytes):
+        return s
+    if isinstance(s, str):
+        return s.encode("utf-8", "surrogatepass")
+    raise TypeError("%s must be str or bytes, not %s" % (what, type(s).__name__))
+
+
+def _as_str(s):
+    return s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+
+
+def _is_single(x):
+    return isinstance(x, (str, bytes, tuple, dict))
+
+
+def _text_pair(x):
+    """One input of a text job: a text, an (a, b) tuple, or a dict with
+    "text" and optional "text_pair" (HF's form)."""
+    if isinstance(x, dict):
+        if "text" not in x:
+            raise TypeError('an input dict needs "text" (and optionally "text_pair")')
+        return x["text"], x.get("text_pair")
+    if isinstance(x, tuple):
+        if len(x) != 2:
+            raise TypeError("a text pair is a tuple of two texts, not %d" % len(x))
+        return x
+    return x, None
+
+
+class _Texts:
+    """An rf_text array over UTF-8 copies that live as long as it does."""
+
+    def __init__(self, pairs):
+        self.keep = []
+        self.array = (C.rf_text * max(len(pairs), 1))()
+        for i, (a, b) in enumerate(pairs):
+            ab = _utf8(a)
+            self.keep.append(ab)
+            self.array[i].text = ab
+            self.array[i].text_len = len(ab)
+            if b is not None:
+                bb = _utf8(b, "text pair")
+                self.keep.append(bb)
+                self.array[i].pair = bb
+                self.array[i].pair_len = len(bb)
+        self.n = len(pairs)
+
+
+class _Slots:
+    """One thread's library objects: pipelines by (batch_size, max_length),
+    a context for forward, an encoding for tokenize."""
+
+    def __init__(self):
+        self.pipelines = collections.OrderedDict()
+        self.ctx = None
+        self.ctx_batch = self.ctx_len = 0
+        self.encoding = C.rf_encoding()
+
+    def free(self):
+        for pl in self.pipelines.values():
+            C.rf_pipeline_free(pl)
+        self.pipelines.clear()
+        if self.ctx:
+            C.rf_context_free(self.ctx)
+            self.ctx = None
+        C.rf_encoding_free(byref(self.encoding))
+
+
+class _Ticket:
+    """Lives in one thread's threading.local; when the thread ends it goes,
+    and its finalizer hands that thread's _Slots back to the model."""
+
+
+class _State:
+    """The model handle and every thread's slots; what close() frees. Kept
+    apart from Model so that finalizers can hold it without holding the
+    Model."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.cond = threading.Condition()
+        self.active = 0
+        self.closed = False
+        self.slots = set()
+
+    def enter(self):
+        with self.cond:
+            if self.closed:
+                raise Error("the model is closed")
+            self.active += 1
+
+    def leave(self):
+        with self.cond:
+            self.active -= 1
+            self.cond.notify_all()
+
+    def release(self, slot):
+        with self.cond:
+            if slot in self.slots:
+                self.slots.discard(slot)
+                slot.free()
+
+    def close(self):
+        with self.cond:
+            if self.closed:
+                return
+            self.closed = True
+            while self.active:
+                self.cond.wait()
+            for slot in self.slots:
+                slot.free()
+            self.slots.clear()
+            C.rf_model_free(self.handle)
+            self.handle = None
+
+
+class _Call:
+    """with self._call() as slots: the current thread's slots, the model
+    kept open for the duration."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __enter__(self):
+        self.model._state.enter()
+        return self.model._thread_slots()
+
+    def __exit__(self, *exc):
+        self.model._state.leave()
+        return False
+
+
+class _Progress:
+    def __init__(self, show, what, total):
+        self.show, self.what, self.total = show, what, total
+
+    def update(self, done):
+        if self.show:
+            sys.stderr.write("\r%s: %d/%d" % (self.what, done, self.total))
+            if done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _chunks(n, batch_size):
+    """The CLI's chunks: max(64, 8 x batch_size) inputs per library call."""
+    step = max(64, 8 * batch_size)
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _check_errors(errors):
+    if errors not in _ERRORS:
+        raise ValueError('errors must be "raise" or "skip", not %r' % (errors,))
+
+
+def _settle(results, errs, errors, single):
+    """Applies errors="raise"|"skip" to a batch's results (None where an
+    input failed) and unwraps a single input."""
+    for i, e in enumerate(errs):
+        if e is not None and (errors == "raise" or single):
+            raise Error(e[1], e[0], None if single else i)
+    return results[0] if single else results
+
+
+class Model:
+    """A RoFormer model: a converted .gguf file or a HuggingFace checkpoint
+    directory (converted in memory).
+
+        m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None)
+
+    threads: compute threads per call (None: all cores); compute: "f32" or
+    "bf16" (CPUs with AVX512_BF16); max_length: truncate every input to that
+    many tokens (None: no truncation; an input longer than the model's
+    maximum then fails). A context manager; close() frees it.
+    """
+
+    def __init__(self, path, threads=None, compute="f32", max_length=None):
+        if compute not in _COMPUTES:
+            raise ValueError('compute must be "f32" or "bf16", not %r' % (compute,))
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError("threads must be a positive integer or None")
+        self.path = str(path)
+        self.threads = threads
+        self.compute = compute
+        handle = c_void_p()
+        err = C.rf_error()
+        st = C.rf_model_load(self.path.encode(), byref(handle), byref(err))
+        if st != C.RF_OK:
+            _raise(st, err)
+        self._state = _State(handle)
+        self._finalizer = weakref.finalize(self, _State.close, self._state)
+        self._local = threading.local()
+        hp = C.rf_model_hparams(handle).contents
+        self._hp = hp
+        if max_length is not None and not 2 <= max_length <= hp.max_position:
+            self.close()
+            raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r"
+                             % (hp.max_position, max_length))
+        self.max_length = max_length
+        self.hidden_size = hp.hidden_size
+        self.labels = [self._label(i) for i in range(hp.num_labels)]
+        self.info = self._info()
+
+    # ==== Lifetime ====
+
+    def close(self):
+        """Frees the model and every thread's contexts; waits for calls in
+        progress in other threads to end. Later calls raise Error."""
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __reduce__(self):
+        raise TypeError("a roformer.Model holds a loaded library model and is not picklable; "
+                        "send its path (roformer.dask loads one model per worker process)")
+
+    def __repr__(self):
+        return "roformer.Model(%r, head=%r, hidden_size=%d)" % (
+            self.path, self.info["head"], self.hidden_size)
+
+    def _thread_slots(self):
+        ticket = getattr(self._local, "ticket", None)
+        if ticket is None:
+            slot = _Slots()
+            ticket = _Ticket()
+            ticket.slot = slot
+            with self._state.cond:
+                self._state.slots.add(slot)
+            weakref.finalize(ticket, self._state.release, slot)
+            self._local.ticket = ticket
+        return ticket.slot
+
+    def _pipeline(self, slots, batch_size, max_length):
+        if not isinstance(batch_size, int) or not 1 <= batch_size <= 4096:
+            raise ValueError("batch_size must be an integer from 1 to 4096, not %r" % (batch_size,))
+        key = (batch_size, max_length or 0)
+        pl = slots.pipelines.get(key)
+        if pl is not None:
+            slots.pipelines.move_to_end(key)
+            return pl
+        params = C.rf_pipeline_default_params()
+        params.max_length = max_length or 0
+        params.batch_size = batch_size
+        params.n_threads = self.threads or 0
+        params.compute = _COMPUTES[self.compute]
+        pl = c_void_p()
+        err = C.rf_error()
+        st = C.rf_pipeline_create(self._state.handle, byref(params), byref(pl), byref(err))
+        if st != C.RF_OK:
+            _raise(st, err)
+        slots.pipelines[key] = pl
+        if len(slots.pipelines) > _PIPELINES_PER_THREAD:
+            C.rf_pipeline_free(slots.pipelines.popitem(last=False)[1])
+        return pl
+
+    # ==== What the model is ====
+
+    def _label(self, i):
+        s = C.rf_model_label(self._state.handle, i)
+        return s.decode() if s else "LABEL_%d" % i
+
+    def _token(self, token_id):
+        s = C.rf_model_token(self._state.handle, token_id)
+        return s.decode("utf-8", "replace") if s else ""
+
+    def _info(self):
+        hp, h = self._hp, self._state.handle
+
+        def name(fn, v):
+            return fn(v).decode()
+
+        return {
+            "file": self.path,
+            "architecture": "roformer",
+            "head": name(C.rf_head_name, hp.head),
+            "labels": list(self.labels),
+            "vocab_size": hp.vocab_size,
+            "embedding_size": hp.embedding_size,
+            "hidden_size": hp.hidden_size,
+            "num_layers": hp.num_layers,
+            "num_heads": hp.num_heads,
+            "intermediate_size": hp.intermediate_size,
+            "max_position": hp.max_position,
+            "type_vocab_size": hp.type_vocab_size,
+            "layer_norm_eps": hp.layer_norm_eps,
+            "hidden_act": name(C.rf_activation_name, hp.hidden_act),
+            "rotary_value": bool(hp.rotary_value),
+            "pooler": name(C.rf_activation_name, hp.pooler_act) if hp.has_pooler else None,
+            "tokenizer": {
+                "mode": name(C.rf_tokenizer_mode_name, hp.tokenizer),
+                "do_lower_case": bool(hp.do_lower_case),
+                "special_tokens": {"[PAD]": hp.pad_id, "[UNK]": hp.unk_id, "[CLS]": hp.cls_id,
+                                   "[SEP]": hp.sep_id, "[MASK]": hp.mask_id},
+            },
+            "dtype": name(C.rf_dtype_name, hp.dtype),
+            "tensors": C.rf_model_tensor_count(h),
+            "blas_core": (C.rf_blas_get_info().core or b"").decode(),
+        }
+
+    def _pooling(self, pooling):
+        if pooling is None:  # the CLI's default
+            return C.RF_POOLING_POOLER if self._hp.has_pooler else C.RF_POOLING_CLS
+        if pooling not in _POOLINGS:
+            raise ValueError('pooling must be "cls", "mean" or "pooler", not %r' % (pooling,))
+        if pooling == "pooler" and not self._hp.has_pooler:
+            raise ValueError('the model has no pooler; use pooling="cls" or "mean"')
+        return _POOLINGS[pooling]
+
+    # ==== The batch runner ====
+
+    def _run(self, pairs, batch_size, max_length, call, progress=None, whole=False):
+        """Runs `pairs` through call(pipeline, texts, items, lo, hi, err)
+        chunk by chunk (the CLI's chunks; with `whole`, in one call).
+        Returns errs: per input None or (status name, message)."""
+        errs = [None] * len(pairs)
+        with _Call(self) as slots:
+            pl = self._pipeline(slots, batch_size, max_length)
+            chunks = [(0, len(pairs))] if whole and pairs else _chunks(len(pairs), batch_size)
+            for lo, hi in chunks:
+                texts = _Texts(pairs[lo:hi])
+                items = (C.rf_item_status * (hi - lo))()
+                err = C.rf_error()
+                st = call(pl, texts, items, lo, hi, err)
+                if st != C.RF_OK:
+                    _raise(st, err)
+                for j in range(hi - lo):
+                    if items[j].status != C.RF_OK:
+                        errs[lo + j] = (_status_name(items[j].status),
+                                        items[j].error.message.decode("utf-8", "replace"))
+                if progress:
+                    progress.update(hi)
+        return errs
+
+    # ==== Jobs ====
+
+    def encode_items(self, texts, batch_size=32, pooling=None, normalize_embeddings=False,
+                     show_progress_bar=False, max_length=None):
+        """encode() without the error policy: (array (n, hidden) with NaN rows
+        where an input failed, [None or (status, message) per input])."""
+        pairs = [_text_pair(t) for t in texts]
+        use = self._pooling(pooling)
+        out = np.full((len(pairs), self.hidden_size), np.nan, dtype=np.float32)
+
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_embed(pl, t.array, t.n, use, bool(normalize_embeddings),
+                              out[lo:hi].ctypes.data_as(C.c_float_p), items, byref(err))
+
+        errs = self._run(pairs, batch_size, max_length or self.max_length, call,
+                         _Progress(show_progress_bar, "encode", len(pairs)))
+        return out, errs
+
+    def encode(self, texts, batch_size=32, pooling=None, normalize_embeddings=False,
+               show_progress_bar=False, errors="raise"):
+        """Sentence embeddings, as sentence-transformers' encode: a float32
+        array (n, hidden_size), or (hidden_size,) for one text. pooling:
+        "cls", "mean" (real tokens only) or "pooler"; None: the CLI's default
+        (pooler when the model has one, else cls). A text pair is an (a, b)
+        tuple. errors="skip" leaves a NaN row where an input fails."""
+        _check_errors(errors)
+        single = _is_single(texts)
+        out, errs = self.encode_items([texts] if single else list(texts), batch_size, pooling,
+                                      normalize_embeddings, show_progress_bar)
+        for i, e in enumerate(errs):
+            if e is not None and (errors == "raise" or single):
+                raise Error(e[1], e[0], None if single else i)
+        return out[0] if single else out
+
+    def _classify_probs(self, pairs, batch_size, max_length=None, whole=False):
+        if self._hp.head != C.RF_HEAD_SEQ_CLS:
+            raise Error("the model has no sequence-classification head (its head is %s)"
+                        % self.info["head"], "unsupported")
+        N = max(self._hp.num_labels, 1)
+        probs = np.zeros((len(pairs), N), dtype=np.float32)
+
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_classify(pl, t.array, t.n, probs[lo:hi].ctypes.data_as(C.c_float_p),
+                                 items, byref(err))
+
+        errs = self._run(pairs, batch_size, max_length or self.max_length, call, whole=whole)
+        return probs, errs
+
+    def classify_items(self, texts, top_k=1, batch_size=8):
+        """classify() without the error policy: ([result or None], [None or
+        (status, message)])."""
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValueError("top_k must be a positive integer or None (all labels)")
+        pairs = [_text_pair(t) for t in texts]
+        probs, errs = self._classify_probs(pairs, batch_size)
+        results = []
+        for i, p in enumerate(probs):
+            if errs[i] is not None:
+                results.append(None)
+                continue
+            order = np.argsort(-p, kind="stable")  # as rf_top_k: ties to the lower index
+            ranked = [{"label": self.labels[j], "score": float(p[j])} for j in order]
+            results.append(ranked[0] if top_k == 1 else ranked[:top_k])
+        return results, errs
+
+    def classify(self, texts, top_k=1, batch_size=8, errors="raise"):
+        """Sequence classification, shaped as HF's
+        pipeline("text-classification"): for one text [{"label", "score"}]
+        (the top_k best with top_k > 1, every label with top_k=None); for a
+        list, one {"label", "score"} per text, or a list of them per text
+        with top_k != 1. A text pair is an (a, b) tuple or {"text",
+        "text_pair"}. errors="skip" puts None where an input fails."""
+        _check_errors(errors)
+        single = _is_single(texts)
+        results, errs = self.classify_items([texts] if single else list(texts), top_k, batch_size)
+        r = _settle(results, errs, errors, single)
+        return [r] if single and top_k == 1 else r
+
+    def similarity(self, a, b, pooling=None, batch_size=8, errors="raise"):
+        """Cosine similarity of the embeddings of a and b (each embedded on
+        its own), as `roformer similarity`: a float for two texts, a float32
+        array for two lists (NaN where an input fails with errors="skip")."""
+        _check_errors(errors)
+        single = isinstance(a, (str, bytes))
+        if single:
+            pairs = [(a, b)]
+        else:
+            a, b = list(a), list(b)
+            if len(a) != len(b):
+                raise ValueError("similarity: a and b must have the same length")
+            pairs = list(zip(a, b))
+        use = self._pooling(pooling)
+        out = np.full(len(pairs), np.nan, dtype=np.float32)
+
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_similarity(pl, t.array, t.n, use, out[lo:hi].ctypes.data_as(C.c_float_p),
+                                   items, byref(err))
+
+        errs = self._run(pairs, batch_size, self.max_length, call)
+        for i, e in enumerate(errs):
+            if e is not None and (errors == "raise" or single):
+                raise Error(e[1], e[0], None if single else i)
+        return float(out[0]) if single else out
+
+    def scm_items(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8):
+        """scm() without the error policy."""
+        if mode not in ("embed", "pair"):
+            raise ValueError('mode must be "embed" or "pair", not %r' % (mode,))
+        if max_length is None:  # the CLI's default for scm: truncate at the model's maximum
+            max_length = self.max_length or self._hp.max_position
+        n = len(triplets)
+        docs, errs = [None] * n, [None] * n
+        for k, t in enumerate(triplets):
+            docs[k], errs[k] = _triplet(t)
+        sim_ab = np.zeros(n, dtype=np.float32)
+        sim_ac = np.zeros(n, dtype=np.float32)
+        if mode == "embed":
+            use = self._pooling(pooling)
+            distinct, doc_of = {}, {}
+            for k in range(n):
+                if errs[k] is None:
+                    doc_of[k] = [distinct.setdefault(_utf8(d), len(distinct)) for d in docs[k]]
+            vecs, verrs = self.embed_documents(list(distinct), use, max_length, batch_size)
+            for k in doc_of:
+                a, b, c = doc_of[k]
+                for side, d in zip("ABC", doc_of[k]):
+                    if verrs[d] is not None and errs[k] is None:
+                        errs[k] = (verrs[d][0], "%s: %s" % (side, verrs[d][1]))
+                if errs[k] is None:
+                    sim_ab[k] = _cosine(vecs[a], vecs[b])
+                    sim_ac[k] = _cosine(vecs[a], vecs[c])
+            self.last_scm_documents = len(distinct)
+        else:
+            # As the CLI: per 64 triplets one call with (A, B) and (A, C) of each.
+            for k0 in range(0, n, 64):
+                ok = [k for k in range(k0, min(n, k0 + 64)) if errs[k] is None]
+                pairs = []
+                for k in ok:
+                    pairs += [(docs[k][0], docs[k][1]), (docs[k][0], docs[k][2])]
+                probs, perrs = self._classify_probs(pairs, batch_size, max_length, whole=True)
+                for j, k in enumerate(ok):
+                    for e in (perrs[2 * j], perrs[2 * j + 1]):
+                        if e is not None and errs[k] is None:
+                            errs[k] = e
+                    sim_ab[k] = probs[2 * j, -1]
+                    sim_ac[k] = probs[2 * j + 1, -1]
+        results = []
+        for k in range(n):
+            if errs[k] is not None:
+                results.append(None)
+                continue
+            pred = "B" if sim_ab[k] >= sim_ac[k] else "C"
+            results.append({"prediction": pred, "sim_ab": float(sim_ab[k]),
+                            "sim_ac": float(sim_ac[k])})
+        return results, errs
+
+    def embed_documents(self, docs, pooling, max_length, batch_size=8):
+        """Embeds documents as `roformer scm` does (64 per library call, not
+        normalised): (array (n, hidden), errs). pooling is an RF_POOLING_*
+        value. The building block of scm, here and on Dask."""
+        out = np.full((len(docs), self.hidden_size), np.nan, dtype=np.float32)
+        errs = [None] * len(docs)
+        for lo in range(0, len(docs), 64):
+            hi = min(len(docs), lo + 64)
+
+            def call(pl, t, items, a, b, err, lo=lo):
+                return C.rf_embed(pl, t.array, t.n, pooling, False,
+                                  out[lo + a:lo + b].ctypes.data_as(C.c_float_p), items, byref(err))
+
+            errs[lo:hi] = self._run([(d, None) for d in docs[lo:hi]], batch_size, max_length, call,
+                                    whole=True)
+        return out, errs
+
+    def scm(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8,
+            errors="raise"):
+        """CAIL2019 similar case matching, as `roformer scm`: for each triplet
+        ({"A", "B", "C"} or an (A, B, C) tuple) {"prediction": "B"|"C",
+        "sim_ab", "sim_ac"}. mode="embed": cosines of document embeddings,
+        each distinct document embedded once; mode="pair": a
+        sequence-classification model's probability of its last label for
+        (A, B) and (A, C). Documents are truncated at max_length (default:
+        the model's maximum)."""
+        _check_errors(errors)
+        single = isinstance(triplets, dict)
+        results, errs = self.scm_items([triplets] if single else list(triplets), mode, pooling,
+                                       max_length, batch_size)
+        return _settle(results, errs, errors, single)
+
+    def fill_mask(self, texts, top_k=5, batch_size=8, errors="raise"):
+        """The top_k tokens for each [MASK], as `roformer fill-mask`: per text
+        {"sequence": the text with the best tokens filled in, "masks":
+        [[{"token", "id", "score"}, ...] per [MASK]]}."""
+        _check_errors(errors)
+        if self._hp.head != C.RF_HEAD_MLM:
+            raise Error("the model has no masked-LM head (its head is %s)" % self.info["head"],
+                        "unsupported")
+        if not isinstance(top_k, int) or top_k < 1:
+            raise ValueError("top_k must be a positive integer")
+        single = _is_single(texts)
+        items = [texts] if single else list(texts)
+        results = [None] * len(items)
+
+        def call(pl, t, st, lo, hi, err):
+            res = (C.rf_fill_mask_result * (hi - lo))()
+            rc = C.rf_fill_mask(pl, t.array, t.n, top_k, res, st, byref(err))
+            for j in range(hi - lo):
+                r = res[j]
+                if rc == C.RF_OK and st[j].status == C.RF_OK:
+                    K = r.top_k
+                    masks = [[{"token": self._token(r.ids[m * K + k]), "id": r.ids[m * K + k],
+                               "score": float(r.scores[m * K + k])} for k in range(K)]
+                             for m in range(r.n_masks)]
+                    results[lo + j] = {"sequence": r.sequence.decode("utf-8", "replace"),
+                                       "masks": masks}
+                C.rf_fill_mask_result_free(byref(r))
+            return rc
+
+        errs = self._run([(x, None) for x in items], batch_size, self.max_length, call)
+        return _settle(results, errs, errors, single)
+
+    def ner(self, texts, batch_size=8, errors="raise"):
+        """Token classification, as `roformer ner`: per text {"tokens":
+        [{"token", "label", "score", "start", "end"}], "entities":
+        [{"entity", "text", "score", "start", "end"}]}; start/end are
+        character offsets into the text (Python string indices)."""
+        _check_errors(errors)
+        if self._hp.head != C.RF_HEAD_TOKEN_CLS:
+            raise Error("the model has no token-classification head (its head is %s)"
+                        % self.info["head"], "unsupported")
+        single = _is_single(texts)
+        items = [texts] if single else list(texts)
+        results = [None] * len(items)
+
+        def call(pl, t, st, lo, hi, err):
+            res = (C.rf_ner_result * (hi - lo))()
+            rc = C.rf_token_classify(pl, t.array, t.n, res, st, byref(err))
+            for j in range(hi - lo):
+                r = res[j]
+                if rc == C.RF_OK and st[j].status == C.RF_OK:
+                    text = _as_str(items[lo + j])
+                    tokens = [{"token": self._token(g.id), "label": self.labels[g.label]
+                               if 0 <= g.label < len(self.labels) else "",
+                               "score": float(g.score), "start": g.start, "end": g.end}
+                              for g in r.tokens[:r.n_tokens]]
+                    entities = [{"entity": string_at(e.type, e.type_len).decode(),
+                                 "text": text[e.start:e.end], "score": float(e.score),
+                                 "start": e.start, "end": e.end}
+                                for e in r.entities[:r.n_entities]]
+                    results[lo + j] = {"tokens": tokens, "entities": entities}
+                C.rf_ner_result_free(byref(r))
+            return rc
+
+        errs = self._run([(x, None) for x in items], batch_size, self.max_length, call)
+        return _settle(results, errs, errors, single)
+
+    def qa(self, question, context, doc_stride=None, max_answer_tokens=15, batch_size=8,
+           errors="raise"):
+        """Extractive question answering, as `roformer qa`: {"answer",
+        "score", "start", "end"} (character offsets into the context) for a
+        question and a context, or a list of them for two lists.
+        doc_stride: read a long context in windows (HF's pipeline uses 128);
+        None: one window (the input must fit, or max_length truncates it)."""
+        _check_errors(errors)
+        if self._hp.head != C.RF_HEAD_QA:
+            raise Error("the model has no question-answering head (its head is %s)"
+                        % self.info["head"], "unsupported")
+        if doc_stride is not None and (not isinstance(doc_stride, int) or doc_stride < 0):
+            raise ValueError("doc_stride must be a non-negative integer or None")
+        if not isinstance(max_answer_tokens, int) or max_answer_tokens < 1:
+            raise ValueError("max_answer_tokens must be a positive integer")
+        single = isinstance(question, (str, bytes))
+        if single:
+            pairs = [(question, context)]
+        else:
+            question, context = list(question), list(context)
+            if len(question) != len(context):
+                raise ValueError("qa: question and context must have the same length")
+            pairs = list(zip(question, context))
+        results = [None] * len(pairs)
+
+        def call(pl, t, st, lo, hi, err):
+            res = (C.rf_qa_result * (hi - lo))()
+            rc = C.rf_qa(pl, t.array, t.n, max_answer_tokens,
+                         -1 if doc_stride is None else doc_stride, res, st, byref(err))
+            for j in range(hi - lo):
+                if rc == C.RF_OK and st[j].status == C.RF_OK:
+                    r, ctx = res[j], _as_str(pairs[lo + j][1])
+                    results[lo + j] = {"answer": ctx[r.start:r.end], "score": float(r.score),
+                                       "start": r.start, "end": r.end}
+            return rc
+
+        errs = self._run(pairs, batch_size, self.max_length, call)
+        return _settle(results, errs, errors, single)
+
+    # ==== Tokenizer and encoder ====
+
+    def tokenize(self, texts, max_length=None, padding=False, return_tokens=False):
+        """The model's tokenizer, as HF's tok(texts, truncation=True,
+        max_length=max_length): {"input_ids", "token_type_ids",
+        "attention_mask"} as lists (lists of lists for a list of texts; a
+        pair is an (a, b) tuple). padding=True right-pads a batch ([PAD],
+        type 0, mask 0) so it can go to forward(); return_tokens=True adds
+        "tokens", the vocab entries. Raises Error for a text that cannot be
+        tokenized (invalid UTF-8)."""
+        single = _is_single(texts)
+        items = [texts] if single else list(texts)
+        if max_length is None:
+            max_length = self.max_length or 0
+        out = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
+        if return_tokens:
+            out["tokens"] = []
+        with _Call(self) as slots:
+            enc = slots.encoding
+            err = C.rf_error()
+            for i, x in enumerate(items):
+                a, b = _text_pair(x)
+                ab = _utf8(a)
+                bb = None if b is None else _utf8(b, "text pair")
+                st = C.rf_tokenize(self._state.handle, ab, len(ab), bb, 0 if bb is None else len(bb),
+                                   max_length, byref(enc), byref(err))
+                if st != C.RF_OK:
+                    raise Error(err.message.decode("utf-8", "replace"), _status_name(st),
+                                None if single else i)
+                ids = enc.ids[:enc.n]
+                out["input_ids"].append(ids)
+                out["token_type_ids"].append(enc.type_ids[:enc.n])
+                out["attention_mask"].append(enc.mask[:enc.n])
+                if return_tokens:
+                    out["tokens"].append([self._token(t) for t in ids])
+        if padding and not single:
+            L = max((len(r) for r in out["input_ids"]), default=0)
+            pad = {"input_ids": self._hp.pad_id, "token_type_ids": 0, "attention_mask": 0,
+                   "tokens": "[PAD]"}
+            for key, rows in out.items():
+                for r in rows:
+                    r.extend([pad[key]] * (L - len(r)))
+        return {k: v[0] for k, v in out.items()} if single else out
+
+    def _context(self, slots, B, L):
+        """The thread's forward context, grown to hold B x L tokens."""
+        hp = self._hp
+        if slots.ctx and B <= slots.ctx_batch and (L <= slots.ctx_len
+                                                   or slots.ctx_len == hp.max_position):
+            return slots.ctx
+        nb, nl = max(B, slots.ctx_batch), min(max(L, slots.ctx_len), hp.max_position)
+        err = C.rf_error()
+        if slots.ctx:
+            st = C.rf_context_resize(slots.ctx, nb, nl, byref(err))
+        else:
+            cp = C.rf_context_default_params()
+            cp.max_batch, cp.max_seq_len = nb, nl
+            cp.n_threads = self.threads or 0
+            cp.compute = _COMPUTES[self.compute]
+            ctx = c_void_p()
+            st = C.rf_context_create(self._state.handle, byref(cp), byref(ctx), byref(err))
+            if st == C.RF_OK:
+                slots.ctx = ctx
+        if st != C.RF_OK:
+            _raise(st, err)
+        slots.ctx_batch, slots.ctx_len = nb, nl
+        return slots.ctx
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, head="auto",
+                hidden_states=False, output_positions=None):
+        """The encoder and the model's head on token ids, as `roformer
+        forward`: a dict of float32 arrays, "last_hidden_state" [B, L, D],
+        then as the head gives "logits" (MLM [B, L, V]; sequence
+        classification [B, labels]; token classification [B, L, labels]) or
+        "logits_at" [B, P, V] (MLM at output_positions only), "start_logits"
+        and "end_logits" [B, L], "pooled" [B, D] (models with a pooler), and
+        with hidden_states=True "hidden_states" [layers + 1, B, L, D].
+        input_ids [L] (outputs then have no batch dimension) or [B, L],
+        right-padded. head: "auto" (the model's), "none", or the model's own
+        head by name ("mlm", "cls", "token", "qa")."""
+        hp = self._hp
+        ids = np.ascontiguousarray(input_ids, dtype=np.int32)
+        flat = ids.ndim == 1
+        ids = ids.reshape(1, -1) if flat else ids
+        if ids.ndim != 2 or ids.shape[1] == 0:
+            raise ValueError("input_ids must be [L] or [B, L] with L > 0")
+        B, L = ids.shape
+
+        def same_shape(x, name):
+            if x is None:
+                return None
+            a = np.ascontiguousarray(x, dtype=np.int32)
+            a = a.reshape(1, -1) if flat and a.ndim == 1 else a
+            if a.shape != ids.shape:
+                raise ValueError("%s has shape %s, input_ids %s" % (name, a.shape, ids.shape))
+            return a
+
+        types = same_shape(token_type_ids, "token_type_ids")
+        mask = same_shape(attention_mask, "attention_mask")
+        if head == "auto":
+            kind = hp.head
+        elif head in _HEADS and (head == "none" or _HEADS[head] == hp.head):
+            kind = _HEADS[head]
+        else:
+            raise Error("head %r, but the model's head is %s" % (head, self.info["head"]),
+                        "unsupported")
+        positions = None
+        if output_positions is not None:
+            if kind != C.RF_HEAD_MLM:
+                raise Error("output_positions needs a masked-LM head", "bad input")
+            positions = np.ascontiguousarray(output_positions, dtype=np.int32).reshape(-1)
+        D, V, N = hp.hidden_size, hp.vocab_size, hp.num_labels
+        res = {"last_hidden_state": np.empty((B, L, D), np.float32)}
+        if kind == C.RF_HEAD_MLM and positions is not None:
+            res["logits_at"] = np.empty((B, len(positions), V), np.float32)
+        elif kind == C.RF_HEAD_MLM:
+            res["logits"] = np.empty((B, L, V), np.float32)
+        elif kind == C.RF_HEAD_TOKEN_CLS:
+            res["logits"] = np.empty((B, L, N), np.float32)
+        elif kind == C.RF_HEAD_SEQ_CLS:
+            res["logits"] = np.empty((B, N), np.float32)
+        elif kind == C.RF_HEAD_QA:
+            res["start_logits"] = np.empty((B, L), np.float32)
+            res["end_logits"] = np.empty((B, L), np.float32)
+        if kind != C.RF_HEAD_NONE and hp.has_pooler:
+            res["pooled"] = np.empty((B, D), np.float32)
+        if hidden_states:
+            res["hidden_states"] = np.empty((hp.num_layers + 1, B, L, D), np.float32)
+
+        def ptr(name):
+            a = res.get(name)
+            return None if a is None else a.ctypes.data_as(C.c_float_p)
+
+        def iptr(a):
+            return None if a is None else a.ctypes.data_as(C.c_int32_p)
+
+        out = C.rf_outputs(last_hidden_state=ptr("last_hidden_state"),
+                           hidden_states=ptr("hidden_states"), pooled=ptr("pooled"),
+                           logits=ptr("logits") or ptr("logits_at"),
+                           start_logits=ptr("start_logits"), end_logits=ptr("end_logits"),
+                           mlm_positions=iptr(positions),
+                           n_mlm_positions=0 if positions is None else len(positions))
+        batch = C.rf_batch(batch=B, seq_len=L, input_ids=iptr(ids), token_type_ids=iptr(types),
+                           attention_mask=iptr(mask))
+        with _Call(self) as slots:
+            ctx = self._context(slots, B, L)
+            err = C.rf_error()
+            st = C.rf_forward(ctx, byref(batch), byref(out), byref(err))
+        if st != C.RF_OK:
+            _raise(st, err)
+        if flat:
+            res = {k: (v[:, 0] if k == "hidden_states" else v[0]) for k, v in res.items()}
+        return res
+
+    def stats(self):
+        """Where the current thread's pipelines spent their time: inputs,
+        tokens, batches, tokenize_seconds, forward_seconds, summed."""
+        total = dict.fromkeys(("inputs", "tokens", "batches", "tokenize_seconds",
+                               "forward_seconds"), 0)
+        with _Call(self) as slots:
+            for pl in slots.pipelines.values():
+                s = C.rf_pipeline_stats()
+                C.rf_pipeline_get_stats(pl, byref(s))
+                for k in total:
+                    total[k] += getattr(s, k)
+        return total
+
+
+def _triplet(t):
+    """(A, B, C) of one scm input, and its error (as the CLI words them)."""
+    if isinstance(t, dict):
+        for f in ("A", "B", "C"):
+            if f not in t:
+                return None, ("bad input", 'missing "%s"' % f)
+            if not isinstance(t[f], (str, bytes)):
+                return None, ("bad input", '"%s" is not a string' % f)
+        label = t.get("label")
+        if label is not None and label not in ("B", "C"):
+            return None, ("bad input", 'field "label" must be "B" or "C"')
+        return (t["A"], t["B"], t["C"]), None
+    if isinstance(t, (tuple, list)) and len(t) == 3 and all(isinstance(x, (str, bytes)) for x in t):
+        return tuple(t), None
+    return None, ("bad input", "a triplet is {\"A\", \"B\", \"C\"} or a tuple of three texts")
+
+
+def _cosine(a, b):
+    """rf_cosine, so the value is the CLI's to the last bit."""
+    return C.rf_cosine(a.ctypes.data_as(C.c_float_p), b.ctypes.data_as(C.c_float_p), len(a))
+
+
+__all__ = ["Model", "Error"]
