@@ -2,13 +2,16 @@
 #   make              build/libroformer.a, build/libroformer.so, build/roformer
 #   make test         build and run every test (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
 #   make fuzz-smoke   the same, a short run each (CI)
 #   make valgrind     the CLI on the reference models under valgrind: no errors, no leaks
 
 PREFIX ?= /usr/local
+# The Python package (tools/python/roformer) goes where Debian's python3
+# looks for it under /usr/local; it finds the library in $(PREFIX)/lib.
+PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 BUILD ?= build
 CC ?= cc
 PKGS := openblas libcjson libutf8proc
@@ -127,6 +130,8 @@ install: all
 	install -m 644 $(BUILD)/libroformer.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libroformer.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/roformer.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PYTHON_DIR)/roformer
+	install -m 644 tools/python/roformer/*.py $(DESTDIR)$(PYTHON_DIR)/roformer/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define RF_VERSION "\(.*\)"/\1/p' include/roformer.h)|' \
 	    scripts/roformer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/roformer.pc
 

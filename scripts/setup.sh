@@ -3,6 +3,8 @@
 # (skipping those already installed). Run as root, or with sudo available.
 set -e
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
+# the Python package's tests and its Dask jobs
+need="$need python3-pytest python3-dask python3-distributed"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
 missing=""

@@ -25,4 +25,32 @@ if [ -n "$REF" ]; then
 else
     check_skip "reference fixtures absent: running the installed example"
 fi
+# The Python package, installed beside the library: found by Python through
+# the install's dist-packages, it finds the installed libroformer.so.
+py=$prefix/lib/python3/dist-packages
+check "installed: the Python package" test -f "$py/roformer/__init__.py" -a -f "$py/roformer/dask.py"
+preload=""
+[ -n "$san" ] && preload="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+pyrun() {
+    (cd "$TMP" && env -u ROFORMER_LIBRARY PYTHONPATH="$py" LD_PRELOAD="$preload" \
+        ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 -c "$@")
+}
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    pyrun 'import roformer; print(roformer.library_path)' >"$TMP/py.out" 2>"$TMP/py.err"
+    check "the installed package loads the installed library" grep -qx "$prefix/lib/libroformer.so" "$TMP/py.out"
+    if [ -n "$REF" ]; then
+        M=$(cd "$REF/models/tiny-word-cls" && pwd)
+        "$build/roformer" classify -m "$M" 这家酒店服务很好 >"$TMP/cls.cli"
+        check "the installed package classifies as the CLI does" pyrun '
+import json, sys, numpy, roformer
+got = roformer.Model(sys.argv[1]).classify("这家酒店服务很好")[0]
+want = json.load(open(sys.argv[2]))
+sys.exit(not (got["label"] == want["label"] and numpy.float32(got["score"]) == numpy.float32(want["score"])))
+' "$M" "$TMP/cls.cli"
+    else
+        check_skip "reference fixtures absent: the installed Python package on a model"
+    fi
+else
+    check_skip "python3-numpy absent: the installed Python package"
+fi
 check_done

@@ -771,7 +771,7 @@ class Model:
         right-padded. head: "auto" (the model's), "none", or the model's own
         head by name ("mlm", "cls", "token", "qa")."""
         hp = self._hp
-        ids = np.ascontiguousarray(input_ids, dtype=np.int32)
+        ids = _c_array(input_ids, np.int32)
         flat = ids.ndim == 1
         ids = ids.reshape(1, -1) if flat else ids
         if ids.ndim != 2 or ids.shape[1] == 0:
@@ -781,7 +781,7 @@ class Model:
         def same_shape(x, name):
             if x is None:
                 return None
-            a = np.ascontiguousarray(x, dtype=np.int32)
+            a = _c_array(x, np.int32)
             a = a.reshape(1, -1) if flat and a.ndim == 1 else a
             if a.shape != ids.shape:
                 raise ValueError("%s has shape %s, input_ids %s" % (name, a.shape, ids.shape))
@@ -800,7 +800,7 @@ class Model:
         if output_positions is not None:
             if kind != C.RF_HEAD_MLM:
                 raise Error("output_positions needs a masked-LM head", "bad input")
-            positions = np.ascontiguousarray(output_positions, dtype=np.int32).reshape(-1)
+            positions = _c_array(output_positions, np.int32).reshape(-1)
         D, V, N = hp.hidden_size, hp.vocab_size, hp.num_labels
         res = {"last_hidden_state": np.empty((B, L, D), np.float32)}
         if kind == C.RF_HEAD_MLM and positions is not None:
@@ -875,8 +875,16 @@ def _triplet(t):
     return None, ("bad input", "a triplet is {\"A\", \"B\", \"C\"} or a tuple of three texts")
 
 
+def _c_array(x, dtype):
+    """x as an array C may read: contiguous and aligned for its type (an
+    array unpickled from a byte stream, as Dask hands them over, may start
+    at any byte)."""
+    return np.require(x, dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+
 def _cosine(a, b):
     """rf_cosine, so the value is the CLI's to the last bit."""
+    a, b = _c_array(a, np.float32), _c_array(b, np.float32)
     return C.rf_cosine(a.ctypes.data_as(C.c_float_p), b.ctypes.data_as(C.c_float_p), len(a))
 
 
