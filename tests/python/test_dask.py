@@ -82,6 +82,17 @@ def test_encode_equals_single_process(client, texts):
     assert [s["models_loaded"] for s in stats(client)] == loaded and max(loaded) == 1
 
 
+def test_encode_takes_a_dataframe_column(client, texts):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    M = model_dir("tiny-word-mlm")
+    column = dd.from_pandas(pd.Series(texts[:50]), npartitions=3)
+    got = run(client, rd.encode(column, M, batch_size=1))
+    with roformer.Model(M, threads=1) as m:
+        want = m.encode(texts[:50], batch_size=1)
+    assert len(got) == 50 and all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
 def test_classify_equals_single_process(client, texts):
     M = model_dir("tiny-word-cls")
     bag = db.from_sequence(texts, npartitions=4)

@@ -28,6 +28,7 @@ import os
 import threading
 
 import dask
+import dask.bag
 import numpy as np
 
 from .model import Error, Model, _cosine, _triplet, _utf8
@@ -61,6 +62,17 @@ def worker_stats():
 def _count(what, n):
     with _cache_lock:
         _counts[what] += n
+
+
+def _as_bag(items):
+    """A dask.bag.Bag as is; a dask.dataframe Series (a column of texts) as
+    the Bag of its values, partition for partition."""
+    if isinstance(items, dask.bag.Bag):
+        return items
+    if hasattr(items, "to_bag"):
+        return items.to_bag()
+    raise TypeError("expected a dask.bag.Bag or a dask.dataframe Series, not %s"
+                    % type(items).__name__)
 
 
 def _model_kw(threads, compute, max_length):
@@ -98,13 +110,13 @@ def _encode_partition(texts, model_path, model_kw, kwargs, errors):
 def encode(bag, model_path, threads=1, compute="f32", max_length=None, errors="record",
            **encode_kwargs):
     """A Bag of float32 vectors (hidden_size,), in the order of `bag`'s
-    texts; encode_kwargs as Model.encode (batch_size, pooling,
-    normalize_embeddings)."""
+    texts (a Bag, or a dask.dataframe column); encode_kwargs as
+    Model.encode (batch_size, pooling, normalize_embeddings)."""
     _check(errors)
     fn = functools.partial(_encode_partition, model_path=model_path,
                            model_kw=_model_kw(threads, compute, max_length),
                            kwargs=encode_kwargs, errors=errors)
-    return bag.map_partitions(fn)
+    return _as_bag(bag).map_partitions(fn)
 
 
 # ==== classify ====
@@ -125,7 +137,7 @@ def classify(bag, model_path, top_k=1, batch_size=8, threads=1, compute="f32", m
     fn = functools.partial(_classify_partition, model_path=model_path,
                            model_kw=_model_kw(threads, compute, max_length),
                            kwargs={"top_k": top_k, "batch_size": batch_size}, errors=errors)
-    return bag.map_partitions(fn)
+    return _as_bag(bag).map_partitions(fn)
 
 
 # ==== scm ====
@@ -217,6 +229,7 @@ def scm(bag, model_path, mode="embed", pooling=None, max_length=None, batch_size
     scores each partition's pairs with a classification model. Documents
     are truncated at max_length (default: the model's maximum)."""
     _check(errors)
+    bag = _as_bag(bag)
     model_kw = _model_kw(threads, compute, None)
     if mode == "pair":
         fn = functools.partial(_pair_partition, model_path=model_path, model_kw=model_kw,
