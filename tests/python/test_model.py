@@ -119,6 +119,8 @@ def test_encode_single_and_batch_size(mlm):
     got = mlm.encode(texts, batch_size=1)
     assert np.array_equal(got, np.array([c["embedding"] for c in cli], np.float32))
     assert np.array_equal(mlm.encode(texts[0], batch_size=1), got[0])  # 1-D for one text
+    stats = mlm.stats()
+    assert stats["inputs"] >= 4 and stats["tokens"] > 0 and stats["forward_seconds"] > 0
 
 
 def test_similarity_matches_cli(mlm):

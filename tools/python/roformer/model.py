@@ -260,6 +260,7 @@ class Model:
         self.hidden_size = hp.hidden_size
         self.labels = [self._label(i) for i in range(hp.num_labels)]
         self.info = self._info()
+        self.last_scm_documents = None  # distinct documents the last scm() embedded
 
     # ==== Lifetime ====
 
@@ -577,7 +578,8 @@ class Model:
         each distinct document embedded once; mode="pair": a
         sequence-classification model's probability of its last label for
         (A, B) and (A, C). Documents are truncated at max_length (default:
-        the model's maximum)."""
+        the model's maximum). Afterwards m.last_scm_documents is the number
+        of distinct documents embedded (what the CLI reports on stderr)."""
         _check_errors(errors)
         single = isinstance(triplets, dict)
         results, errs = self.scm_items([triplets] if single else list(triplets), mode, pooling,
