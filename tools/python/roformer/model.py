@@ -17,6 +17,7 @@ thread ends or the model is closed. The GIL is released inside every C call
 """
 
 import collections
+import os
 import sys
 import threading
 import weakref
@@ -175,8 +176,8 @@ class _State:
 
 
 class _Call:
-    """with self._call() as slots: the current thread's slots, the model
-    kept open for the duration."""
+    """`with _Call(model) as slots:` the current thread's slots, the model
+    kept open (close() waits) for the duration."""
 
     def __init__(self, model):
         self.model = model
@@ -239,18 +240,19 @@ class Model:
             raise ValueError('compute must be "f32" or "bf16", not %r' % (compute,))
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError("threads must be a positive integer or None")
-        self.path = str(path)
+        self.path = os.fsdecode(path)
         self.threads = threads
         self.compute = compute
         handle = c_void_p()
         err = C.rf_error()
-        st = C.rf_model_load(self.path.encode(), byref(handle), byref(err))
+        st = C.rf_model_load(os.fsencode(self.path), byref(handle), byref(err))
         if st != C.RF_OK:
             _raise(st, err)
         self._state = _State(handle)
         self._finalizer = weakref.finalize(self, _State.close, self._state)
         self._local = threading.local()
-        hp = C.rf_model_hparams(handle).contents
+        # a copy: the model's own struct goes with the model at close()
+        hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
         if max_length is not None and not 2 <= max_length <= hp.max_position:
             self.close()
