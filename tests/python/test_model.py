@@ -113,6 +113,11 @@ def test_encode_matches_cli(mlm, pooling, normalize):
     assert np.array_equal(got, want)
 
 
+def test_encode_progress_bar(mlm, capsys):
+    mlm.encode(["好"] * 70, batch_size=8, show_progress_bar=True)  # chunks of 64
+    assert capsys.readouterr().err == "\rencode: 64/70\rencode: 70/70\n"
+
+
 def test_encode_single_and_batch_size(mlm):
     texts = TEXTS[:3]
     cli, _ = run_cli(["embed", "-m", mlm.path, "--threads", "1", "--batch-size", "1"], texts)
