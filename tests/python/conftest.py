@@ -18,7 +18,8 @@ os.environ.setdefault("ROFORMER_BLAS_CORE", "none")
 REF = os.environ.get("ROFORMER_REFERENCE", "../shared/reference")
 DATA = os.path.join(os.path.dirname(os.path.abspath(REF)), "data")
 CLI = os.environ.get("ROFORMER", "build/roformer")
-V1_MODELS = ["tiny-word-mlm", "tiny-word-cls", "tiny-char-proj", "tiny-qa", "small-fp16"]
+MODELS = ["tiny-word-mlm", "tiny-word-cls", "tiny-char-proj", "tiny-qa", "small-fp16",
+          "tiny-v2-mlm", "tiny-v2-cls"]
 
 
 def model_dir(name):

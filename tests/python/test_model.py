@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import roformer
-from conftest import V1_MODELS, cases, data_lines, f32, model_dir, read_safetensors, run_cli
+from conftest import MODELS, cases, data_lines, f32, model_dir, read_safetensors, run_cli
 
 
 def same(py, cli, where="result"):
@@ -68,6 +68,9 @@ def test_info_matches_roformer_info(cls):
     assert info["tokenizer"]["special_tokens"]["[MASK]"] == 103
     assert info["dtype"] == fields["dtype"] and str(info["tensors"]) == fields["tensors"]
     assert info["hidden_act"] == fields["hidden_act"] and info["pooler"] is None
+    assert fields["norm_type"] == info["norm_type"] == "layer_norm" and info["use_bias"]
+    with roformer.Model(model_dir("tiny-v2-cls")) as v2:
+        assert v2.info["norm_type"] == "rms_norm" and not v2.info["use_bias"]
     assert info["file"] == cls.path
 
 
@@ -217,7 +220,7 @@ def test_tokenize_matches_cli_and_reference(cls):
 TOL = {"logits": 5e-4, "logits_at": 5e-4}
 
 
-@pytest.mark.parametrize("name", V1_MODELS)
+@pytest.mark.parametrize("name", MODELS)
 def test_forward_matches_reference_and_cli(name):
     expected = read_safetensors(model_dir(name) + "/expected.safetensors")
     with roformer.Model(model_dir(name), threads=1) as m:

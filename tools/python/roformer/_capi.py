@@ -73,6 +73,8 @@ class rf_hparams(Structure):
         ("max_position", c_int32),
         ("type_vocab_size", c_int32),
         ("layer_norm_eps", c_float),
+        ("norm_type", c_int),       # rf_norm_type
+        ("use_bias", c_bool),
         ("hidden_act", c_int),      # rf_activation
         ("rotary_value", c_bool),
         ("head", c_int),            # rf_head_kind
@@ -254,6 +256,7 @@ def _declare(name, restype, *argtypes):
 
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
+rf_norm_type_name = _declare("rf_norm_type_name", c_char_p, c_int)
 rf_head_name = _declare("rf_head_name", c_char_p, c_int)
 rf_tokenizer_mode_name = _declare("rf_tokenizer_mode_name", c_char_p, c_int)
 rf_dtype_name = _declare("rf_dtype_name", c_char_p, c_int)

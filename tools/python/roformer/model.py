@@ -351,6 +351,8 @@ class Model:
             "max_position": hp.max_position,
             "type_vocab_size": hp.type_vocab_size,
             "layer_norm_eps": hp.layer_norm_eps,
+            "norm_type": name(C.rf_norm_type_name, hp.norm_type),
+            "use_bias": bool(hp.use_bias),
             "hidden_act": name(C.rf_activation_name, hp.hidden_act),
             "rotary_value": bool(hp.rotary_value),
             "pooler": name(C.rf_activation_name, hp.pooler_act) if hp.has_pooler else None,
