@@ -158,7 +158,7 @@ def _triplet_docs(t):
 def _partition_docs(triplets):
     seen = {}
     for t in triplets:
-        docs, err = _triplet_docs(t)
+        docs, _ = _triplet_docs(t)  # a bad triplet has none; its error comes at scoring
         for d in docs or ():
             seen.setdefault(d, None)
     return [list(seen)]
