@@ -8,6 +8,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -216,7 +217,7 @@ def test_struct_layouts_match_the_header():
         for field, _ in s._fields_:
             lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (name, field, name, field))
     lines.append("return 0; }")
-    tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), "rf_layout_%d" % os.getpid())
+    tmp = os.path.join(tempfile.gettempdir(), "rf_layout_%d" % os.getpid())
     with open(tmp + ".c", "w") as f:
         f.write("\n".join(lines))
     try:
