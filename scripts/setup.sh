@@ -3,6 +3,8 @@
 # (skipping those already installed). Run as root, or with sudo available.
 set -e
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
+# roformer pull and -m hf:...: HTTP(S) with libcurl, sha256 with OpenSSL's libcrypto
+need="$need libcurl4-openssl-dev libssl-dev"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
 missing=""
