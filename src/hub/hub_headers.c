@@ -53,8 +53,9 @@ static void read_sha256(const char *v, size_t n, char out[65])
         char c = lower(v[i]);
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
             return;
-        out[i] = c;
     }
+    for (size_t i = 0; i < 64; i++)
+        out[i] = lower(v[i]);
     out[64] = '\0';
 }
 
