@@ -7,6 +7,7 @@
 #include "hub/hub_download.h"
 
 #include "error.h"
+#include "hub/hub_cache.h"
 #include "hub/hub_headers.h"
 #include "hub/hub_repo.h"
 #include "hub/sha256_file.h"
@@ -294,9 +295,19 @@ static rf_status fetch_once(rf_hub_session *s, const rf_hub_fetch *f, const char
         st = transfer_error(s, &t, rc, errbuf, part, err);
         if (t.wrong_range || (t.offset + t.received == 0 && !body_wanted(&t)))
             unlink(part); /* nothing worth resuming */
-    } else if (fsync(t.fd) != 0 && errno != EINVAL) {
-        st = rf_fail(err, RF_ERR_IO, "%s: cannot write: %s", part, strerror(errno));
     } else {
+        if (t.h.status == 200 && t.offset > 0 && !t.body_started) {
+            /* the whole file, and it is empty: what the .part held must go */
+            if (ftruncate(t.fd, 0) != 0) {
+                st = rf_fail(err, RF_ERR_IO, "%s: cannot truncate: %s", part, strerror(errno));
+                goto done;
+            }
+            t.offset = 0;
+        }
+        if (fsync(t.fd) != 0 && errno != EINVAL) {
+            st = rf_fail(err, RF_ERR_IO, "%s: cannot write: %s", part, strerror(errno));
+            goto done;
+        }
         if (f->progress)
             f->progress(f->progress_user, f->file, t.offset + t.received, t.offset + t.received);
         close(t.fd);
@@ -312,7 +323,7 @@ done:
 rf_status rf_hub_download(rf_hub_session *s, const rf_hub_fetch *f, bool *not_found,
                           char error_code[64], rf_error *err)
 {
-    char part[4096 + 8];
+    char part[RF_HUB_PATH_MAX];
     bool retry;
     int n = snprintf(part, sizeof part, "%s.part", f->dest);
     *not_found = false;
