@@ -31,7 +31,7 @@ static void test_repo_names(void)
     static const char *const bad[] = {"a",      "/b",       "a/",         "a/b@",     "a/b/c",
                                       "../b",   "a/..",     "a/.",        "a/b@x/../y", "a/b@/x",
                                       "a/b@x//y", "a/b@x/", "a b/c",      "a/b@x y",  "a@x/b",
-                                      "a/b@%2F", ""};
+                                      "a/b@%2F", "a..b/c",  "a/b..c",   "a/b@x..y", ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err.message[0] = '\0';
         CHECK(rf_hub_repo_parse(bad[i], &r, &err) == RF_ERR_INPUT, "'%s' refused", bad[i]);

@@ -33,13 +33,13 @@ static rf_status check_name(const char *spec, const char *what, const char *s, s
             return rf_fail(err, RF_ERR_INPUT,
                            "hf:%s: the %s may only hold letters, digits, '.', '_' and '-'", spec,
                            what);
-    if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+    if ((n == 1 && s[0] == '.') || memmem(s, n, "..", 2))
         return rf_fail(err, RF_ERR_INPUT, "hf:%s: '%.*s' is not a %s", spec, (int)n, s, what);
     return RF_OK;
 }
 
 /* A revision: parts of name characters separated by single '/', none of
- * them "." or "..". */
+ * them ".", and no ".." anywhere (git refuses it in a ref name). */
 static rf_status check_revision(const char *spec, const char *s, size_t n, rf_error *err)
 {
     if (n == 0)
@@ -47,11 +47,13 @@ static rf_status check_revision(const char *spec, const char *s, size_t n, rf_er
     if (n > RF_HUB_REVISION_MAX)
         return rf_fail(err, RF_ERR_INPUT, "hf:%s: the revision is longer than %d bytes", spec,
                        RF_HUB_REVISION_MAX);
+    if (memmem(s, n, "..", 2))
+        return rf_fail(err, RF_ERR_INPUT, "hf:%s: '%.*s' is not a revision", spec, (int)n, s);
     size_t part = 0;
     for (size_t i = 0; i <= n; i++) {
         if (i == n || s[i] == '/') {
             const char *p = s + i - part;
-            if (part == 0 || (part == 1 && p[0] == '.') || (part == 2 && p[0] == '.' && p[1] == '.'))
+            if (part == 0 || (part == 1 && p[0] == '.'))
                 return rf_fail(err, RF_ERR_INPUT, "hf:%s: '%.*s' is not a revision", spec, (int)n,
                                s);
             part = 0;

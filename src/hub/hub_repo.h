@@ -5,8 +5,8 @@
  * folder `{cache}/{owner}/{name}/{revision}`.
  *
  * Only names the hub itself allows get through: owner and name are
- * [A-Za-z0-9._-] (not "." or "..", at most 96 bytes), a revision is a
- * branch, tag or commit ([A-Za-z0-9._-/], no "..", no empty part). A '/'
+ * [A-Za-z0-9._-] (not ".", no "..", at most 96 bytes), a revision is a
+ * branch, tag or commit ([A-Za-z0-9._-/], no "..", no empty or "." part). A '/'
  * in a revision ("refs/pr/1") is written %2F, in the URL as the hub wants
  * it and in the folder name so that a revision stays one folder.
  */
