@@ -96,6 +96,23 @@ check "--list names the repository and revision" out_has "test/tiny-word-mlm@mai
 check "--list shows the GGUF with its size" grep -Eq '^  model-f32.gguf +[0-9.]+ MB$' "$TMP/out"
 check "--list counts the revisions" out_has "1 cached revision in $C"
 
+run pull test/tiny-char-proj --tokenizer bert
+check "pull --tokenizer bert exits 0" exit_is 0
+check "... into its own file" out_is "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
+run info -m "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
+check "... with the bert tokenizer" out_has "tokenizer:           bert"
+
+# ==== two pulls of one repository at once: one downloads, the other waits ====
+"$ROFORMER" pull slow/tiny-qa >"$TMP/out1" 2>&1 &
+p1=$!
+"$ROFORMER" pull slow/tiny-qa >"$TMP/out2" 2>&1 &
+p2=$!
+wait $p1; rc1=$?
+wait $p2; rc2=$?
+check "two pulls at once both exit 0" test "$rc1" -eq 0 -a "$rc2" -eq 0
+check "... and print the same path" cmp -s "$TMP/out1" "$TMP/out2"
+check "... the weights downloaded once" test "$(grep -c "^GET /cdn/slow/tiny-qa/" "$TMP/log")" -eq 1
+
 # ==== revisions ====
 run pull test/tiny-qa@refs/pr/1
 check "a revision with '/' exits 0" exit_is 0
@@ -160,12 +177,12 @@ check "the token was sent to the hub" grep -q "^GET /private/tiny-qa/resolve/mai
 check "... and not to the CDN it redirects to" grep -q "^GET /cdn/private/tiny-qa/main/model.safetensors range=- auth=-" "$TMP/log"
 
 # ==== no network ====
-HF_ENDPOINT=http://127.0.0.1:1 run pull test/tiny-char-proj
+HF_ENDPOINT=http://127.0.0.1:1 run pull test/small-fp16
 check "a refused connection exits 1" exit_is 1
 check "... one line" one_error_line
 check "... saying the hub cannot be reached" err_has "cannot reach http://127.0.0.1:1"
 check "... and that local files work offline" err_has "A local checkpoint directory or .gguf file works offline"
-HF_ENDPOINT=http://no-such-host.invalid run info -m hf:test/tiny-char-proj
+HF_ENDPOINT=http://no-such-host.invalid run info -m hf:test/small-fp16
 check "a name that does not resolve exits 1 (-m hf:)" exit_is 1
 check "... one line" one_error_line
 check "... saying so" err_has "Could not resolve host"
