@@ -7,7 +7,7 @@
  *
  *     rf_error err;
  *     rf_model *model;
- *     if (rf_model_load("model.gguf", &model, &err) != RF_OK) {  // or an HF directory
+ *     if (rf_model_load("model.gguf", &model, &err) != RF_OK) {  // or an HF directory, or hf:OWNER/NAME
  *         fprintf(stderr, "%s\n", err.message);
  *         return 1;
  *     }
@@ -159,7 +159,11 @@ typedef struct rf_model rf_model;
 
 /* Loads a converted .gguf file (memory-mapped, read-only) or, when `path`
  * is a directory, a HuggingFace checkpoint converted in memory with the
- * default conversion parameters. */
+ * default conversion parameters. "hf:OWNER/NAME[@REVISION]" names a
+ * checkpoint on the HuggingFace hub: rf_hub_pull with the default
+ * parameters gives the GGUF to load (downloaded and converted on first
+ * use, read from the cache with no network after that); a local path that
+ * starts with "hf:" is written "./hf:...". */
 rf_status rf_model_load(const char *path, rf_model **out, rf_error *err);
 void rf_model_free(rf_model *model);
 
