@@ -217,7 +217,8 @@ rf_status rf_convert(const char *hf_dir, const char *out_path,
  *             ~/.cache/roformer; one folder per repository and revision,
  *             {cache}/{owner}/{name}/{revision} ('/' in a revision as %2F),
  *             holding the downloaded files and the GGUF files converted
- *             from them (model-f32.gguf, model-f16-bert.gguf, ...).
+ *             from them, one per set of options (model-f32.gguf,
+ *             model-f16-bert.gguf, model-f32-pooler-linear.gguf, ...).
  *   network:  libcurl; {endpoint}/{owner}/{name}/resolve/{revision}/{file},
  *             endpoint $HF_ENDPOINT or https://huggingface.co; $HF_TOKEN is
  *             sent as a Bearer token (to the hub only, not to the hosts it
@@ -243,7 +244,8 @@ rf_status rf_convert(const char *hf_dir, const char *out_path,
 typedef void (*rf_hub_progress_fn)(void *user, const char *file, int64_t done, int64_t total);
 
 typedef struct {
-    rf_convert_params convert;  /* dtype and tokenizer of the GGUF (jieba_dict must be NULL) */
+    rf_convert_params convert;  /* dtype, tokenizer and pooler activation of the GGUF
+                                   (jieba_dict must be NULL) */
     rf_hub_progress_fn progress; /* NULL: none */
     void *progress_user;
 } rf_hub_params;

@@ -90,6 +90,14 @@ check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f16.gguf"
 check "... converted from the cache with no request" test "$(requests)" -eq "$n"
 run info -m "$C/test/tiny-word-mlm/main/model-f16.gguf"
 check "... and stored as f16" out_has "dtype:               f16"
+run pull test/tiny-word-mlm --pooler-activation linear
+check "pull --pooler-activation linear exits 0" exit_is 0
+check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f32-pooler-linear.gguf"
+check "... converted from the cache with no request" test "$(requests)" -eq "$n"
+run info -m "$C/test/tiny-word-mlm/main/model-f32-pooler-linear.gguf"
+check "... and pools with linear" out_has "pooler:              linear"
+run pull test/tiny-word-mlm --pooler-activation relu
+check "a bad --pooler-activation is a usage error" exit_is 2
 run pull --list
 check "--list exits 0" exit_is 0
 check "--list names the repository and revision" out_has "test/tiny-word-mlm@main  $C/test/tiny-word-mlm/main"
@@ -101,6 +109,11 @@ check "pull --tokenizer bert exits 0" exit_is 0
 check "... into its own file" out_is "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
 run info -m "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
 check "... with the bert tokenizer" out_has "tokenizer:           bert"
+
+run pull test/tiny-qa --pooler-activation linear
+check "--pooler-activation for a model without a pooler exits 1" exit_is 1
+check "... one line" one_error_line
+check "... and no GGUF" no_file "$C"/test/tiny-qa/main/*.gguf
 
 # ==== two pulls of one repository at once: one downloads, the other waits ====
 "$ROFORMER" pull slow/tiny-qa >"$TMP/out1" 2>&1 &

@@ -8,7 +8,7 @@
  *       config.json  vocab.txt  tokenizer_config.json  special_tokens_map.json
  *       model.safetensors | pytorch_model.bin         downloaded, verified
  *       {file}.part                                   a download under way or interrupted
- *       model-{dtype}[-{tokenizer}].gguf              converted from the files above
+ *       model-{dtype}[-{tokenizer}][-pooler-{act}].gguf   converted from the files above
  *       .lock                                         taken while pulling
  */
 #ifndef RF_HUB_CACHE_H

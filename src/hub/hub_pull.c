@@ -47,13 +47,17 @@ static bool has_file(const char *dir, const char *file)
     return rf_hub_join(path, sizeof path, dir, file, "", NULL) == RF_OK && is_file(path);
 }
 
-/* model-{dtype}[-{tokenizer}].gguf: one file per set of conversion options. */
+/* model-{dtype}[-{tokenizer}][-pooler-{activation}].gguf: one file per set
+ * of conversion options. */
 static void gguf_name(const rf_convert_params *c, char *buf, size_t size)
 {
     const char *tok = c->tokenizer == RF_TOKENIZER_AUTO ? ""
                       : c->tokenizer == RF_TOKENIZER_BERT ? "-bert"
                                                           : "-wobert";
-    snprintf(buf, size, "model-%s%s.gguf", rf_dtype_name(c->dtype), tok);
+    const char *pooler = c->pooler_activation == RF_POOLER_ACT_AUTO ? ""
+                         : c->pooler_activation == RF_ACT_LINEAR    ? "-pooler-linear"
+                                                                    : "-pooler-tanh";
+    snprintf(buf, size, "model-%s%s%s.gguf", rf_dtype_name(c->dtype), tok, pooler);
 }
 
 typedef struct {
@@ -148,6 +152,10 @@ rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path,
         params = &defaults;
     if ((st = rf_hub_repo_parse(spec, &repo, err)))
         return st;
+    if (params->convert.pooler_activation != RF_POOLER_ACT_AUTO &&
+        params->convert.pooler_activation != RF_ACT_TANH &&
+        params->convert.pooler_activation != RF_ACT_LINEAR)
+        return rf_fail(err, RF_ERR_INPUT, "hf:%s: the pooler activation is tanh or linear", spec);
     if (params->convert.jieba_dict)
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "hf:%s: a jieba dictionary of one's own is not cached; pull, then convert "

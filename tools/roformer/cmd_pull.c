@@ -1,6 +1,7 @@
 /*
  * cmd_pull.c — `roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]
- * [--tokenizer auto|wobert|bert] [--progress|--no-progress]` and
+ * [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]
+ * [--progress|--no-progress]` and
  * `roformer pull --list`: a checkpoint from the HuggingFace hub into the
  * cache (rf_hub_pull), or what the cache holds.
  */
@@ -13,17 +14,21 @@
 
 static const char usage[] =
     "usage: roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]\n"
-    "                     [--tokenizer auto|wobert|bert] [--progress|--no-progress]\n"
+    "                     [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]\n"
+    "                     [--progress|--no-progress]\n"
     "       roformer pull --list\n"
     "\n"
     "Downloads a RoFormer checkpoint from the HuggingFace hub (config.json,\n"
     "vocab.txt, the tokenizer files it has, model.safetensors or else\n"
     "pytorch_model.bin), converts it once, and prints the path of the cached\n"
     "GGUF file. Every -m also takes hf:OWNER/NAME[@REVISION], pulled the same\n"
-    "way on first use. A complete cache is used with no network at all.\n"
+    "way on first use. A complete cache is used with no network at all; each\n"
+    "set of conversion options is its own GGUF file beside the downloads.\n"
     "\n"
     "  --dtype T            storage type of the weight matrices (default f32)\n"
     "  --tokenizer MODE     wobert or bert; default auto (tokenizer_config.json)\n"
+    "  --pooler-activation A  tanh or linear, overriding config.json (RoFormer-Sim\n"
+    "                       checkpoints are meant to pool with linear)\n"
     "  --progress           a progress bar on stderr for every file (default: for\n"
     "                       large files when stderr is a terminal); --no-progress\n"
     "  --list               the cached repositories, their files and sizes\n"
@@ -138,6 +143,15 @@ int cmd_pull(int argc, char **argv)
                 convert.tokenizer = RF_TOKENIZER_BERT;
             else
                 return cli_usage_error("pull", "--tokenizer must be auto, wobert or bert, not '%s'",
+                                       v);
+        } else if (!strcmp(a, "--pooler-activation")) {
+            const char *v = has_value ? argv[++i] : "";
+            if (!strcmp(v, "tanh"))
+                convert.pooler_activation = RF_ACT_TANH;
+            else if (!strcmp(v, "linear"))
+                convert.pooler_activation = RF_ACT_LINEAR;
+            else
+                return cli_usage_error("pull", "--pooler-activation must be tanh or linear, not '%s'",
                                        v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("pull", "unknown option '%s'", a);
