@@ -14,7 +14,7 @@ PREFIX ?= /usr/local
 PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 BUILD ?= build
 CC ?= cc
-PKGS := openblas libcjson libutf8proc
+PKGS := openblas libcjson libutf8proc libcurl libcrypto
 
 OPT ?= -O2 -g
 # -Wno-psabi: the 32- and 64-byte vectors of src/kernels/vecmath.h only live in

@@ -7,7 +7,7 @@
  *
  *     rf_error err;
  *     rf_model *model;
- *     if (rf_model_load("model.gguf", &model, &err) != RF_OK) {  // or an HF directory
+ *     if (rf_model_load("model.gguf", &model, &err) != RF_OK) {  // or an HF directory, or hf:OWNER/NAME
  *         fprintf(stderr, "%s\n", err.message);
  *         return 1;
  *     }
@@ -74,6 +74,7 @@ typedef enum {
     RF_ERR_INPUT,       /* bad caller input: invalid UTF-8, id out of range, too long */
     RF_ERR_LIMIT,       /* a resource limit on untrusted input was exceeded */
     RF_ERR_NOMEM,       /* out of memory */
+    RF_ERR_NETWORK,     /* a download failed: no connection, refused (401/403/404), interrupted */
 } rf_status;
 
 typedef struct {
@@ -158,7 +159,11 @@ typedef struct rf_model rf_model;
 
 /* Loads a converted .gguf file (memory-mapped, read-only) or, when `path`
  * is a directory, a HuggingFace checkpoint converted in memory with the
- * default conversion parameters. */
+ * default conversion parameters. "hf:OWNER/NAME[@REVISION]" names a
+ * checkpoint on the HuggingFace hub: rf_hub_pull with the default
+ * parameters gives the GGUF to load (downloaded and converted on first
+ * use, read from the cache with no network after that); a local path that
+ * starts with "hf:" is written "./hf:...". */
 rf_status rf_model_load(const char *path, rf_model **out, rf_error *err);
 void rf_model_free(rf_model *model);
 
@@ -199,6 +204,74 @@ rf_convert_params rf_convert_default_params(void);
  * leaves nothing at out_path). The format: models/README.md. */
 rf_status rf_convert(const char *hf_dir, const char *out_path,
                      const rf_convert_params *params, rf_error *err);
+
+/* ==== Checkpoints from the HuggingFace hub ==== */
+
+/*
+ * rf_hub_pull("OWNER/NAME[@REVISION]", ...) downloads config.json,
+ * vocab.txt, tokenizer_config.json and special_tokens_map.json (when the
+ * repository has them) and model.safetensors, else pytorch_model.bin, into
+ * the cache, converts them once, and gives the path of the cached GGUF.
+ *
+ *   cache:    $ROFORMER_CACHE, else $XDG_CACHE_HOME/roformer, else
+ *             ~/.cache/roformer; one folder per repository and revision,
+ *             {cache}/{owner}/{name}/{revision} ('/' in a revision as %2F),
+ *             holding the downloaded files and the GGUF files converted
+ *             from them, one per set of options (model-f32.gguf,
+ *             model-f16-bert.gguf, model-f32-pooler-linear.gguf, ...).
+ *   network:  libcurl; {endpoint}/{owner}/{name}/resolve/{revision}/{file},
+ *             endpoint $HF_ENDPOINT or https://huggingface.co; $HF_TOKEN is
+ *             sent as a Bearer token (to the hub only, not to the hosts it
+ *             redirects to); redirects are followed.
+ *   files:    each is downloaded to {file}.part and renamed once complete
+ *             and, for LFS files, once its sha256 equals the hub's
+ *             X-Linked-Etag / ETag (a mismatch deletes it); an interrupted
+ *             download leaves its .part, which the next call resumes with
+ *             a Range request. A GGUF already in the cache, or a complete
+ *             set of downloaded files, is used with no network at all.
+ *
+ * Processes pulling the same folder at once take turns (a lock file).
+ * Errors are one line: no network (RF_ERR_NETWORK, saying that a local
+ * directory or .gguf works offline), 401/403 (naming HF_TOKEN), 404 of the
+ * repository or revision, no weights file (RF_ERR_NETWORK), a checksum
+ * mismatch (RF_ERR_FORMAT), a full disk (RF_ERR_IO), an interruption
+ * (RF_ERR_NETWORK, "run it again to resume").
+ */
+
+/* Bytes of `file` done so far out of total (-1: unknown), resumed bytes
+ * included; called often during a download, and once with done == total
+ * at its end. */
+typedef void (*rf_hub_progress_fn)(void *user, const char *file, int64_t done, int64_t total);
+
+typedef struct {
+    rf_convert_params convert;  /* dtype, tokenizer and pooler activation of the GGUF
+                                   (jieba_dict must be NULL) */
+    rf_hub_progress_fn progress; /* NULL: none */
+    void *progress_user;
+} rf_hub_params;
+
+rf_hub_params rf_hub_default_params(void);
+/* spec: "OWNER/NAME[@REVISION]", an "hf:" prefix allowed; revision
+ * default "main". Writes the GGUF's path into path[size]. */
+rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path, size_t size,
+                      rf_error *err);
+
+/* The cache folder in use (it may not exist yet). */
+rf_status rf_hub_cache_dir(char *path, size_t size, rf_error *err);
+
+typedef struct {
+    const char *repo;     /* "OWNER/NAME" */
+    const char *revision; /* as the user wrote it ("refs/pr/1") */
+    const char *dir;      /* the folder */
+    const char *file;     /* a file in it ("model-f32.gguf", "model.safetensors.part") */
+    int64_t bytes;
+} rf_hub_cached_file;
+
+/* Calls fn for each file of each cached repository and revision, sorted by
+ * repository, revision and file name; fn returning non-zero stops the walk.
+ * A cache that does not exist yet lists nothing. */
+rf_status rf_hub_list(int (*fn)(void *user, const rf_hub_cached_file *f), void *user,
+                      rf_error *err);
 
 /* ==== Tokenizer ==== */
 

@@ -3,6 +3,8 @@
 # (skipping those already installed). Run as root, or with sudo available.
 set -e
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
+# roformer pull and -m hf:...: HTTP(S) with libcurl, sha256 with OpenSSL's libcrypto
+need="$need libcurl4-openssl-dev libssl-dev"
 # the Python package's tests and its Dask jobs
 need="$need python3-pytest python3-dask python3-distributed"
 # make fuzz (clang with libFuzzer) and make valgrind

@@ -17,6 +17,7 @@ const char *rf_status_string(rf_status status)
     case RF_ERR_INPUT: return "invalid input";
     case RF_ERR_LIMIT: return "limit exceeded";
     case RF_ERR_NOMEM: return "out of memory";
+    case RF_ERR_NETWORK: return "download failed";
     }
     return "unknown status";
 }

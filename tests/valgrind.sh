@@ -1,8 +1,8 @@
 #!/bin/sh
-# valgrind.sh BUILD_DIR — the CLI (convert, info, tokenize, forward and the
-# job commands) on the reference models under valgrind (memcheck,
-# --leak-check=full): every run must end with no memory error and no leak of
-# any kind. Commands not built yet are skipped, visibly, as is everything
+# valgrind.sh BUILD_DIR — the CLI (convert, info, tokenize, forward, the
+# job commands, and pull from a stand-in hub) on the reference models under
+# valgrind (memcheck, --leak-check=full): every run must end with no memory
+# error and no leak of any kind. Commands not built yet are skipped, visibly, as is everything
 # when ../shared/reference (or $ROFORMER_REFERENCE) or valgrind is absent.
 # Prints "valgrind: P ok, F failed, S skipped".
 build=${1:-build}
@@ -147,5 +147,27 @@ if [ -d "$M/tiny-v2-mlm" ]; then
     check "classify on v2: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "no RoFormer-v2 fixtures in $M"
+fi
+
+# pull from the stand-in hub (tests/hub_server.py): a cut download, its
+# resume, a bad checksum, and -m hf: from the cache
+if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 tests/hub_server.py --root "$M" --port-file "$TMP/port" --log "$TMP/log" \
+        --timeout 300 &
+    server=$!
+    trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
+    i=0
+    while [ ! -s "$TMP/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    export HF_ENDPOINT="http://127.0.0.1:$(cat "$TMP/port")" ROFORMER_CACHE="$TMP/cache"
+    vg "pull, connection cut" pull drop/tiny-qa
+    check "pull with the connection cut exits 1" exit_is 1
+    vg "pull, resumed" pull drop/tiny-qa
+    check "the resumed pull exits 0" exit_is 0
+    vg "pull, bad checksum" pull badsum/tiny-qa
+    check "pull with a bad checksum exits 1" exit_is 1
+    vg "info -m hf: from the cache" info -m hf:drop/tiny-qa
+    check "info -m hf: exits 0" exit_is 0
+else
+    check_skip "no /usr/bin/python3 for the stand-in hub: pull not run"
 fi
 check_done

@@ -1,6 +1,7 @@
 /*
- * model.c — loading a model: a GGUF file (memory-mapped, read-only) or an
- * HF checkpoint directory (converted in memory first).
+ * model.c — loading a model: a GGUF file (memory-mapped, read-only), an
+ * HF checkpoint directory (converted in memory first), or "hf:OWNER/NAME"
+ * (the GGUF that rf_hub_pull keeps in its cache).
  *
  * Everything in the file is checked before use: the GGUF structure by
  * gguf.c, then here the architecture, every hyper-parameter's type and
@@ -457,10 +458,16 @@ done:
 
 rf_status rf_model_load(const char *path, rf_model **out, rf_error *err)
 {
-    rf_model *model = calloc(1, sizeof *model);
+    char pulled[4096];
     struct stat sb;
     rf_status st;
     *out = NULL;
+    if (!strncmp(path, "hf:", 3)) {
+        if ((st = rf_hub_pull(path, NULL, pulled, sizeof pulled, err)))
+            return st;
+        path = pulled;
+    }
+    rf_model *model = calloc(1, sizeof *model);
     if (!model)
         return rf_fail(err, RF_ERR_NOMEM, "%s: out of memory", path);
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {

@@ -24,7 +24,8 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
 /* Parses a --compute value (f32 or bf16) into an rf_compute_type; prints a
  * usage error for `cmd` and returns -1 on anything else. */
 int cli_parse_compute(const char *cmd, const char *value, int32_t *out);
-/* Loads a model (.gguf file or HF directory); on failure prints the error
+/* Loads a model (.gguf file, HF directory or hf:OWNER/NAME[@REVISION],
+ * pulled with a progress bar on a terminal); on failure prints the error
  * and returns NULL. */
 rf_model *cli_load_model(const char *path);
 /* Seconds on the monotonic clock, for durations. */

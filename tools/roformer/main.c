@@ -42,7 +42,9 @@ static void print_usage(FILE *f)
     fprintf(f, "\nexit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n");
     fprintf(f, "environment: ROFORMER_BLAS_CORE=auto|none|NAME chooses OpenBLAS's kernels\n"
                "  (auto: SkylakeX on AVX-512 CPUs that OpenBLAS does not recognise);\n"
-               "  a user-set OPENBLAS_CORETYPE is left alone\n");
+               "  a user-set OPENBLAS_CORETYPE is left alone;\n"
+               "  ROFORMER_CACHE, HF_ENDPOINT, HF_TOKEN: where -m hf:OWNER/NAME and pull keep\n"
+               "  checkpoints, the hub, its token (roformer pull --help)\n");
 }
 
 int main(int argc, char **argv)

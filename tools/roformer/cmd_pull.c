@@ -1,0 +1,174 @@
+/*
+ * cmd_pull.c — `roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]
+ * [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]
+ * [--progress|--no-progress]` and
+ * `roformer pull --list`: a checkpoint from the HuggingFace hub into the
+ * cache (rf_hub_pull), or what the cache holds.
+ */
+#include "cli.h"
+#include "download_bar.h"
+#include "progress.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]\n"
+    "                     [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]\n"
+    "                     [--progress|--no-progress]\n"
+    "       roformer pull --list\n"
+    "\n"
+    "Downloads a RoFormer checkpoint from the HuggingFace hub (config.json,\n"
+    "vocab.txt, the tokenizer files it has, model.safetensors or else\n"
+    "pytorch_model.bin), converts it once, and prints the path of the cached\n"
+    "GGUF file. Every -m also takes hf:OWNER/NAME[@REVISION], pulled the same\n"
+    "way on first use. A complete cache is used with no network at all; each\n"
+    "set of conversion options is its own GGUF file beside the downloads.\n"
+    "\n"
+    "  --dtype T            storage type of the weight matrices (default f32)\n"
+    "  --tokenizer MODE     wobert or bert; default auto (tokenizer_config.json)\n"
+    "  --pooler-activation A  tanh or linear, overriding config.json (RoFormer-Sim\n"
+    "                       checkpoints are meant to pool with linear)\n"
+    "  --progress           a progress bar on stderr for every file (default: for\n"
+    "                       large files when stderr is a terminal); --no-progress\n"
+    "  --list               the cached repositories, their files and sizes\n"
+    "\n"
+    "environment:\n"
+    "  ROFORMER_CACHE       the cache folder (else $XDG_CACHE_HOME/roformer, else\n"
+    "                       ~/.cache/roformer); one folder per repository and revision\n"
+    "  HF_ENDPOINT          the hub (default https://huggingface.co), e.g. a mirror\n"
+    "  HF_TOKEN             sent as a Bearer token, for private and gated repositories\n";
+
+/* ==== --list ==== */
+
+typedef struct {
+    char dir[4096];
+    int64_t bytes, total;
+    int repos;
+} lister;
+
+/* "572 B", "374.0 kB", "21.3 MB", "1.23 GB" into buf[32] */
+static const char *size_text(int64_t bytes, char *buf)
+{
+    if (bytes < 1000)
+        snprintf(buf, 32, "%lld B", (long long)bytes);
+    else if (bytes < 1000000)
+        snprintf(buf, 32, "%.1f kB", bytes / 1e3);
+    else if (bytes < 1000000000)
+        snprintf(buf, 32, "%.1f MB", bytes / 1e6);
+    else
+        snprintf(buf, 32, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+static void end_repo(lister *l)
+{
+    if (!l->dir[0])
+        return;
+    char size[32];
+    printf("  %-32s %10s\n", "(all)", size_text(l->bytes, size));
+    l->total += l->bytes;
+}
+
+static int list_one(void *user, const rf_hub_cached_file *f)
+{
+    lister *l = user;
+    if (strcmp(l->dir, f->dir)) {
+        end_repo(l);
+        snprintf(l->dir, sizeof l->dir, "%s", f->dir);
+        l->bytes = 0;
+        l->repos++;
+        printf("%s@%s  %s\n", f->repo, f->revision, f->dir);
+    }
+    char size[32];
+    printf("  %-32s %10s%s\n", f->file, size_text(f->bytes, size),
+           strstr(f->file, ".part") ? "  (partial download)" : "");
+    l->bytes += f->bytes;
+    return 0;
+}
+
+static int list_cache(void)
+{
+    lister l = {0};
+    char root[4096];
+    rf_error err;
+    if (rf_hub_cache_dir(root, sizeof root, &err) || rf_hub_list(list_one, &l, &err))
+        return cli_error("%s", err.message);
+    end_repo(&l);
+    char size[32];
+    printf("%d cached revision%s in %s, %s\n", l.repos, l.repos == 1 ? "" : "s", root,
+           size_text(l.total, size));
+    return CLI_OK;
+}
+
+/* ==== pull ==== */
+
+int cmd_pull(int argc, char **argv)
+{
+    rf_convert_params convert = rf_convert_default_params();
+    const char *spec = NULL;
+    int progress = CLI_PROGRESS_AUTO;
+    bool list = false;
+    char path[4096];
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--list")) {
+            list = true;
+        } else if (!strcmp(a, "--progress")) {
+            progress = CLI_PROGRESS_ON;
+        } else if (!strcmp(a, "--no-progress")) {
+            progress = CLI_PROGRESS_OFF;
+        } else if (!strcmp(a, "--dtype")) {
+            const char *v = has_value ? argv[++i] : "";
+            if (!strcmp(v, "f32"))
+                convert.dtype = RF_DTYPE_F32;
+            else if (!strcmp(v, "f16"))
+                convert.dtype = RF_DTYPE_F16;
+            else if (!strcmp(v, "bf16"))
+                convert.dtype = RF_DTYPE_BF16;
+            else
+                return cli_usage_error("pull", "--dtype must be f32, f16 or bf16, not '%s'", v);
+        } else if (!strcmp(a, "--tokenizer")) {
+            const char *v = has_value ? argv[++i] : "";
+            if (!strcmp(v, "auto"))
+                convert.tokenizer = RF_TOKENIZER_AUTO;
+            else if (!strcmp(v, "wobert"))
+                convert.tokenizer = RF_TOKENIZER_WOBERT;
+            else if (!strcmp(v, "bert"))
+                convert.tokenizer = RF_TOKENIZER_BERT;
+            else
+                return cli_usage_error("pull", "--tokenizer must be auto, wobert or bert, not '%s'",
+                                       v);
+        } else if (!strcmp(a, "--pooler-activation")) {
+            const char *v = has_value ? argv[++i] : "";
+            if (!strcmp(v, "tanh"))
+                convert.pooler_activation = RF_ACT_TANH;
+            else if (!strcmp(v, "linear"))
+                convert.pooler_activation = RF_ACT_LINEAR;
+            else
+                return cli_usage_error("pull", "--pooler-activation must be tanh or linear, not '%s'",
+                                       v);
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("pull", "unknown option '%s'", a);
+        } else if (!spec) {
+            spec = a;
+        } else {
+            return cli_usage_error("pull", "more than one repository ('%s', '%s')", spec, a);
+        }
+    }
+    if (list && spec)
+        return cli_usage_error("pull", "--list takes no repository");
+    if (list)
+        return list_cache();
+    if (!spec)
+        return cli_usage_error("pull", "missing OWNER/NAME (e.g. junnyu/roformer_chinese_sim_char_ft_small)");
+    int rc = cli_hub_pull(spec, &convert, progress, path, sizeof path);
+    if (rc == CLI_OK)
+        printf("%s\n", path);
+    return rc;
+}
