@@ -15,6 +15,8 @@ PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
 BUILD ?= build
 CC ?= cc
 PKGS := openblas libcjson libutf8proc libcurl libcrypto
+# libmicrohttpd: the HTTP server of `roformer serve`, linked into the CLI only
+CLI_PKGS := libmicrohttpd
 
 OPT ?= -O2 -g
 # -Wno-psabi: the 32- and 64-byte vectors of src/kernels/vecmath.h only live in
@@ -30,7 +32,7 @@ LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
-CLI_SRC := $(sort $(wildcard tools/roformer/*.c))
+CLI_SRC := $(sort $(wildcard tools/roformer/*.c tools/roformer/serve/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 EXAMPLE_SRC := $(sort $(wildcard tools/examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -43,6 +45,8 @@ FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
 HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
              tests/fuzz/*.h)
+# only the CLI and the fuzz targets include the server's headers
+SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
 .PHONY: all test asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
@@ -58,8 +62,14 @@ $(BUILD)/libroformer.a: $(LIB_OBJ)
 $(BUILD)/libroformer.so: $(LIB_OBJ)
 	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+# The CLI's files include its headers as "name.h" and the server's as
+# "serve/name.h", from tools/roformer/ and tools/roformer/serve/ alike.
+$(CLI_OBJ): CFLAGS_ALL += -Itools/roformer $(shell pkg-config --cflags $(CLI_PKGS))
+$(CLI_OBJ): $(SERVE_HEADERS)
+
 $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a $(LDLIBS_ALL)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a \
+	    $(shell pkg-config --libs $(CLI_PKGS)) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -76,7 +86,7 @@ $(BUILD)/libroformer-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
 	ar rcs $@ $^
 
 $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libroformer-cli.a \
-                            $(BUILD)/libroformer.a $(HEADERS)
+                            $(BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itools/roformer -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
 	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
@@ -107,7 +117,7 @@ fuzz-lib:
 	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" \
 	    $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(HEADERS)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
 	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -Itools/roformer -O1 -g -fsanitize=fuzzer \
 	    $(FUZZ_SANITIZE) -o $@ $< $(FUZZ_BUILD)/libroformer-cli.a $(FUZZ_BUILD)/libroformer.a \
 	    $(LDLIBS_ALL)

@@ -7,6 +7,8 @@ need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev py
 need="$need libcurl4-openssl-dev libssl-dev"
 # the Python package's tests and its Dask jobs
 need="$need python3-pytest python3-dask python3-distributed"
+# roformer serve (HTTP library), its tests (curl, python3-requests) and load test (wrk)
+need="$need libmicrohttpd-dev curl python3-requests wrk"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
 missing=""

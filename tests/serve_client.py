@@ -1,0 +1,377 @@
+"""serve_client.py SUITE URL ROFORMER MODEL [SERVER_PID] — talks to a running
+`roformer serve` on 127.0.0.1 with Python's requests, urllib and raw sockets,
+and prints one line per check: "ok WHAT" or "FAIL WHAT: detail". Expected
+numbers come from the `roformer` CLI run on the same model (ROFORMER), never
+from the server. tests/test_serve.sh starts the servers and counts the lines.
+
+Suites: cls (every TEI/OpenAI route and error code on a classifier),
+mlm (/fill-mask, /embed pooler), ner, qa, limits (401, 413, 429 on a server
+started with small limits), shutdown (SIGTERM with requests in flight)."""
+import base64
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import requests
+
+TOL = 1e-5
+SENTENCES = ["今天天气很好", "这家酒店的服务很差，房间也很脏", "我们明天去北京", "价格便宜，性价比高",
+             "hello world 你好", "房间很大，早餐不错", "不推荐", "还可以吧，一般般"]
+
+
+def report(what, ok, detail=""):
+    print(("ok %s" % what) if ok else ("FAIL %s: %s" % (what, detail)), flush=True)
+    return ok
+
+
+def cli(roformer, model, cmd, lines, *args):
+    """Runs a job command on JSON lines; returns its output objects."""
+    inp = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+    out = subprocess.run([roformer, cmd, "-m", model, "--no-progress", *args], input=inp.encode(),
+                         stdout=subprocess.PIPE, check=True, timeout=120).stdout.decode()
+    return [json.loads(l) for l in out.splitlines()]
+
+
+def close(a, b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= TOL
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    return a == b
+
+
+def maxdiff(a, b):
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+def post(url, path, body, **kw):
+    return requests.post(url + path, json=body, timeout=60, **kw)
+
+
+def error_is(r, status, what, field=None):
+    try:
+        j = r.json()
+    except ValueError:
+        return report(what, False, "status %d, body not JSON: %r" % (r.status_code, r.text[:100]))
+    ok = (r.status_code == status and isinstance(j.get("error"), str) and
+          isinstance(j.get("error_type"), str) and (field is None or field in j["error"]))
+    return report(what, ok, "status %d, body %s" % (r.status_code, r.text[:200]))
+
+
+# ==== cls: a sequence classifier; every TEI / OpenAI route and error ====
+
+def suite_cls(url, roformer, model):
+    r = requests.get(url + "/health", timeout=10)
+    report("GET /health is 200", r.status_code == 200, r.status_code)
+    info = requests.get(url + "/info", timeout=10).json()
+    report("GET /info: labels, dims, limits, version",
+           info.get("labels") == ["negative", "neutral", "positive"] and info.get("hidden_size") == 32
+           and info.get("max_client_batch_size") == 32 and info.get("max_input_length") == 40
+           and isinstance(info.get("version"), str), info)
+
+    # /predict: one text, one pair, a batch mixing both
+    exp = cli(roformer, model, "classify", [{"text": s} for s in SENTENCES])
+    def as_tei(e):
+        return [{"label": k, "score": v} for k, v in e["scores"].items()]
+    r = post(url, "/predict", {"inputs": SENTENCES[0]})
+    report("/predict one text: all labels, best first, equal to the CLI",
+           r.status_code == 200 and close(r.json(), as_tei(exp[0])), r.text[:300])
+    r = post(url, "/predict", {"inputs": [[s] for s in SENTENCES]})
+    report("/predict batch: a list per input, equal to the CLI",
+           r.status_code == 200 and close(r.json(), [as_tei(e) for e in exp]), r.text[:300])
+    pair_exp = cli(roformer, model, "classify", [{"text": SENTENCES[0], "text_pair": SENTENCES[1]}])
+    r = post(url, "/predict", {"inputs": [SENTENCES[0], SENTENCES[1]]})
+    report("/predict [a, b] is one pair, equal to the CLI's text_pair",
+           r.status_code == 200 and close(r.json(), as_tei(pair_exp[0])), r.text[:300])
+    r = post(url, "/predict", {"inputs": [[SENTENCES[2]], [SENTENCES[0], SENTENCES[1]]]})
+    report("/predict batch of a text and a pair",
+           r.status_code == 200 and close(r.json(), [as_tei(exp[2]), as_tei(pair_exp[0])]), r.text[:300])
+
+    # /embed, /v1/embeddings, /similarity
+    raw = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES])]
+    norm = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES],
+                                        "--normalize")]
+    r = post(url, "/embed", {"inputs": SENTENCES})
+    got = r.json() if r.status_code == 200 else []
+    report("/embed batch (normalize default true) equals `roformer embed --normalize`",
+           len(got) == len(norm) and all(maxdiff(a, b) <= TOL for a, b in zip(got, norm)),
+           r.text[:200])
+    r = post(url, "/embed", {"inputs": SENTENCES[1], "normalize": False})
+    got = r.json() if r.status_code == 200 else [[]]
+    report("/embed one text, normalize false: [[floats]] equal to `roformer embed`",
+           len(got) == 1 and len(got[0]) == 32 and maxdiff(got[0], raw[1]) <= TOL, r.text[:200])
+    toks = [len(json.loads(l)["input_ids"]) for l in subprocess.run(
+        [roformer, "tokenize", "-m", model], input="\n".join(SENTENCES[:3]).encode() + b"\n",
+        stdout=subprocess.PIPE, check=True).stdout.decode().splitlines()]
+    r = post(url, "/v1/embeddings", {"input": SENTENCES[:3], "model": "my-model"})
+    j = r.json()
+    ok = (r.status_code == 200 and j.get("object") == "list" and j.get("model") == "my-model" and
+          j.get("usage") == {"prompt_tokens": sum(toks), "total_tokens": sum(toks)} and
+          [d["index"] for d in j["data"]] == [0, 1, 2] and
+          all(d["object"] == "embedding" and maxdiff(d["embedding"], norm[i]) <= TOL
+              for i, d in enumerate(j["data"])))
+    report("/v1/embeddings: OpenAI's shape, usage = the CLI's token counts, normalized vectors",
+           ok, r.text[:300])
+    r = post(url, "/v1/embeddings", {"input": SENTENCES[0], "encoding_format": "base64"})
+    j = r.json()
+    vec = list(struct.unpack("<32f", base64.b64decode(j["data"][0]["embedding"]))) \
+        if r.status_code == 200 else []
+    report("/v1/embeddings base64: little-endian float32 bytes of the same vector",
+           len(vec) == 32 and maxdiff(vec, norm[0]) <= TOL and j.get("model") == os.path.basename(model),
+           r.text[:200])
+    sim = cli(roformer, model, "similarity", [{"text_a": SENTENCES[0], "text_b": s} for s in SENTENCES[1:4]])
+    r = post(url, "/similarity", {"inputs": {"source_sentence": SENTENCES[0], "sentences": SENTENCES[1:4]}})
+    report("/similarity equals `roformer similarity` per sentence",
+           r.status_code == 200 and close(r.json(), [s["cosine"] for s in sim]), r.text[:200])
+    scm_in = [{"A": SENTENCES[0], "B": SENTENCES[5], "C": SENTENCES[6]},
+              {"A": SENTENCES[1], "B": SENTENCES[2], "C": SENTENCES[3]}]
+    scm = cli(roformer, model, "scm", scm_in, "-")
+    r = post(url, "/scm", {"inputs": scm_in})
+    report("/scm equals `roformer scm`", r.status_code == 200 and close(r.json(), scm), r.text[:200])
+
+    # /tokenize: TEI's token list; character offsets; add_special_tokens
+    text = "今天天气很好 hello"
+    exp_t = json.loads(subprocess.run([roformer, "tokenize", "-m", model], input=text.encode() + b"\n",
+                                      stdout=subprocess.PIPE, check=True).stdout)
+    r = post(url, "/tokenize", {"inputs": text})
+    j = r.json()[0] if r.status_code == 200 else []
+    ok = ([t["id"] for t in j] == exp_t["input_ids"] and j[0]["special"] and j[0]["start"] is None and
+          all(text[t["start"]:t["stop"]] == t["text"] for t in j[1:-1]) and j[-2]["text"] == "hello")
+    report("/tokenize: the CLI's ids, text = the characters [start, stop) of the input", ok, r.text[:300])
+    r = post(url, "/tokenize", {"inputs": [text, "你好"], "add_special_tokens": False})
+    j = r.json()
+    report("/tokenize add_special_tokens false: no [CLS]/[SEP], one list per input",
+           r.status_code == 200 and len(j) == 2 and [t["id"] for t in j[0]] == exp_t["input_ids"][1:-1],
+           r.text[:200])
+
+    # errors: TEI's shape, the field named
+    error_is(requests.get(url + "/nowhere", timeout=10), 404, "unknown route is 404")
+    r = requests.get(url + "/embed", timeout=10)
+    error_is(r, 405, "GET /embed is 405")
+    report("405 names the allowed method", r.headers.get("Allow") == "POST", r.headers)
+    error_is(requests.post(url + "/embed", data=b'{"inputs": ', timeout=10), 422, "bad JSON is 422", "JSON")
+    error_is(post(url, "/embed", {"text": "x"}), 422, "missing inputs is 422 naming it", "inputs")
+    error_is(post(url, "/embed", {"inputs": "x", "normalize": "yes"}), 422,
+             "normalize of the wrong type is 422 naming it", "normalize")
+    error_is(post(url, "/embed", {"inputs": ["ok", 3]}), 422, "a number among the inputs is 422",
+             "inputs[1]")
+    error_is(requests.post(url + "/embed", data=b'{"inputs": ["ok", "bad \xff byte"]}', timeout=10), 422,
+             "invalid UTF-8 is 422 naming the input", "inputs[1]")
+    error_is(post(url, "/embed", {"inputs": []}), 422, "an empty list is 422")
+    long_text = "今天天气很好" * 20
+    error_is(post(url, "/embed", {"inputs": ["ok", long_text]}), 422,
+             "over --max-input-length without truncate is 422 naming the input", "inputs[1]")
+    r = post(url, "/embed", {"inputs": long_text, "truncate": True})
+    exp_trunc = cli(roformer, model, "embed", [{"text": long_text}], "--normalize", "--max-length", "40")
+    report("truncate: true cuts at --max-input-length, as the CLI's --max-length",
+           r.status_code == 200 and maxdiff(r.json()[0], exp_trunc[0]["embedding"]) <= TOL, r.text[:200])
+    error_is(post(url, "/embed", {"inputs": ["x"] * 33}), 413, "33 inputs (over 32) is 413")
+    error_is(requests.post(url + "/embed", data=b'{"inputs": "' + b"a" * 2100000 + b'"}', timeout=30),
+             413, "a body over 2 MB is 413")
+    error_is(post(url, "/fill-mask", {"inputs": "[MASK]"}), 400, "/fill-mask on a classifier is 400", "mlm")
+    error_is(post(url, "/predict", {"inputs": ["a", "b", "c"]}), 422, "three strings is neither pair nor batch")
+    r = post(url, "/embed", {"inputs": SENTENCES[2], "normalize": False})
+    report("a good request after the bad ones still gets its numbers",
+           r.status_code == 200 and maxdiff(r.json()[0], raw[2]) <= TOL, r.text[:100])
+
+    # concurrent clients: each gets its own numbers
+    results, errors = {}, []
+    def client(i):
+        try:
+            for rep in range(3):
+                s = SENTENCES[(i + rep) % len(SENTENCES)]
+                rr = post(url, "/embed", {"inputs": s, "normalize": False})
+                results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    ok = not errors and len(results) == 96 and all(
+        v is not None and maxdiff(v, raw[SENTENCES.index(s)]) <= TOL for s, v in results.values())
+    report("32 concurrent clients x 3 requests: each gets its own sentence's vector", ok,
+           errors[:2] or [k for k, (s, v) in results.items() if v is None][:5])
+
+    m = requests.get(url + "/metrics", timeout=10).text
+    batches = [l for l in m.splitlines() if l.startswith("roformer_batch_jobs_count")]
+    multi = [l for l in m.splitlines() if l.startswith('roformer_batch_jobs_bucket{le="1"}')]
+    ok = ('roformer_requests_total{route="/embed",status="200"}' in m and
+          'roformer_requests_total{route="/embed",status="422"}' in m and
+          "roformer_queue_size 0" in m and "roformer_inference_duration_seconds_count" in m and
+          'roformer_request_duration_seconds_bucket{route="/predict",le="+Inf"}' in m and
+          batches and multi)
+    report("/metrics: requests by route and status, queue, batches, latency, inference time", ok, m[:300])
+    if ok:
+        n_batches = int(batches[0].split()[-1])
+        single = int(multi[0].split()[-1])
+        report("concurrent requests shared batches (some batch held more than one request)",
+               single < n_batches, "%d batches, %d of one request" % (n_batches, single))
+
+    # urllib, the standard library's client
+    req = urllib.request.Request(url + "/embed", data=json.dumps({"inputs": "你好"}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        report("urllib client: 200 and a vector", resp.status == 200 and len(json.load(resp)[0]) == 32)
+
+
+# ==== the other heads ====
+
+def suite_mlm(url, roformer, model):
+    texts = ["今天[MASK]气很好", "我们[MASK]天去[MASK]京"]
+    exp = cli(roformer, model, "fill-mask", [{"text": t} for t in texts], "--top-k", "3")
+    r = post(url, "/fill-mask", {"inputs": texts, "top_k": 3})
+    report("/fill-mask batch equals `roformer fill-mask --top-k 3`",
+           r.status_code == 200 and close(r.json(), exp), r.text[:300])
+    exp5 = cli(roformer, model, "fill-mask", [{"text": texts[0]}])
+    r = post(url, "/fill-mask", {"inputs": texts[0]})
+    report("/fill-mask one text: one object, top 5 by default",
+           r.status_code == 200 and close(r.json(), exp5[0]), r.text[:300])
+    error_is(post(url, "/fill-mask", {"inputs": ["今天[MASK]", "no mask here"]}), 422,
+             "a text without [MASK] is 422 naming it", "inputs[1]")
+    error_is(post(url, "/fill-mask", {"inputs": "[MASK]", "top_k": 0}), 422, "top_k 0 is 422", "top_k")
+    emb = cli(roformer, model, "embed", [{"text": t} for t in SENTENCES[:2]], "--normalize")
+    r = post(url, "/embed", {"inputs": SENTENCES[:2]})
+    report("/embed with the model's pooler equals the CLI",
+           r.status_code == 200 and all(maxdiff(a, b["embedding"]) <= TOL for a, b in zip(r.json(), emb)),
+           r.text[:200])
+    error_is(post(url, "/predict", {"inputs": "x"}), 400, "/predict on an MLM model is 400")
+
+
+def suite_ner(url, roformer, model):
+    texts = ["张三在北京工作", "李四去上海"]
+    exp = cli(roformer, model, "ner", [{"text": t} for t in texts])
+    r = post(url, "/ner", {"inputs": texts})
+    report("/ner equals `roformer ner`", r.status_code == 200 and close(r.json(), exp), r.text[:300])
+    r = post(url, "/ner", {"inputs": texts[1]})
+    report("/ner one text: one object", r.status_code == 200 and close(r.json(), exp[1]), r.text[:200])
+
+
+def suite_qa(url, roformer, model):
+    items = [{"question": "谁在北京", "context": "张三在北京工作，李四在上海"},
+             {"question": "李四在哪", "context": "张三在北京工作，李四在上海"}]
+    exp = cli(roformer, model, "qa", items)
+    r = post(url, "/qa", {"inputs": items})
+    report("/qa equals `roformer qa`", r.status_code == 200 and close(r.json(), exp), r.text[:300])
+    error_is(post(url, "/qa", {"inputs": {"question": "x"}}), 422, "/qa without context is 422",
+             "inputs.context")
+
+
+# ==== limits: --api-key, --max-client-batch-size 4, --payload-limit 1000,
+# --max-concurrent-requests 1 ====
+
+def raw_request(port, path, body, send_all=True, key="secret"):
+    """A socket with the headers and (part of) the body sent."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+            "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (path, key, len(body)))
+    s.sendall(head.encode() + (body if send_all else body[:5]))
+    return s
+
+
+def read_status(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            length = int(v)
+    while len(rest) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    s.close()
+    status = int(head.split()[1]) if head else 0
+    return status, rest
+
+
+def suite_limits(url, roformer, model):
+    port = int(url.rsplit(":", 1)[1])
+    auth = {"Authorization": "Bearer secret"}
+    error_is(post(url, "/embed", {"inputs": "x"}), 401, "no Authorization is 401")
+    error_is(post(url, "/embed", {"inputs": "x"}, headers={"Authorization": "Bearer wrong"}), 401,
+             "a wrong key is 401")
+    error_is(requests.get(url + "/info", timeout=10), 401, "GET /info needs the key too")
+    report("GET /health needs no key", requests.get(url + "/health", timeout=10).status_code == 200)
+    r = post(url, "/embed", {"inputs": "x"}, headers=auth)
+    report("the right key is 200", r.status_code == 200, r.text[:200])
+    error_is(post(url, "/embed", {"inputs": ["x"] * 5}, headers=auth), 413,
+             "5 inputs over --max-client-batch-size 4 is 413", "max-client-batch-size")
+    error_is(post(url, "/embed", {"inputs": "x" * 2000}, headers=auth), 413,
+             "a body over --payload-limit 1000 is 413")
+    # one request holds the only slot: its headers are in, its body is not
+    body = json.dumps({"inputs": "今天天气很好"}).encode()
+    held = raw_request(port, "/embed", body, send_all=False)
+    time.sleep(0.3)
+    error_is(post(url, "/embed", {"inputs": "x"}, headers=auth), 429,
+             "a second request while --max-concurrent-requests 1 is taken is 429")
+    held.sendall(body[5:])
+    status, _ = read_status(held)
+    report("the held request, finished, is 200", status == 200, status)
+    time.sleep(0.1)
+    r = post(url, "/embed", {"inputs": "x"}, headers=auth)
+    report("after it, the slot is free again", r.status_code == 200, r.status_code)
+
+
+# ==== shutdown: SIGTERM with requests in flight loses none ====
+
+def suite_shutdown(url, roformer, model, pid):
+    port = int(url.rsplit(":", 1)[1])
+    body = json.dumps({"inputs": SENTENCES}).encode()
+    held = [raw_request(port, "/embed", body, send_all=False, key="") for _ in range(4)]
+    results, errors = [], []
+    def client():
+        try:
+            results.append(post(url, "/embed", {"inputs": SENTENCES}).status_code)
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+    busy = [threading.Thread(target=client) for _ in range(8)]
+    for t in busy:
+        t.start()
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGTERM)
+    time.sleep(0.3)
+    refused = False
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        refused = True
+    report("after SIGTERM no new connection is accepted", refused)
+    for s in held:
+        s.sendall(body[5:])
+    statuses = [read_status(s)[0] for s in held]
+    for t in busy:
+        t.join(30)
+    report("requests begun before SIGTERM all get 200",
+           statuses == [200] * 4 and results == [200] * 8 and not errors,
+           "held %s, busy %s %s" % (statuses, results, errors[:2]))
+
+
+def main():
+    suite, url, roformer, model = sys.argv[1:5]
+    if suite == "shutdown":
+        suite_shutdown(url, roformer, model, int(sys.argv[5]))
+    else:
+        globals()["suite_" + suite](url, roformer, model)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+# test_serve.sh — `roformer serve` end to end: real servers on 127.0.0.1
+# (port 0: the kernel picks a free one, the server prints it), talked to with
+# curl here and with Python's requests / urllib / sockets in
+# tests/serve_client.py, which compares every number with the CLI's on the
+# same model. Each server is killed at the end whatever happens; every wait
+# is bounded.
+. tests/check.sh
+PY=/usr/bin/python3
+
+if [ -z "$REF" ]; then
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): all serve tests"
+    check_done; exit
+fi
+if ! command -v curl >/dev/null || ! $PY -c 'import requests' 2>/dev/null; then
+    check_skip "curl or $PY with requests absent: all serve tests"
+    check_done; exit
+fi
+M=$REF/models
+pids=""
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+
+# start NAME MODEL ARGS...: starts a server in the background; sets PID and
+# URL, or returns 1 when it did not start listening within 60 s.
+start() {
+    name=$1; model=$2; shift 2
+    "$ROFORMER" serve -m "$model" --port 0 --threads 2 "$@" 2>"$TMP/$name.log" &
+    PID=$!; pids="$pids $PID"
+    i=0
+    while [ $i -lt 600 ]; do
+        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$TMP/$name.log")
+        [ -n "$port" ] && { URL="http://127.0.0.1:$port"; return 0; }
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.1; i=$((i + 1))
+    done
+    echo "server $name did not start:"; cat "$TMP/$name.log"
+    return 1
+}
+
+# client SUITE [PID]: runs a suite of serve_client.py; each line is a check.
+client() {
+    timeout 300 $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2 >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    while IFS= read -r line; do
+        case "$line" in
+            "ok "*) check "${line#ok }" true ;;
+            "FAIL "*) echo "$line"; check "${line#FAIL }" false ;;
+        esac
+    done <"$TMP/out"
+    check "serve_client.py $1 ran to the end" [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || tail -n 5 "$TMP/err"
+}
+
+# stop: SIGTERM, then the server must exit 0 within 30 s.
+stop() {
+    kill -TERM "$PID"
+    i=0
+    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    wait "$PID"
+    check "$1: exits 0 after SIGTERM" [ $? -eq 0 ]
+}
+
+# ==== Usage ====
+"$ROFORMER" serve --help | grep -q 'usage: roformer serve'
+check "serve --help" [ $? -eq 0 ]
+"$ROFORMER" serve >/dev/null 2>&1
+check "serve without -m is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$M/tiny-word-cls" --port 70000 >/dev/null 2>&1
+check "serve --port 70000 is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$M/tiny-word-cls" --log-format xml >/dev/null 2>&1
+check "serve --log-format xml is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$M/tiny-word-cls" --host not-an-address >/dev/null 2>"$TMP/err"
+check "serve --host not-an-address fails with a message" \
+    sh -c "[ $? -eq 1 ] && grep -q 'not an IPv4' '$TMP/err'"
+
+# ==== A classifier: every TEI / OpenAI route and error ====
+MODEL=$M/tiny-word-cls
+if start cls "$MODEL" --max-input-length 40; then
+    client cls
+    out=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' \
+        -d '{"inputs": "今天天气很好"}' "$URL/predict")
+    check "curl POST /predict: 200 and labels" sh -c "echo '$out' | grep -q '\"label\":\"negative\".* 200\$'"
+    out=$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")
+    check "curl GET /health: 200" [ "$out" = 200 ]
+    out=$(curl -s -w ' %{http_code}' -X DELETE "$URL/embed")
+    check "curl DELETE /embed: 405 with TEI's error shape" \
+        sh -c "echo '$out' | grep -q '\"error_type\":\"MethodNotAllowed\"}.405\$'"
+    curl -s "$URL/metrics" | grep -q '^roformer_requests_total{route="/predict",status="200"} [1-9]'
+    check "curl GET /metrics: Prometheus text" [ $? -eq 0 ]
+    stop cls
+    check "cls: one text log line per request" \
+        grep -q ' POST /predict 200 [0-9.]*ms inputs=1 tokens=8 ' "$TMP/cls.log"
+else
+    check "cls server starts" false
+fi
+
+# ==== The other heads ====
+MODEL=$M/tiny-word-mlm
+if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts" false; fi
+MODEL=$M/tiny-char-proj
+if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
+MODEL=$M/tiny-qa
+if start qa "$MODEL"; then client qa; stop qa; else check "qa server starts" false; fi
+
+# ==== Limits: key, request size, concurrency; JSON log ====
+MODEL=$M/tiny-word-cls
+if start limits "$MODEL" --api-key secret --max-client-batch-size 4 --payload-limit 1000 \
+        --max-concurrent-requests 1 --log-format json; then
+    client limits
+    out=$(curl -s -o /dev/null -w '%{http_code}' -d '{"inputs": "x"}' "$URL/embed")
+    check "curl without the key: 401" [ "$out" = 401 ]
+    out=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer secret' \
+        -d '{"inputs": "x"}' "$URL/embed")
+    check "curl with the key: 200" [ "$out" = 200 ]
+    stop limits
+    check "limits: JSON log lines with status and route" $PY -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert any(l["status"] == 429 and l["path"] == "/embed" for l in lines)
+assert any(l["status"] == 200 and l.get("tokens", 0) > 0 for l in lines)' "$TMP/limits.log"
+else
+    check "limits server starts" false
+fi
+
+# ==== Shutdown with requests in flight ====
+if start shutdown "$MODEL"; then
+    client shutdown "$PID"
+    i=0
+    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    wait "$PID"
+    check "shutdown: exits 0 after answering them" [ $? -eq 0 ]
+else
+    check "shutdown server starts" false
+fi
+check_done

@@ -1,0 +1,159 @@
+/*
+ * batcher.c — the job queue and the batcher thread (see batcher.h). One
+ * mutex guards the queue; request threads wait on one condition variable
+ * that is broadcast after every batch and check their own job's `done`.
+ */
+#include "serve/batcher.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Most jobs taken into one batch (a bound on the batch's pointer array). */
+#define MAX_BATCH_JOBS 1024
+
+struct serve_batcher {
+    serve_runner *runner;
+    int32_t max_batch_tokens;
+    serve_batch_fn on_batch;
+    void *on_batch_arg;
+
+    pthread_mutex_t lock;
+    pthread_cond_t work;  /* a job was queued, or stop was asked */
+    pthread_cond_t done;  /* a batch finished */
+    serve_job *head, *tail;
+    int queued;
+    bool stopping;
+    pthread_t thread;
+    serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Takes the oldest job and the later ones of its kind that fit the token
+ * budget, in queue order. Called with the lock held. */
+static int take_batch(serve_batcher *b, serve_job **batch)
+{
+    serve_job *first = b->head, **link = &b->head, *prev = NULL;
+    int n = 0;
+    int32_t tokens = 0;
+    for (serve_job *j = b->head; j && n < MAX_BATCH_JOBS;) {
+        serve_job *next = j->next;
+        bool take = j == first || (j->kind == first->kind &&
+                                   tokens + j->tokens <= b->max_batch_tokens);
+        if (take) {
+            batch[n++] = j;
+            tokens += j->tokens;
+            *link = next;
+            if (b->tail == j)
+                b->tail = prev;
+        } else {
+            prev = j;
+            link = &j->next;
+        }
+        j = next;
+    }
+    b->queued -= n;
+    return n;
+}
+
+static void *batcher_main(void *arg)
+{
+    serve_batcher *b = arg;
+    serve_job **batch = b->batch;
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        while (!b->head && !b->stopping)
+            pthread_cond_wait(&b->work, &b->lock);
+        if (!b->head)
+            break; /* stopping, and nothing left */
+        int n = take_batch(b, batch);
+        pthread_mutex_unlock(&b->lock);
+
+        int32_t inputs = 0, tokens = 0;
+        double started = now_seconds();
+        for (int j = 0; j < n; j++) {
+            batch[j]->started_at = started;
+            inputs += batch[j]->n;
+            tokens += batch[j]->tokens;
+        }
+        double seconds = serve_runner_run(b->runner, batch, n);
+        if (b->on_batch)
+            b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
+
+        pthread_mutex_lock(&b->lock);
+        for (int j = 0; j < n; j++)
+            batch[j]->done = true;
+        pthread_cond_broadcast(&b->done);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, serve_batch_fn on_batch,
+                        void *on_batch_arg, serve_batcher **out)
+{
+    serve_batcher *b = calloc(1, sizeof *b);
+    if (!b)
+        return -1;
+    *b = (serve_batcher){.runner = runner, .max_batch_tokens = max_batch_tokens,
+                         .on_batch = on_batch, .on_batch_arg = on_batch_arg};
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_cond_init(&b->work, NULL);
+    pthread_cond_init(&b->done, NULL);
+    if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
+        pthread_mutex_destroy(&b->lock);
+        pthread_cond_destroy(&b->work);
+        pthread_cond_destroy(&b->done);
+        free(b);
+        return -1;
+    }
+    *out = b;
+    return 0;
+}
+
+void serve_batcher_run(serve_batcher *b, serve_job *job)
+{
+    job->queued_at = now_seconds();
+    job->done = false;
+    job->next = NULL;
+    pthread_mutex_lock(&b->lock);
+    if (b->tail)
+        b->tail->next = job;
+    else
+        b->head = job;
+    b->tail = job;
+    b->queued++;
+    pthread_cond_signal(&b->work);
+    while (!job->done)
+        pthread_cond_wait(&b->done, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
+int serve_batcher_queued(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->lock);
+    int n = b->queued;
+    pthread_mutex_unlock(&b->lock);
+    return n;
+}
+
+void serve_batcher_stop(serve_batcher *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    b->stopping = true;
+    pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->lock);
+    pthread_join(b->thread, NULL);
+    pthread_mutex_destroy(&b->lock);
+    pthread_cond_destroy(&b->work);
+    pthread_cond_destroy(&b->done);
+    free(b);
+}

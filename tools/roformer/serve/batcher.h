@@ -1,0 +1,32 @@
+/*
+ * batcher.h — the queue between the HTTP threads and the engine. Request
+ * threads submit jobs and wait; one batcher thread takes the oldest job
+ * and every other waiting job of the same kind while their real tokens fit
+ * in max_batch_tokens (the oldest is always taken, however long), runs
+ * them as one call (runner.h) and wakes their threads. While it runs, new
+ * jobs gather for the next batch: 32 clients sending a sentence each share
+ * forward passes without any waiting on purpose.
+ */
+#ifndef RF_SERVE_BATCHER_H
+#define RF_SERVE_BATCHER_H
+
+#include "serve/job.h"
+#include "serve/runner.h"
+
+typedef struct serve_batcher serve_batcher;
+
+/* Called by the batcher thread after each batch (for metrics). */
+typedef void (*serve_batch_fn)(void *arg, int jobs, int32_t inputs, int32_t tokens,
+                               double forward_seconds);
+
+/* Starts the batcher thread; it owns nothing it is given. */
+int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, serve_batch_fn on_batch,
+                        void *on_batch_arg, serve_batcher **out);
+/* Queues `job` and waits until it has run. */
+void serve_batcher_run(serve_batcher *b, serve_job *job);
+/* Jobs waiting (not yet taken into a batch). */
+int serve_batcher_queued(serve_batcher *b);
+/* Runs whatever is still queued, then stops and joins the thread. */
+void serve_batcher_stop(serve_batcher *b);
+
+#endif

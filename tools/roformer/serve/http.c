@@ -1,0 +1,294 @@
+/*
+ * http.c — libmicrohttpd plumbing (see http.h). libmicrohttpd parses HTTP;
+ * this file only sees each request's method, path, headers and body.
+ *
+ * libmicrohttpd calls on_request once when the headers are in, then once
+ * per piece of body, then once with no data: the request is judged on the
+ * first call, the body gathered on the middle ones, and the answer given on
+ * the last. A request refused before its body (401, 404, 405, 429, 503)
+ * still reads the body, so the client sees the answer rather than a reset
+ * connection; one that declares a body over the limit gets 413 at once.
+ */
+#include "serve/http.h"
+
+#include "serve/routes.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+struct serve_http {
+    const serve_server *s;
+    struct MHD_Daemon *daemon;
+    atomic_int in_flight;  /* admitted engine requests, for the 429 limit */
+    atomic_int active;     /* every request begun and not yet answered */
+    atomic_bool draining;
+};
+
+typedef struct {
+    double start;
+    int route;             /* route id (see serve_route_find) */
+    int refused;           /* HTTP status decided before the body, or 0 */
+    const char *refused_type;
+    char refused_msg[160];
+    const char *allow;     /* the method a 405 names */
+    bool admitted;         /* counted in in_flight */
+    bool answered;
+    char *body;
+    size_t len, cap;
+} request_state;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void refuse(request_state *rq, int status, const char *type, const char *msg)
+{
+    rq->refused = status;
+    rq->refused_type = type;
+    snprintf(rq->refused_msg, sizeof rq->refused_msg, "%s", msg);
+}
+
+/* Constant-time comparison of the Authorization header with "Bearer KEY". */
+static bool authorized(struct MHD_Connection *c, const char *key)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    size_t n = strlen(h), k = strlen(key);
+    unsigned char diff = n != k;
+    for (size_t i = 0; i < k; i++)
+        diff |= (unsigned char)(key[i] ^ (i < n ? h[i] : 0));
+    return diff == 0;
+}
+
+/* The checks made on the headers alone. */
+static void judge(serve_http *h, request_state *rq, struct MHD_Connection *c, const char *url,
+                  const char *method)
+{
+    const serve_server *s = h->s;
+    const char *allow = NULL;
+    int r, found = serve_route_find(method, url, &r, &allow);
+    rq->route = r;
+    if (found == 404) {
+        refuse(rq, 404, "NotFound", "no such route");
+        return;
+    }
+    if (found == 405) {
+        rq->allow = allow;
+        refuse(rq, 405, "MethodNotAllowed", "method not allowed on this route");
+        return;
+    }
+    if (s->api_key && !serve_route_is_public(r) && !authorized(c, s->api_key)) {
+        refuse(rq, 401, "Unauthorized", "missing or wrong Authorization: Bearer key");
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > s->payload_limit) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "body of %.20s bytes, over the limit of %zu", cl,
+                 s->payload_limit);
+        refuse(rq, 413, "Validation", msg);
+        return;
+    }
+    if (atomic_load(&h->draining)) {
+        refuse(rq, 503, "Unhealthy", "the server is shutting down");
+        return;
+    }
+    if (serve_route_uses_engine(r)) {
+        if (atomic_fetch_add(&h->in_flight, 1) >= s->max_concurrent) {
+            atomic_fetch_sub(&h->in_flight, 1);
+            refuse(rq, 429, "Overloaded", "too many concurrent requests (--max-concurrent-requests)");
+            return;
+        }
+        rq->admitted = true;
+    }
+}
+
+static bool append_body(request_state *rq, const char *data, size_t n, size_t limit)
+{
+    if (rq->len + n > limit)
+        return false;
+    if (rq->len + n + 1 > rq->cap) {
+        size_t cap = rq->cap ? rq->cap : 4096;
+        while (cap < rq->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(rq->body, cap);
+        if (!grown)
+            return false;
+        rq->body = grown;
+        rq->cap = cap;
+    }
+    memcpy(rq->body + rq->len, data, n);
+    rq->len += n;
+    rq->body[rq->len] = '\0';
+    return true;
+}
+
+static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, request_state *rq,
+                                     const char *method, const char *url, serve_response *resp,
+                                     serve_log_entry *log)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(resp->len, resp->body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(resp->body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    if (resp->status == 405 && rq->allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rq->allow);
+    if (resp->status == 401)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (atomic_load(&h->draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    rq->answered = true;
+
+    double seconds = now_seconds() - rq->start;
+    serve_metrics_request(h->s->metrics, rq->route, resp->status, seconds);
+    log->method = method;
+    log->path = url;
+    log->status = resp->status;
+    log->seconds = seconds;
+    serve_log_request(h->s->log_format, log);
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    serve_http *h = cls;
+    request_state *rq = *con_cls;
+    if (!rq) { /* headers in */
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        rq->start = now_seconds();
+        atomic_fetch_add(&h->active, 1);
+        *con_cls = rq;
+        judge(h, rq, c, url, method);
+        if (rq->refused != 413)
+            return MHD_YES;
+    } else if (*upload_data_size) { /* a piece of body */
+        if (!rq->refused && !append_body(rq, upload_data, *upload_data_size, h->s->payload_limit)) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "body over the limit of %zu bytes", h->s->payload_limit);
+            refuse(rq, 413, "Validation", msg);
+            free(rq->body);
+            rq->body = NULL;
+            rq->len = rq->cap = 0;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (rq->answered)
+        return MHD_YES;
+
+    serve_response resp;
+    serve_log_entry log = {0};
+    if (rq->refused) {
+        serve_response_error(&resp, rq->refused, rq->refused_type, rq->refused_msg);
+        snprintf(log.error, sizeof log.error, "%s", rq->refused_msg);
+    } else {
+        serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len,
+                           atomic_load(&h->in_flight), &resp, &log);
+    }
+    return send_response(h, c, rq, method, url, &resp, &log);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)c;
+    (void)toe;
+    serve_http *h = cls;
+    request_state *rq = *con_cls;
+    if (!rq)
+        return;
+    if (rq->admitted)
+        atomic_fetch_sub(&h->in_flight, 1);
+    atomic_fetch_sub(&h->active, 1);
+    free(rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+int serve_http_start(const serve_server *s, serve_http **out, char *errbuf, size_t errlen)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    struct sockaddr_in6 addr6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)s->port)};
+    const struct sockaddr *sa;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (inet_pton(AF_INET, s->host, &addr.sin_addr) == 1) {
+        sa = (const struct sockaddr *)&addr;
+    } else if (inet_pton(AF_INET6, s->host, &addr6.sin6_addr) == 1) {
+        sa = (const struct sockaddr *)&addr6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(errbuf, errlen, "--host '%s' is not an IPv4 or IPv6 address", s->host);
+        return -1;
+    }
+    serve_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(errbuf, errlen, "out of memory");
+        return -1;
+    }
+    h->s = s;
+    h->daemon = MHD_start_daemon(flags, (uint16_t)s->port, NULL, NULL, on_request, h,
+                                 MHD_OPTION_SOCK_ADDR, sa,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                                 MHD_OPTION_END);
+    if (!h->daemon) {
+        snprintf(errbuf, errlen, "cannot listen on %s:%d (in use, or not an address of this host)",
+                 s->host, s->port);
+        free(h);
+        return -1;
+    }
+    *out = h;
+    return 0;
+}
+
+int serve_http_port(const serve_http *h)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : -1;
+}
+
+void serve_http_stop(serve_http *h, double grace_seconds)
+{
+    if (!h)
+        return;
+    atomic_store(&h->draining, true);
+    MHD_socket listen = MHD_quiesce_daemon(h->daemon);
+    /* libmicrohttpd no longer accepts, but the kernel would still complete
+       connections on the open socket (which must stay open until the daemon
+       stops): take it out of the listening state so they are refused. */
+    if (listen != MHD_INVALID_SOCKET)
+        shutdown(listen, SHUT_RDWR);
+    double until = now_seconds() + grace_seconds;
+    while (atomic_load(&h->active) > 0 && now_seconds() < until)
+        usleep(10000);
+    MHD_stop_daemon(h->daemon);
+    if (listen != MHD_INVALID_SOCKET)
+        close(listen);
+    free(h);
+}

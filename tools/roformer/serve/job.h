@@ -1,0 +1,46 @@
+/*
+ * job.h — one request's work for the engine, as the batcher queues it and
+ * the runner fills it in: the kind of library call, the texts, their real
+ * token count, and the result buffers (owned by whoever made the job).
+ */
+#ifndef RF_SERVE_JOB_H
+#define RF_SERVE_JOB_H
+
+#include "roformer.h"
+
+#include <stdbool.h>
+
+/* The library call a job needs; jobs of one kind can share a run. */
+typedef enum {
+    SERVE_KIND_EMBED,     /* rf_embed, not normalized (each request normalizes its own) */
+    SERVE_KIND_CLASSIFY,  /* rf_classify */
+    SERVE_KIND_FILL_MASK, /* rf_fill_mask */
+    SERVE_KIND_NER,       /* rf_token_classify */
+    SERVE_KIND_QA,        /* rf_qa, one window per input */
+} serve_kind;
+
+typedef struct serve_job {
+    serve_kind kind;
+    const rf_text *texts;
+    int32_t n;          /* texts */
+    int32_t tokens;     /* their real tokens, for --max-batch-tokens */
+    int32_t top_k;      /* fill-mask */
+
+    /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
+    float *vectors;               /* embed: [n][hidden_size] */
+    float *probs;                 /* classify: [n][num_labels] */
+    rf_fill_mask_result *fill;
+    rf_ner_result *ner;
+    rf_qa_result *qa;
+    rf_item_status *items;        /* [n] each input's outcome */
+    rf_status status;             /* RF_OK unless the whole run failed */
+    rf_error error;
+
+    /* the batcher's */
+    bool done;
+    double queued_at;             /* monotonic seconds: submitted */
+    double started_at;            /* its batch started */
+    struct serve_job *next;
+} serve_job;
+
+#endif

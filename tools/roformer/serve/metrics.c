@@ -1,0 +1,169 @@
+/*
+ * metrics.c — counters and fixed-bucket histograms behind one mutex (see
+ * metrics.h); rendering takes a snapshot under the lock and prints it.
+ * Metric names follow Prometheus' conventions (_total, _seconds, le=).
+ */
+#include "serve/metrics.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int statuses[] = {200, 400, 401, 404, 405, 413, 422, 429, 500, 503};
+enum { N_STATUS = sizeof statuses / sizeof statuses[0] };
+
+static const double latency_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                    0.25,  0.5,    1,     2.5,  5,     10};
+static const double count_le[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+static const double tokens_le[] = {16, 64, 256, 1024, 4096, 16384, 65536};
+enum { N_LATENCY = 13, N_COUNT = 11, N_TOKENS = 7 };
+
+typedef struct {
+    int64_t bucket[16]; /* counts per upper bound, not cumulative */
+    int64_t count;
+    double sum;
+} histogram;
+
+struct serve_metrics {
+    pthread_mutex_t lock;
+    const char *const *routes;
+    int n_routes;
+    int64_t *requests;   /* [n_routes][N_STATUS] */
+    histogram *latency;  /* [n_routes] */
+    histogram batch_jobs, batch_inputs, batch_tokens, forward;
+};
+
+serve_metrics *serve_metrics_create(const char *const *routes, int n_routes)
+{
+    serve_metrics *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->routes = routes;
+    m->n_routes = n_routes;
+    m->requests = calloc((size_t)n_routes * N_STATUS, sizeof *m->requests);
+    m->latency = calloc((size_t)n_routes, sizeof *m->latency);
+    if (!m->requests || !m->latency) {
+        free(m->requests);
+        free(m->latency);
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
+
+void serve_metrics_free(serve_metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m->requests);
+    free(m->latency);
+    free(m);
+}
+
+static void observe(histogram *h, const double *le, int n, double v)
+{
+    int b = 0;
+    while (b < n && v > le[b])
+        b++;
+    h->bucket[b]++; /* b == n: only in +Inf */
+    h->count++;
+    h->sum += v;
+}
+
+void serve_metrics_request(serve_metrics *m, int route, int status, double seconds)
+{
+    if (route < 0 || route >= m->n_routes)
+        return;
+    int s = 0;
+    while (s < N_STATUS && statuses[s] != status)
+        s++;
+    pthread_mutex_lock(&m->lock);
+    if (s < N_STATUS)
+        m->requests[(size_t)route * N_STATUS + s]++;
+    observe(&m->latency[route], latency_le, N_LATENCY, seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tokens,
+                         double forward_seconds)
+{
+    pthread_mutex_lock(&m->lock);
+    observe(&m->batch_jobs, count_le, N_COUNT, jobs);
+    observe(&m->batch_inputs, count_le, N_COUNT, inputs);
+    observe(&m->batch_tokens, tokens_le, N_TOKENS, tokens);
+    observe(&m->forward, latency_le, N_LATENCY, forward_seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* One histogram's _bucket/_sum/_count lines; `labels` is "" or 'route="x",'. */
+static void print_histogram(FILE *f, const char *name, const char *labels, const histogram *h,
+                            const double *le, int n)
+{
+    int64_t cumulative = 0;
+    for (int b = 0; b < n; b++) {
+        cumulative += h->bucket[b];
+        fprintf(f, "%s_bucket{%sle=\"%g\"} %lld\n", name, labels, le[b], (long long)cumulative);
+    }
+    fprintf(f, "%s_bucket{%sle=\"+Inf\"} %lld\n", name, labels, (long long)h->count);
+    char plain[128] = "";
+    if (labels[0]) /* the labels without their trailing comma */
+        snprintf(plain, sizeof plain, "{%.*s}", (int)strlen(labels) - 1, labels);
+    fprintf(f, "%s_sum%s %.9g\n%s_count%s %lld\n", name, plain, h->sum, name, plain,
+            (long long)h->count);
+}
+
+static void print_header(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        return NULL;
+    pthread_mutex_lock(&m->lock);
+    print_header(f, "roformer_requests_total", "counter", "HTTP requests by route and status");
+    for (int r = 0; r < m->n_routes; r++)
+        for (int s = 0; s < N_STATUS; s++)
+            if (m->requests[(size_t)r * N_STATUS + s])
+                fprintf(f, "roformer_requests_total{route=\"%s\",status=\"%d\"} %lld\n",
+                        m->routes[r], statuses[s],
+                        (long long)m->requests[(size_t)r * N_STATUS + s]);
+    print_header(f, "roformer_request_duration_seconds", "histogram",
+                 "time from the request's headers to its response, by route");
+    for (int r = 0; r < m->n_routes; r++) {
+        if (!m->latency[r].count)
+            continue;
+        char labels[96];
+        snprintf(labels, sizeof labels, "route=\"%s\",", m->routes[r]);
+        print_histogram(f, "roformer_request_duration_seconds", labels, &m->latency[r],
+                        latency_le, N_LATENCY);
+    }
+    print_header(f, "roformer_queue_size", "gauge", "jobs waiting for the batcher");
+    fprintf(f, "roformer_queue_size %d\n", queued);
+    print_header(f, "roformer_requests_in_flight", "gauge",
+                 "requests admitted and not yet answered (limit: --max-concurrent-requests)");
+    fprintf(f, "roformer_requests_in_flight %d\n", in_flight);
+    print_header(f, "roformer_batch_jobs", "histogram", "requests run together in one batch");
+    print_histogram(f, "roformer_batch_jobs", "", &m->batch_jobs, count_le, N_COUNT);
+    print_header(f, "roformer_batch_inputs", "histogram", "inputs (sequences) per batch");
+    print_histogram(f, "roformer_batch_inputs", "", &m->batch_inputs, count_le, N_COUNT);
+    print_header(f, "roformer_batch_tokens", "histogram", "real tokens per batch");
+    print_histogram(f, "roformer_batch_tokens", "", &m->batch_tokens, tokens_le, N_TOKENS);
+    print_header(f, "roformer_inference_duration_seconds", "histogram",
+                 "forward-pass time per batch");
+    print_histogram(f, "roformer_inference_duration_seconds", "", &m->forward, latency_le,
+                    N_LATENCY);
+    pthread_mutex_unlock(&m->lock);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,336 @@
+/*
+ * request.c — request bodies to job inputs (see request.h). Every string
+ * is checked for valid UTF-8 and copied out of the cJSON tree, which is
+ * freed before returning; unknown fields are ignored, as TEI ignores them.
+ * Nothing here touches the model.
+ */
+#include "serve/request.h"
+
+#include "text/utf8.h"
+
+#include <cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int serve_fail(serve_error *err, int status, const char *type, const char *fmt, ...)
+{
+    err->status = status;
+    err->type = type;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int invalid(serve_error *err, const char *fmt, const char *field)
+{
+    return serve_fail(err, 422, "Validation", fmt, field);
+}
+
+void serve_request_free(serve_request *r)
+{
+    if (!r)
+        return;
+    for (int32_t i = 0; i < r->n_texts; i++) {
+        free((char *)r->texts[i].text);
+        free((char *)r->texts[i].pair);
+    }
+    free(r->texts);
+    free(r->model);
+    *r = (serve_request){0};
+}
+
+/* ==== Fields ==== */
+
+/* A copy of string item `v` (named `field` in messages), checked for UTF-8. */
+static int take_string(const cJSON *v, const char *field, const char **out, size_t *len,
+                       serve_error *err)
+{
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return invalid(err, "%s: expected a string", field);
+    size_t n = strlen(v->valuestring), bad;
+    if (!rf_utf8_validate(v->valuestring, n, &bad))
+        return serve_fail(err, 422, "Validation", "%s: invalid UTF-8 at byte %zu", field, bad);
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return serve_fail(err, 500, "Backend", "out of memory");
+    memcpy(copy, v->valuestring, n + 1);
+    *out = copy;
+    *len = n;
+    return 0;
+}
+
+/* An optional boolean field; absent or null keeps *out. */
+static int take_bool(const cJSON *obj, const char *name, bool *out, serve_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsBool(v))
+        return invalid(err, "%s: expected true or false", name);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+/* Room for n items of n_texts_each texts, after the item-count limit. */
+static int reserve_items(serve_request *r, int n, int texts_per_item, int extra,
+                         int32_t max_client_batch, serve_error *err)
+{
+    if (n == 0)
+        return serve_fail(err, 422, "Empty", "inputs: the list is empty");
+    if (n > max_client_batch)
+        return serve_fail(err, 413, "Validation",
+                          "inputs: %d inputs, over --max-client-batch-size %d", n,
+                          max_client_batch);
+    r->n_items = n;
+    r->texts = calloc((size_t)n * texts_per_item + extra, sizeof *r->texts);
+    if (!r->texts)
+        return serve_fail(err, 500, "Backend", "out of memory");
+    return 0;
+}
+
+/* ==== Input shapes ==== */
+
+/* str | [str, ...]: one text per item. */
+static int parse_texts(serve_request *r, const cJSON *inputs, const char *name,
+                       int32_t max_client_batch, serve_error *err)
+{
+    char field[64];
+    if (cJSON_IsString(inputs)) {
+        if (reserve_items(r, 1, 1, 0, max_client_batch, err))
+            return -1;
+        r->n_texts = 1;
+        return take_string(inputs, name, &r->texts[0].text, &r->texts[0].text_len, err);
+    }
+    if (!cJSON_IsArray(inputs))
+        return invalid(err, "%s: expected a string or a list of strings", name);
+    r->batch = true;
+    if (reserve_items(r, cJSON_GetArraySize(inputs), 1, 0, max_client_batch, err))
+        return -1;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, inputs) {
+        snprintf(field, sizeof field, "%s[%d]", name, r->n_texts);
+        rf_text *t = &r->texts[r->n_texts++];
+        if (take_string(v, field, &t->text, &t->text_len, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* [str] or [str, str] into t. */
+static int take_sequence(const cJSON *v, const char *field, rf_text *t, serve_error *err)
+{
+    int n = cJSON_GetArraySize(v);
+    if (!cJSON_IsArray(v) || n < 1 || n > 2)
+        return invalid(err, "%s: expected [text] or [text, text_pair]", field);
+    char sub[80];
+    snprintf(sub, sizeof sub, "%s[0]", field);
+    if (take_string(cJSON_GetArrayItem(v, 0), sub, &t->text, &t->text_len, err))
+        return -1;
+    if (n == 2) {
+        snprintf(sub, sizeof sub, "%s[1]", field);
+        return take_string(cJSON_GetArrayItem(v, 1), sub, &t->pair, &t->pair_len, err);
+    }
+    return 0;
+}
+
+/* TEI's predict input: str | [str, str] | [[str] | [str, str], ...]. */
+static int parse_predict(serve_request *r, const cJSON *inputs, int32_t max_client_batch,
+                         serve_error *err)
+{
+    if (cJSON_IsString(inputs))
+        return parse_texts(r, inputs, "inputs", max_client_batch, err);
+    if (!cJSON_IsArray(inputs))
+        return invalid(err, "%s: expected a string, a pair [text, text_pair] or a list of them",
+                       "inputs");
+    const cJSON *first = cJSON_GetArrayItem(inputs, 0);
+    if (cJSON_IsString(first)) { /* one text or one pair, not a batch */
+        if (reserve_items(r, 1, 1, 0, max_client_batch, err))
+            return -1;
+        r->n_texts = 1;
+        if (cJSON_GetArraySize(inputs) > 2)
+            return invalid(err, "%s: a pair has two texts; send a batch as [[text], ...]",
+                           "inputs");
+        return take_sequence(inputs, "inputs", &r->texts[0], err);
+    }
+    r->batch = true;
+    if (reserve_items(r, cJSON_GetArraySize(inputs), 1, 0, max_client_batch, err))
+        return -1;
+    const cJSON *v;
+    char field[64];
+    cJSON_ArrayForEach(v, inputs) {
+        snprintf(field, sizeof field, "inputs[%d]", r->n_texts);
+        if (take_sequence(v, field, &r->texts[r->n_texts++], err))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_similarity(serve_request *r, const cJSON *inputs, int32_t max_client_batch,
+                            serve_error *err)
+{
+    if (!cJSON_IsObject(inputs))
+        return invalid(err, "%s: expected {\"source_sentence\": ..., \"sentences\": [...]}",
+                       "inputs");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(inputs, "source_sentence");
+    const cJSON *sents = cJSON_GetObjectItemCaseSensitive(inputs, "sentences");
+    if (!src)
+        return invalid(err, "%s: missing", "inputs.source_sentence");
+    if (!cJSON_IsArray(sents))
+        return invalid(err, "%s: expected a list of strings", "inputs.sentences");
+    r->batch = true;
+    if (reserve_items(r, cJSON_GetArraySize(sents), 1, 1, max_client_batch, err))
+        return -1;
+    r->n_texts = 1;
+    if (take_string(src, "inputs.source_sentence", &r->texts[0].text, &r->texts[0].text_len,
+                    err))
+        return -1;
+    const cJSON *v;
+    char field[64];
+    cJSON_ArrayForEach(v, sents) {
+        snprintf(field, sizeof field, "inputs.sentences[%d]", r->n_texts - 1);
+        rf_text *t = &r->texts[r->n_texts++];
+        if (take_string(v, field, &t->text, &t->text_len, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* {"question", "context"} or {"A", "B", "C"} objects, one or a list:
+ * qa makes one rf_text (question, context pair) per object, scm three. */
+static int parse_objects(serve_request *r, const cJSON *inputs, int32_t max_client_batch,
+                         serve_error *err)
+{
+    bool qa = r->api == SERVE_API_QA;
+    static const char *const qa_names[] = {"question", "context"};
+    static const char *const scm_names[] = {"A", "B", "C"};
+    const char *const *names = qa ? qa_names : scm_names;
+    int per = qa ? 1 : 3, n_names = qa ? 2 : 3;
+    const cJSON *one = inputs;
+    if (cJSON_IsArray(inputs)) {
+        r->batch = true;
+        one = NULL;
+    } else if (!cJSON_IsObject(inputs)) {
+        return invalid(err, qa ? "%s: expected {\"question\", \"context\"} or a list of them"
+                               : "%s: expected {\"A\", \"B\", \"C\"} or a list of them",
+                       "inputs");
+    }
+    if (reserve_items(r, one ? 1 : cJSON_GetArraySize(inputs), per, 0, max_client_batch, err))
+        return -1;
+    for (int32_t i = 0; i < r->n_items; i++) {
+        const cJSON *obj = one ? one : cJSON_GetArrayItem(inputs, i);
+        char field[64];
+        if (!cJSON_IsObject(obj)) {
+            snprintf(field, sizeof field, "inputs[%d]", i);
+            return invalid(err, "%s: expected an object", field);
+        }
+        for (int k = 0; k < n_names; k++) {
+            if (one)
+                snprintf(field, sizeof field, "inputs.%s", names[k]);
+            else
+                snprintf(field, sizeof field, "inputs[%d].%s", i, names[k]);
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, names[k]);
+            if (!v)
+                return invalid(err, "%s: missing", field);
+            rf_text *t = &r->texts[qa ? i : 3 * i + k];
+            int rc = qa && k == 1 ? take_string(v, field, &t->pair, &t->pair_len, err)
+                                  : take_string(v, field, &t->text, &t->text_len, err);
+            if (rc)
+                return -1;
+        }
+        r->n_texts += per;
+    }
+    return 0;
+}
+
+/* ==== Options ==== */
+
+static int parse_openai(serve_request *r, const cJSON *root, int32_t max_client_batch,
+                        serve_error *err)
+{
+    const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
+    if (!input)
+        return invalid(err, "%s: missing", "input");
+    if (parse_texts(r, input, "input", max_client_batch, err))
+        return -1;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (model && !cJSON_IsNull(model)) {
+        size_t len;
+        if (take_string(model, "model", (const char **)&r->model, &len, err))
+            return -1;
+    }
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "encoding_format");
+    if (fmt && !cJSON_IsNull(fmt)) {
+        if (cJSON_IsString(fmt) && !strcmp(fmt->valuestring, "base64"))
+            r->base64 = true;
+        else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "float") != 0)
+            return invalid(err, "%s: expected \"float\" or \"base64\"", "encoding_format");
+    }
+    return 0;
+}
+
+static int parse_top_k(serve_request *r, const cJSON *root, serve_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "top_k");
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int32_t)v->valuedouble ||
+        v->valuedouble < 1 || v->valuedouble > 1000)
+        return invalid(err, "%s: expected an integer from 1 to 1000", "top_k");
+    r->top_k = (int32_t)v->valuedouble;
+    return 0;
+}
+
+int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max_client_batch,
+                        serve_request *out, serve_error *err)
+{
+    *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
+                           .truncate = api == SERVE_API_SCM, .top_k = 5};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+    while (root && end && end < body + len && (*end == ' ' || *end == '\t' || *end == '\r' ||
+                                               *end == '\n'))
+        end++;
+    if (!root || (end && end < body + len)) {
+        /* on failure cJSON sets `end` to where it stopped (its global error
+           pointer is not thread-safe) */
+        long at = end && end >= body && end <= body + len ? (long)(end - body) : 0;
+        cJSON_Delete(root);
+        return serve_fail(err, 422, "Validation", "body: invalid JSON at byte %ld", at);
+    }
+    int rc = -1;
+    if (!cJSON_IsObject(root)) {
+        invalid(err, "%s: expected a JSON object", "body");
+        goto done;
+    }
+    if (api == SERVE_API_OPENAI) {
+        rc = parse_openai(out, root, max_client_batch, err);
+    } else {
+        const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
+        if (!inputs) {
+            invalid(err, "%s: missing", "inputs");
+            goto done;
+        }
+        switch (api) {
+        case SERVE_API_PREDICT: rc = parse_predict(out, inputs, max_client_batch, err); break;
+        case SERVE_API_SIMILARITY: rc = parse_similarity(out, inputs, max_client_batch, err); break;
+        case SERVE_API_QA:
+        case SERVE_API_SCM: rc = parse_objects(out, inputs, max_client_batch, err); break;
+        default: rc = parse_texts(out, inputs, "inputs", max_client_batch, err); break;
+        }
+    }
+    if (rc == 0)
+        rc = take_bool(root, "truncate", &out->truncate, err) ||
+             take_bool(root, "normalize", &out->normalize, err) ||
+             take_bool(root, "raw_scores", &out->raw_scores, err) ||
+             take_bool(root, "add_special_tokens", &out->add_special_tokens, err) ||
+             (api == SERVE_API_FILL_MASK && parse_top_k(out, root, err)) ? -1 : 0;
+done:
+    cJSON_Delete(root);
+    if (rc)
+        serve_request_free(out);
+    return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * request.h — the JSON body of a `roformer serve` request turned into job
+ * inputs: which API it is, the texts (copied, valid UTF-8), and its
+ * options. Parsing is a pure function of the bytes: no model, no
+ * tokenizer, no HTTP; what it refuses comes back as an HTTP status (413 for
+ * more inputs than allowed, 422 for everything else) and a message naming
+ * the field. Token counts and lengths are checked later, with the model.
+ *
+ * Shapes, as HuggingFace text-embeddings-inference (TEI) and OpenAI take them:
+ *   embed, tokenize, fill-mask, ner   "inputs": str | [str, ...]
+ *   predict       "inputs": str | [str, str] (one pair) | [[str] | [str, str], ...]
+ *   similarity    "inputs": {"source_sentence": str, "sentences": [str, ...]}
+ *   openai        "input": str | [str, ...], "model", "encoding_format"
+ *   qa            "inputs": {"question", "context"} | [{...}, ...]
+ *   scm           "inputs": {"A", "B", "C"} | [{...}, ...]
+ */
+#ifndef RF_SERVE_REQUEST_H
+#define RF_SERVE_REQUEST_H
+
+#include "roformer.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    SERVE_API_EMBED,      /* POST /embed */
+    SERVE_API_OPENAI,     /* POST /v1/embeddings */
+    SERVE_API_PREDICT,    /* POST /predict */
+    SERVE_API_SIMILARITY, /* POST /similarity */
+    SERVE_API_TOKENIZE,   /* POST /tokenize */
+    SERVE_API_FILL_MASK,  /* POST /fill-mask */
+    SERVE_API_NER,        /* POST /ner */
+    SERVE_API_QA,         /* POST /qa */
+    SERVE_API_SCM,        /* POST /scm */
+    SERVE_API_COUNT
+} serve_api;
+
+/* A refusal: HTTP status, TEI's error_type and a one-line message. */
+typedef struct {
+    int status;
+    const char *type; /* "Validation", "Overloaded", ... */
+    char message[256];
+} serve_error;
+
+typedef struct {
+    serve_api api;
+    /* What the client counts as inputs (texts, pairs, sentences to compare,
+     * triplets), limited by --max-client-batch-size. */
+    int32_t n_items;
+    /* The texts the engine runs: one per item, except similarity (texts[0]
+     * is the source sentence, then one per sentence) and scm (A, B, C of
+     * each triplet). A pair (predict) or question + context (qa) is one
+     * rf_text. Owned by the request. */
+    int32_t n_texts;
+    rf_text *texts;
+    bool batch;              /* a list was sent: the answer is a list too */
+    bool truncate;           /* default false (scm: true, as its CLI) */
+    bool normalize;          /* embed; default true */
+    bool raw_scores;         /* predict; default false */
+    bool add_special_tokens; /* tokenize; default true */
+    bool base64;             /* openai encoding_format "base64" */
+    int32_t top_k;           /* fill-mask; default 5 */
+    char *model;             /* openai "model", echoed back; NULL when absent */
+} serve_request;
+
+/* Parses body[0..len) for `api`. On success returns 0 and fills *out (free
+ * with serve_request_free); otherwise returns -1 with *err set and *out
+ * empty. */
+int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max_client_batch,
+                        serve_request *out, serve_error *err);
+void serve_request_free(serve_request *r);
+
+/* Fills *err; returns -1. */
+int serve_fail(serve_error *err, int status, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

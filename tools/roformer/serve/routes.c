@@ -1,0 +1,349 @@
+/*
+ * routes.c — the route table and the handlers (see routes.h).
+ *
+ * An engine request goes: parse the body (422/413), tokenize every text
+ * once here, on the request's own thread, to count its real tokens and to
+ * refuse one longer than --max-input-length unless "truncate" is set
+ * (422), queue the job and wait (batcher.h), then turn the results into
+ * the route's JSON. The batcher's pipeline tokenizes again; tokenizing is
+ * cheap next to the encoder, and it keeps the batcher's inputs plain texts.
+ */
+#include "serve/routes.h"
+
+#include "serve/request.h"
+#include "serve/responses.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ROUTE_* are the indices of the GET routes in the table below. */
+enum { ENGINE_NONE = -1, ROUTE_HEALTH = 9, ROUTE_INFO, ROUTE_METRICS };
+
+static const struct {
+    const char *method, *path;
+    int api; /* serve_api, or ENGINE_NONE */
+} routes[] = {
+    {"POST", "/embed", SERVE_API_EMBED},
+    {"POST", "/v1/embeddings", SERVE_API_OPENAI},
+    {"POST", "/predict", SERVE_API_PREDICT},
+    {"POST", "/similarity", SERVE_API_SIMILARITY},
+    {"POST", "/tokenize", SERVE_API_TOKENIZE},
+    {"POST", "/fill-mask", SERVE_API_FILL_MASK},
+    {"POST", "/ner", SERVE_API_NER},
+    {"POST", "/qa", SERVE_API_QA},
+    {"POST", "/scm", SERVE_API_SCM},
+    {"GET", "/health", ENGINE_NONE},
+    {"GET", "/info", ENGINE_NONE},
+    {"GET", "/metrics", ENGINE_NONE},
+};
+enum { N_ROUTES = sizeof routes / sizeof routes[0] };
+
+static const char *const route_names[N_ROUTES + 1] = {
+    "/embed", "/v1/embeddings", "/predict", "/similarity", "/tokenize", "/fill-mask",
+    "/ner",   "/qa",            "/scm",     "/health",     "/info",     "/metrics",
+    "unknown"};
+
+int serve_route_count(void) { return N_ROUTES + 1; }
+const char *const *serve_route_names(void) { return route_names; }
+
+int serve_route_find(const char *method, const char *path, int *route, const char **allow)
+{
+    for (int r = 0; r < N_ROUTES; r++) {
+        if (strcmp(path, routes[r].path) != 0)
+            continue;
+        *route = r;
+        if (strcmp(method, routes[r].method) == 0)
+            return 200;
+        *allow = routes[r].method;
+        return 405;
+    }
+    *route = N_ROUTES;
+    return 404;
+}
+
+bool serve_route_uses_engine(int route)
+{
+    return route >= 0 && route < N_ROUTES && routes[route].api != ENGINE_NONE &&
+           routes[route].api != SERVE_API_TOKENIZE;
+}
+
+bool serve_route_is_public(int route)
+{
+    return route == ROUTE_HEALTH;
+}
+
+/* ==== Responses ==== */
+
+static void respond_json(serve_response *resp, int status, cJSON *json)
+{
+    char *text = json ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (!text) {
+        serve_response_error(resp, 500, "Backend", "out of memory writing the response");
+        return;
+    }
+    *resp = (serve_response){.status = status, .content_type = "application/json",
+                             .body = text, .len = strlen(text)};
+}
+
+void serve_response_error(serve_response *resp, int status, const char *type, const char *msg)
+{
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "error", msg);
+    cJSON_AddStringToObject(obj, "error_type", type);
+    char *text = obj ? cJSON_PrintUnformatted(obj) : NULL;
+    cJSON_Delete(obj);
+    if (!text) /* nothing left to build JSON with: a fixed body */
+        text = strdup("{\"error\":\"out of memory\",\"error_type\":\"Backend\"}");
+    *resp = (serve_response){.status = status, .content_type = "application/json",
+                             .body = text, .len = text ? strlen(text) : 0};
+}
+
+static void respond_error(serve_response *resp, serve_log_entry *log, const serve_error *err)
+{
+    serve_response_error(resp, err->status, err->type, err->message);
+    snprintf(log->error, sizeof log->error, "%s", err->message);
+}
+
+/* ==== GET routes ==== */
+
+static void handle_info(const serve_server *s, serve_response *resp)
+{
+    const rf_hparams *hp = rf_model_hparams(s->model);
+    static const char *const poolings[] = {"cls", "mean", "pooler"};
+    cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "model_id", s->model_id);
+    cJSON_AddStringToObject(o, "model_type", rf_head_name(hp->head));
+    cJSON_AddStringToObject(o, "version", RF_VERSION);
+    cJSON_AddNumberToObject(o, "hidden_size", hp->hidden_size);
+    cJSON_AddNumberToObject(o, "num_layers", hp->num_layers);
+    cJSON_AddNumberToObject(o, "vocab_size", hp->vocab_size);
+    cJSON_AddNumberToObject(o, "max_position", hp->max_position);
+    cJSON_AddStringToObject(o, "tokenizer", rf_tokenizer_mode_name(hp->tokenizer));
+    cJSON_AddStringToObject(o, "pooling", poolings[s->pooling]);
+    for (int32_t i = 0; labels && i < hp->num_labels; i++) {
+        const char *l = rf_model_label(s->model, i);
+        cJSON_AddItemToArray(labels, cJSON_CreateString(l ? l : ""));
+    }
+    cJSON_AddItemToObject(o, "labels", labels);
+    cJSON_AddNumberToObject(o, "max_input_length", s->max_input_length);
+    cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
+    cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
+    cJSON_AddNumberToObject(o, "max_concurrent_requests", s->max_concurrent);
+    cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
+    respond_json(resp, 200, o);
+}
+
+static void handle_metrics(const serve_server *s, int in_flight, serve_response *resp)
+{
+    char *text = serve_metrics_render(s->metrics, serve_batcher_queued(s->batcher), in_flight);
+    if (!text) {
+        serve_response_error(resp, 500, "Backend", "out of memory writing the metrics");
+        return;
+    }
+    *resp = (serve_response){.status = 200,
+                             .content_type = "text/plain; version=0.0.4; charset=utf-8",
+                             .body = text, .len = strlen(text)};
+}
+
+/* ==== Engine routes ==== */
+
+/* How the client names text i of the request, for messages. */
+static void field_name(const serve_request *r, int32_t i, char *buf, size_t n)
+{
+    const char *base = r->api == SERVE_API_OPENAI ? "input" : "inputs";
+    static const char *const abc[] = {"A", "B", "C"};
+    if (r->api == SERVE_API_SIMILARITY && i == 0)
+        snprintf(buf, n, "inputs.source_sentence");
+    else if (r->api == SERVE_API_SIMILARITY)
+        snprintf(buf, n, "inputs.sentences[%d]", i - 1);
+    else if (r->api == SERVE_API_SCM && r->batch)
+        snprintf(buf, n, "inputs[%d].%s", i / 3, abc[i % 3]);
+    else if (r->api == SERVE_API_SCM)
+        snprintf(buf, n, "inputs.%s", abc[i % 3]);
+    else if (r->batch)
+        snprintf(buf, n, "%s[%d]", base, i);
+    else
+        snprintf(buf, n, "%s", base);
+}
+
+/* The head each route needs (RF_HEAD_NONE: any model). */
+static rf_head_kind head_needed(serve_api api)
+{
+    switch (api) {
+    case SERVE_API_PREDICT: return RF_HEAD_SEQ_CLS;
+    case SERVE_API_FILL_MASK: return RF_HEAD_MLM;
+    case SERVE_API_NER: return RF_HEAD_TOKEN_CLS;
+    case SERVE_API_QA: return RF_HEAD_QA;
+    default: return RF_HEAD_NONE;
+    }
+}
+
+static serve_kind kind_of(serve_api api)
+{
+    switch (api) {
+    case SERVE_API_PREDICT: return SERVE_KIND_CLASSIFY;
+    case SERVE_API_FILL_MASK: return SERVE_KIND_FILL_MASK;
+    case SERVE_API_NER: return SERVE_KIND_NER;
+    case SERVE_API_QA: return SERVE_KIND_QA;
+    default: return SERVE_KIND_EMBED;
+    }
+}
+
+/* Tokenizes every text into encs[] (truncated at --max-input-length when
+ * the request allows it), sums the tokens and refuses a text that is too
+ * long. Returns 0 or -1 with *err set. */
+static int count_tokens(const serve_server *s, const serve_request *r, rf_encoding *encs,
+                        int32_t *tokens, serve_error *err)
+{
+    *tokens = 0;
+    for (int32_t i = 0; i < r->n_texts; i++) {
+        const rf_text *t = &r->texts[i];
+        char field[64];
+        rf_error e;
+        if (rf_tokenize(s->model, t->text, t->text_len, t->pair, t->pair ? t->pair_len : 0,
+                        r->truncate ? s->max_input_length : 0, &encs[i], &e) != RF_OK) {
+            field_name(r, i, field, sizeof field);
+            return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
+        }
+        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE) {
+            field_name(r, i, field, sizeof field);
+            return serve_fail(err, 422, "Validation",
+                              "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
+                              "it",
+                              field, encs[i].n, s->max_input_length);
+        }
+        *tokens += encs[i].n;
+    }
+    return 0;
+}
+
+/* Runs the job and writes its answer; the texts are counted already. */
+static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
+                    serve_response *resp, serve_log_entry *log, serve_error *err)
+{
+    const rf_hparams *hp = rf_model_hparams(s->model);
+    size_t n = (size_t)r->n_texts, D = (size_t)hp->hidden_size;
+    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
+    serve_job job = {.kind = kind_of(r->api), .texts = r->texts, .n = r->n_texts,
+                     .tokens = tokens, .top_k = r->top_k};
+    job.items = calloc(n, sizeof *job.items);
+    bool ok = job.items != NULL;
+    switch (job.kind) {
+    case SERVE_KIND_EMBED: ok = ok && (job.vectors = malloc(sizeof(float) * n * D)); break;
+    case SERVE_KIND_CLASSIFY: ok = ok && (job.probs = malloc(sizeof(float) * n * N)); break;
+    case SERVE_KIND_FILL_MASK: ok = ok && (job.fill = calloc(n, sizeof *job.fill)); break;
+    case SERVE_KIND_NER: ok = ok && (job.ner = calloc(n, sizeof *job.ner)); break;
+    case SERVE_KIND_QA: ok = ok && (job.qa = calloc(n, sizeof *job.qa)); break;
+    }
+    if (!ok) {
+        serve_fail(err, 500, "Backend", "out of memory for %zu inputs", n);
+        respond_error(resp, log, err);
+        goto done;
+    }
+
+    serve_batcher_run(s->batcher, &job);
+    log->queue_seconds = job.started_at - job.queued_at;
+
+    if (job.status != RF_OK) {
+        serve_fail(err, 500, "Backend", "%.240s", job.error.message);
+        respond_error(resp, log, err);
+        goto done;
+    }
+    for (int32_t i = 0; i < r->n_texts; i++) {
+        if (job.items[i].status == RF_OK)
+            continue;
+        char field[64];
+        field_name(r, i, field, sizeof field);
+        serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
+        respond_error(resp, log, err);
+        goto done;
+    }
+    if ((r->api == SERVE_API_EMBED && r->normalize) || r->api == SERVE_API_OPENAI)
+        for (size_t i = 0; i < n; i++)
+            rf_l2_normalize(job.vectors + i * D, (int32_t)D);
+
+    cJSON *json = NULL;
+    switch (r->api) {
+    case SERVE_API_EMBED: json = serve_json_embed(r, job.vectors, (int32_t)D); break;
+    case SERVE_API_OPENAI:
+        json = serve_json_openai(r, job.vectors, (int32_t)D, s->model_id, tokens);
+        break;
+    case SERVE_API_SIMILARITY: json = serve_json_similarity(r, job.vectors, (int32_t)D); break;
+    case SERVE_API_SCM: json = serve_json_scm(r, job.vectors, (int32_t)D); break;
+    case SERVE_API_PREDICT: json = serve_json_predict(r, s->model, job.probs, (int32_t)N); break;
+    case SERVE_API_FILL_MASK: json = serve_json_fill_mask(r, s->model, job.fill); break;
+    case SERVE_API_NER: json = serve_json_ner(r, s->model, job.ner); break;
+    case SERVE_API_QA: json = serve_json_qa(r, job.qa); break;
+    default: break;
+    }
+    respond_json(resp, 200, json);
+done:
+    for (size_t i = 0; i < n; i++) {
+        if (job.fill)
+            rf_fill_mask_result_free(&job.fill[i]);
+        if (job.ner)
+            rf_ner_result_free(&job.ner[i]);
+    }
+    free(job.items);
+    free(job.vectors);
+    free(job.probs);
+    free(job.fill);
+    free(job.ner);
+    free(job.qa);
+}
+
+static void handle_engine(const serve_server *s, serve_api api, const char *body, size_t len,
+                          serve_response *resp, serve_log_entry *log)
+{
+    serve_request r;
+    serve_error err;
+    if (serve_request_parse(api, body, len, s->max_client_batch, &r, &err)) {
+        respond_error(resp, log, &err);
+        return;
+    }
+    rf_head_kind head = head_needed(api);
+    rf_encoding *encs = calloc((size_t)r.n_texts, sizeof *encs);
+    int32_t tokens = 0;
+    if (!encs) {
+        serve_fail(&err, 500, "Backend", "out of memory");
+        respond_error(resp, log, &err);
+    } else if (head != RF_HEAD_NONE && rf_model_hparams(s->model)->head != head) {
+        serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
+                   rf_head_name(head), rf_head_name(rf_model_hparams(s->model)->head));
+        respond_error(resp, log, &err);
+    } else if (r.raw_scores) {
+        serve_fail(&err, 422, "Validation",
+                   "raw_scores: not supported; scores are probabilities (softmax)");
+        respond_error(resp, log, &err);
+    } else if (count_tokens(s, &r, encs, &tokens, &err)) {
+        respond_error(resp, log, &err);
+    } else {
+        log->inputs = r.n_texts;
+        log->tokens = tokens;
+        if (api == SERVE_API_TOKENIZE)
+            respond_json(resp, 200, serve_json_tokens(&r, s->model, encs));
+        else
+            run_job(s, &r, tokens, resp, log, &err);
+    }
+    for (int32_t i = 0; encs && i < r.n_texts; i++)
+        rf_encoding_free(&encs[i]);
+    free(encs);
+    serve_request_free(&r);
+}
+
+void serve_route_handle(const serve_server *s, int route, const char *body, size_t len,
+                        int in_flight, serve_response *resp, serve_log_entry *log)
+{
+    switch (route) {
+    case ROUTE_HEALTH:
+        *resp = (serve_response){.status = 200, .content_type = "application/json",
+                                 .body = strdup("{}"), .len = 2};
+        break;
+    case ROUTE_INFO: handle_info(s, resp); break;
+    case ROUTE_METRICS: handle_metrics(s, in_flight, resp); break;
+    default: handle_engine(s, (serve_api)routes[route].api, body, len, resp, log); break;
+    }
+}

@@ -1,0 +1,170 @@
+/*
+ * runner.c — one library call for a batch of jobs (see runner.h). It joins
+ * the jobs' texts in queue order, calls the job function once with
+ * per-input statuses (so one bad input fails only its own request), then
+ * hands every job its slice: vectors and probabilities are copied, the
+ * fill-mask / NER / QA result structs are moved (the job frees them).
+ */
+#include "serve/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Answers longer than this many tokens are not considered (HF's default). */
+#define QA_MAX_ANSWER_TOKENS 15
+
+struct serve_runner {
+    const rf_model *model;
+    rf_pipeline *pl;
+    rf_pooling pooling;
+    int32_t D; /* hidden_size */
+    int32_t N; /* num_labels */
+};
+
+rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *params,
+                              rf_pooling pooling, serve_runner **out, rf_error *err)
+{
+    *out = NULL;
+    serve_runner *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return RF_ERR_NOMEM;
+    }
+    rf_status st = rf_pipeline_create(model, params, &r->pl, err);
+    if (st != RF_OK) {
+        free(r);
+        return st;
+    }
+    const rf_hparams *hp = rf_model_hparams(model);
+    r->model = model;
+    r->pooling = pooling;
+    r->D = hp->hidden_size;
+    r->N = hp->num_labels > 0 ? hp->num_labels : 1;
+    *out = r;
+    return RF_OK;
+}
+
+void serve_runner_free(serve_runner *r)
+{
+    if (!r)
+        return;
+    rf_pipeline_free(r->pl);
+    free(r);
+}
+
+/* Keeps the first k of each mask's top-K candidates (a prefix: the
+ * candidates are sorted, so it is the top k). */
+static void trim_top_k(rf_fill_mask_result *f, int32_t k)
+{
+    if (k >= f->top_k)
+        return;
+    for (int32_t m = 0; m < f->n_masks; m++) {
+        memmove(f->ids + (size_t)m * k, f->ids + (size_t)m * f->top_k, sizeof *f->ids * k);
+        memmove(f->scores + (size_t)m * k, f->scores + (size_t)m * f->top_k,
+                sizeof *f->scores * k);
+    }
+    f->top_k = k;
+}
+
+static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
+{
+    for (int j = 0; j < n; j++) {
+        jobs[j]->status = st;
+        jobs[j]->error = *err;
+    }
+}
+
+double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
+{
+    serve_kind kind = jobs[0]->kind;
+    int32_t total = 0, top_k = 1;
+    for (int j = 0; j < n; j++) {
+        total += jobs[j]->n;
+        if (jobs[j]->top_k > top_k)
+            top_k = jobs[j]->top_k;
+    }
+    size_t T = total > 0 ? (size_t)total : 1;
+    rf_text *texts = malloc(sizeof *texts * T);
+    rf_item_status *items = malloc(sizeof *items * T);
+    float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
+    float *probs = kind == SERVE_KIND_CLASSIFY ? malloc(sizeof(float) * T * r->N) : NULL;
+    rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
+    rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
+    rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
+    rf_error err = {{0}};
+    rf_status st = RF_OK;
+    rf_pipeline_stats before, after;
+    rf_pipeline_get_stats(r->pl, &before);
+    if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
+        (kind == SERVE_KIND_CLASSIFY && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
+        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
+        snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
+        st = RF_ERR_NOMEM;
+        goto done;
+    }
+    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++)
+        memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+
+    switch (kind) {
+    case SERVE_KIND_EMBED:
+        st = rf_embed(r->pl, texts, total, r->pooling, false, vectors, items, &err);
+        break;
+    case SERVE_KIND_CLASSIFY:
+        st = rf_classify(r->pl, texts, total, probs, items, &err);
+        break;
+    case SERVE_KIND_FILL_MASK:
+        st = rf_fill_mask(r->pl, texts, total, top_k, fill, items, &err);
+        break;
+    case SERVE_KIND_NER:
+        st = rf_token_classify(r->pl, texts, total, ner, items, &err);
+        break;
+    case SERVE_KIND_QA:
+        st = rf_qa(r->pl, texts, total, QA_MAX_ANSWER_TOKENS, -1, qa, items, &err);
+        break;
+    }
+    if (st != RF_OK)
+        goto done;
+
+    /* each job's slice */
+    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
+        serve_job *job = jobs[j];
+        job->status = RF_OK;
+        memcpy(job->items, items + o, sizeof *items * job->n);
+        if (vectors)
+            memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
+        if (probs)
+            memcpy(job->probs, probs + (size_t)o * r->N, sizeof(float) * job->n * r->N);
+        for (int32_t i = 0; i < job->n; i++) {
+            if (fill) {
+                job->fill[i] = fill[o + i];
+                fill[o + i] = (rf_fill_mask_result){0};
+                trim_top_k(&job->fill[i], job->top_k);
+            }
+            if (ner) {
+                job->ner[i] = ner[o + i];
+                ner[o + i] = (rf_ner_result){0};
+            }
+            if (qa)
+                job->qa[i] = qa[o + i];
+        }
+    }
+done:
+    if (st != RF_OK)
+        fail_all(jobs, n, st, &err);
+    for (int32_t i = 0; i < total; i++) { /* left only when the call failed */
+        if (fill)
+            rf_fill_mask_result_free(&fill[i]);
+        if (ner)
+            rf_ner_result_free(&ner[i]);
+    }
+    free(texts);
+    free(items);
+    free(vectors);
+    free(probs);
+    free(fill);
+    free(ner);
+    free(qa);
+    rf_pipeline_get_stats(r->pl, &after);
+    return after.forward_seconds - before.forward_seconds;
+}

@@ -1,0 +1,27 @@
+/*
+ * runner.h — runs a batch of jobs of one kind as one library call on one
+ * pipeline: the jobs' texts are joined, the pipeline sorts them by length
+ * and runs them padding-free (its context skips padding), and each job gets
+ * its own slice of the results. A job's numbers do not depend on what it
+ * was batched with. Used by the batcher thread only.
+ */
+#ifndef RF_SERVE_RUNNER_H
+#define RF_SERVE_RUNNER_H
+
+#include "serve/job.h"
+
+typedef struct serve_runner serve_runner;
+
+/* The pipeline truncates at max_length (inputs the client did not allow
+ * to be truncated were checked to fit before they were queued), runs
+ * batch_size sequences per forward pass on n_threads threads with
+ * `compute` arithmetic; embeddings use `pooling`. */
+rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *params,
+                              rf_pooling pooling, serve_runner **out, rf_error *err);
+void serve_runner_free(serve_runner *r);
+
+/* Runs jobs[0..n), all of jobs[0]->kind, filling each job's results and
+ * status. Returns the forward-pass seconds spent. */
+double serve_runner_run(serve_runner *r, serve_job **jobs, int n);
+
+#endif

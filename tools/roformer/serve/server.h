@@ -1,0 +1,38 @@
+/*
+ * server.h — what the parts of `roformer serve` share: the settings from
+ * the command line and the long-lived objects (model, batcher, metrics).
+ * Filled by cmd_serve.c, read-only once the HTTP daemon runs.
+ */
+#ifndef RF_SERVE_SERVER_H
+#define RF_SERVE_SERVER_H
+
+#include "roformer.h"
+#include "serve/batcher.h"
+#include "serve/log.h"
+#include "serve/metrics.h"
+
+#include <stddef.h>
+
+typedef struct {
+    /* settings */
+    const char *host;
+    int port;
+    int32_t threads;
+    int32_t compute;              /* rf_compute_type */
+    rf_pooling pooling;
+    int32_t max_batch_tokens;     /* real tokens per batch */
+    int32_t max_client_batch;     /* inputs per request */
+    int32_t max_concurrent;       /* requests admitted at once; more get 429 */
+    int32_t max_input_length;     /* tokens per input; longer needs "truncate" */
+    size_t payload_limit;         /* body bytes; more get 413 */
+    const char *api_key;          /* NULL: no Authorization needed */
+    serve_log_format log_format;
+
+    /* objects */
+    const rf_model *model;
+    const char *model_id;         /* what /info and /v1/embeddings call the model */
+    serve_batcher *batcher;
+    serve_metrics *metrics;
+} serve_server;
+
+#endif
