@@ -117,7 +117,8 @@ fuzz-lib:
 	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" \
 	    $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a \
+                      $(HEADERS) $(SERVE_HEADERS)
 	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -Itools/roformer -O1 -g -fsanitize=fuzzer \
 	    $(FUZZ_SANITIZE) -o $@ $< $(FUZZ_BUILD)/libroformer-cli.a $(FUZZ_BUILD)/libroformer.a \
 	    $(LDLIBS_ALL)

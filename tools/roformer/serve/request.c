@@ -227,6 +227,7 @@ static int parse_objects(serve_request *r, const cJSON *inputs, int32_t max_clie
             snprintf(field, sizeof field, "inputs[%d]", i);
             return invalid(err, "%s: expected an object", field);
         }
+        r->n_texts += per; /* counted before filling, so a failure frees what was taken */
         for (int k = 0; k < n_names; k++) {
             if (one)
                 snprintf(field, sizeof field, "inputs.%s", names[k]);
@@ -241,7 +242,6 @@ static int parse_objects(serve_request *r, const cJSON *inputs, int32_t max_clie
             if (rc)
                 return -1;
         }
-        r->n_texts += per;
     }
     return 0;
 }
@@ -277,8 +277,9 @@ static int parse_top_k(serve_request *r, const cJSON *root, serve_error *err)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "top_k");
     if (!v || cJSON_IsNull(v))
         return 0;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int32_t)v->valuedouble ||
-        v->valuedouble < 1 || v->valuedouble > 1000)
+    /* range first: converting a double out of int32's range is undefined */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1000) ||
+        v->valuedouble != (double)(int32_t)v->valuedouble)
         return invalid(err, "%s: expected an integer from 1 to 1000", "top_k");
     r->top_k = (int32_t)v->valuedouble;
     return 0;

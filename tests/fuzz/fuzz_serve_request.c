@@ -1,0 +1,54 @@
+/*
+ * fuzz_serve_request.c — the request-body parser of `roformer serve`
+ * (tools/roformer/serve/request.c): untrusted bytes from the network into
+ * job inputs.
+ *
+ * The first byte picks the route (its value modulo the number of APIs) and
+ * the --max-client-batch-size (high nibble + 1, so the 413 path is
+ * reached); the rest is the body. A refusal must carry 413, 422 or 500 and
+ * a message, and leave the request empty; an accepted request must hold
+ * 1..max items, the number of texts its route implies, and texts that are
+ * valid UTF-8 and NUL-terminated at their length.
+ */
+#include "fuzz.h"
+#include "serve/request.h"
+#include "text/utf8.h"
+
+#include <string.h>
+
+static void check_text(const char *s, size_t len)
+{
+    FUZZ_ASSERT(s && s[len] == '\0' && strlen(s) == len);
+    FUZZ_ASSERT(rf_utf8_validate(s, len, NULL));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    serve_api api = (serve_api)(data[0] % SERVE_API_COUNT);
+    int32_t max_batch = (data[0] >> 4) + 1;
+    serve_request r;
+    serve_error err;
+    if (serve_request_parse(api, (const char *)data + 1, size - 1, max_batch, &r, &err) != 0) {
+        FUZZ_ASSERT(err.status == 413 || err.status == 422 || err.status == 500);
+        FUZZ_ASSERT(err.message[0] && err.type && err.type[0]);
+        FUZZ_ASSERT(r.texts == NULL && r.n_texts == 0 && r.model == NULL);
+        return 0;
+    }
+    FUZZ_ASSERT(r.api == api && r.n_items >= 1 && r.n_items <= max_batch);
+    int32_t texts = api == SERVE_API_SIMILARITY ? r.n_items + 1
+                    : api == SERVE_API_SCM      ? 3 * r.n_items
+                                                : r.n_items;
+    FUZZ_ASSERT(r.n_texts == texts);
+    for (int32_t i = 0; i < r.n_texts; i++) {
+        check_text(r.texts[i].text, r.texts[i].text_len);
+        if (r.texts[i].pair)
+            check_text(r.texts[i].pair, r.texts[i].pair_len);
+        FUZZ_ASSERT(api != SERVE_API_QA || r.texts[i].pair);
+        FUZZ_ASSERT(r.texts[i].pair == NULL || api == SERVE_API_QA || api == SERVE_API_PREDICT);
+    }
+    FUZZ_ASSERT(r.top_k >= 1 && r.top_k <= 1000);
+    serve_request_free(&r);
+    return 0;
+}
