@@ -1,7 +1,8 @@
 /*
  * batcher.c — the job queue and the batcher thread (see batcher.h). One
- * mutex guards the queue; request threads wait on one condition variable
- * that is broadcast after every batch and check their own job's `done`.
+ * mutex guards the queue; each request thread waits on its own job's
+ * condition variable, signalled when its batch is done (one broadcast to
+ * every waiter would wake 128 threads per batch to put 120 back to sleep).
  */
 #include "serve/batcher.h"
 
@@ -20,7 +21,6 @@ struct serve_batcher {
 
     pthread_mutex_t lock;
     pthread_cond_t work;  /* a job was queued, or stop was asked */
-    pthread_cond_t done;  /* a batch finished */
     serve_job *head, *tail;
     int queued;
     bool stopping;
@@ -87,9 +87,10 @@ static void *batcher_main(void *arg)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
         pthread_mutex_lock(&b->lock);
-        for (int j = 0; j < n; j++)
+        for (int j = 0; j < n; j++) {
             batch[j]->done = true;
-        pthread_cond_broadcast(&b->done);
+            pthread_cond_signal(&batch[j]->wake);
+        }
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -105,11 +106,9 @@ int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, serve_ba
                          .on_batch = on_batch, .on_batch_arg = on_batch_arg};
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->work, NULL);
-    pthread_cond_init(&b->done, NULL);
     if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->work);
-        pthread_cond_destroy(&b->done);
         free(b);
         return -1;
     }
@@ -122,6 +121,7 @@ void serve_batcher_run(serve_batcher *b, serve_job *job)
     job->queued_at = now_seconds();
     job->done = false;
     job->next = NULL;
+    pthread_cond_init(&job->wake, NULL);
     pthread_mutex_lock(&b->lock);
     if (b->tail)
         b->tail->next = job;
@@ -131,8 +131,9 @@ void serve_batcher_run(serve_batcher *b, serve_job *job)
     b->queued++;
     pthread_cond_signal(&b->work);
     while (!job->done)
-        pthread_cond_wait(&b->done, &b->lock);
+        pthread_cond_wait(&job->wake, &b->lock);
     pthread_mutex_unlock(&b->lock);
+    pthread_cond_destroy(&job->wake);
 }
 
 int serve_batcher_queued(serve_batcher *b)
@@ -154,6 +155,5 @@ void serve_batcher_stop(serve_batcher *b)
     pthread_join(b->thread, NULL);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->work);
-    pthread_cond_destroy(&b->done);
     free(b);
 }

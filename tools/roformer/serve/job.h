@@ -8,6 +8,7 @@
 
 #include "roformer.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 /* The library call a job needs; jobs of one kind can share a run. */
@@ -38,6 +39,7 @@ typedef struct serve_job {
 
     /* the batcher's */
     bool done;
+    pthread_cond_t wake;          /* signalled when done */
     double queued_at;             /* monotonic seconds: submitted */
     double started_at;            /* its batch started */
     struct serve_job *next;
