@@ -23,6 +23,7 @@ trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 # URL, or returns 1 when it did not start listening within 60 s.
 start() {
     name=$1; model=$2; shift 2
+    : >"$TMP/$name.log"
     "$ROFORMER" serve -m "$model" --port 0 --threads 2 "$@" 2>"$TMP/$name.log" &
     PID=$!; pids="$pids $PID"
     i=0
