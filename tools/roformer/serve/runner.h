@@ -14,8 +14,8 @@ typedef struct serve_runner serve_runner;
 
 /* The pipeline truncates at max_length (inputs the client did not allow
  * to be truncated were checked to fit before they were queued), runs
- * batch_size sequences per forward pass on n_threads threads with
- * `compute` arithmetic; embeddings use `pooling`. */
+ * batch_size sequences of similar length per forward pass on n_threads
+ * threads with `compute` arithmetic; embeddings use `pooling`. */
 rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *params,
                               rf_pooling pooling, serve_runner **out, rf_error *err);
 void serve_runner_free(serve_runner *r);
