@@ -88,6 +88,7 @@ static void *batcher_main(void *arg)
 
         pthread_mutex_lock(&b->lock);
         for (int j = 0; j < n; j++) {
+            batch[j]->forward_seconds = seconds;
             batch[j]->done = true;
             pthread_cond_signal(&batch[j]->wake);
         }

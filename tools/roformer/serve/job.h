@@ -42,6 +42,7 @@ typedef struct serve_job {
     pthread_cond_t wake;          /* signalled when done */
     double queued_at;             /* monotonic seconds: submitted */
     double started_at;            /* its batch started */
+    double forward_seconds;       /* its batch's forward passes */
     struct serve_job *next;
 } serve_job;
 

@@ -246,6 +246,7 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
 
     serve_batcher_run(s->batcher, &job);
     log->queue_seconds = job.started_at - job.queued_at;
+    log->inference_seconds = job.forward_seconds;
 
     if (job.status != RF_OK) {
         serve_fail(err, 500, "Backend", "%.240s", job.error.message);
