@@ -4,6 +4,10 @@
 #   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure
 # $ROFORMER is the CLI under test; $REF the reference dir ("" when absent).
 check_passed=0; check_failed=0; check_skipped=0
+# Each test runs the CLI in the environment it tests, not the caller's: the
+# variables that change what the CLI does are unset here, and a test of one
+# sets it on the command it runs.
+unset OPENBLAS_CORETYPE ROFORMER_BLAS_CORE ROFORMER_BLAS_REEXEC ROFORMER_MODEL
 ROFORMER=${ROFORMER:-build/roformer}
 REF=${ROFORMER_REFERENCE:-../shared/reference}
 [ -d "$REF" ] || REF=""
