@@ -6,6 +6,8 @@
 #   sh scripts/compare.sh
 #
 # What it does, skipping each step whose output is already there:
+#   0. installs the Debian packages it needs (sh scripts/setup.sh --bench:
+#      python3-torch, Node.js and npm);
 #   1. make (build/roformer);
 #   2. installs the peer: npm onnxruntime-node into build/peer/node_modules
 #      (ONNXRUNTIME_NODE_INSTALL=skip: the package ships the Linux x64 library);
@@ -60,6 +62,8 @@ ONNX=build/peer/base$suffix.onnx
 say() { echo "compare: $*" >&2; }
 [ -d "$REF/vocab" ] || { say "reference directory $REF not found (set ROFORMER_REFERENCE)"; exit 1; }
 
+say "installing what is missing (scripts/setup.sh --bench)"
+sh scripts/setup.sh --bench >&2
 say "building"
 make -s -j2 >&2
 

@@ -1,7 +1,19 @@
 #!/bin/sh
-# setup.sh — installs the Debian packages roformer.c needs to build and test
+# setup.sh [--bench] — installs the Debian packages roformer.c needs to build and test
 # (skipping those already installed). Run as root, or with sudo available.
+#
+# --bench adds what the comparison and training scripts need: PyTorch
+# (python3-torch: scripts/compare.sh's PyTorch peer and ONNX export,
+# scripts/train_default_model.py) and Node.js with npm (compare.sh's ONNX
+# Runtime peer, which npm then installs into build/peer). scripts/compare.sh
+# runs it itself.
 set -e
+bench=0
+case "${1:-}" in
+    "") ;;
+    --bench) bench=1 ;;
+    *) echo "usage: sh scripts/setup.sh [--bench]" >&2; exit 2 ;;
+esac
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
 # roformer pull and -m hf:...: HTTP(S) with libcurl, sha256 with OpenSSL's libcrypto
 need="$need libcurl4-openssl-dev libssl-dev"
@@ -11,6 +23,12 @@ need="$need python3-pytest python3-dask python3-distributed"
 need="$need libmicrohttpd-dev curl python3-requests wrk"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
+if [ "$bench" -eq 1 ]; then
+    need="$need python3-torch"
+    # Node.js may come from elsewhere (NodeSource's nodejs package carries
+    # npm, and conflicts with Debian's npm): ask Debian only when npm is missing.
+    command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
+fi
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
