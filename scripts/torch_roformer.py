@@ -2,7 +2,9 @@
 """torch_roformer.py — a plain PyTorch RoFormer that reads HuggingFace RoFormer
 checkpoints, written from the computation in HF transformers v4.40
 `modeling_roformer.py` (RoFormerModel and its MLM / sequence / token / QA heads),
-for use as the benchmark peer and the ONNX export source. RoFormer-v2
+for use as the benchmark peer, the ONNX export source and the trainer of the
+default model (scripts/train_default_model.py: dropout, HF initialisation and
+the HF state dict / safetensors writers below). RoFormer-v2
 checkpoints (config.json `norm_type` other than "layer_norm", `use_bias`
 false; JunnYu/RoFormer_pytorch's `roformer` package) run too: the
 parameter-free RMS norm in place of every LayerNorm, no encoder biases, and
@@ -55,6 +57,23 @@ def read_safetensors(path):
         arr = arr.reshape(info["shape"])
         out[name] = arr.astype(np.float32) if arr.dtype.kind == "f" else arr.copy()
     return out
+
+
+def write_safetensors(path, tensors):
+    """Writes {name: float32 tensor} as a .safetensors file (F32, names sorted)."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        arr = np.ascontiguousarray(tensors[name].detach().cpu().numpy().astype("<f4"))
+        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + arr.nbytes]}
+        blobs.append(arr.tobytes())
+        offset += arr.nbytes
+    head = json.dumps(header, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(head)))
+        f.write(head)
+        for blob in blobs:
+            f.write(blob)
 
 
 def load_checkpoint(model_dir):
@@ -116,9 +135,10 @@ def make_norm(n, eps, v2):
 
 
 class Layer(nn.Module):
-    def __init__(self, d, heads, ffn, eps, act, rotary_value, v2=False, bias=True):
+    def __init__(self, d, heads, ffn, eps, act, rotary_value, v2=False, bias=True, dropout=0.0):
         super().__init__()
         self.heads, self.head_size, self.act, self.rotary_value = heads, d // heads, act, rotary_value
+        self.dropout = dropout  # HF's hidden and attention dropout; only active in train()
         self.query, self.key = nn.Linear(d, d, bias=bias), nn.Linear(d, d, bias=bias)
         self.value = nn.Linear(d, d, bias=bias)
         self.attn_out = nn.Linear(d, d, bias=bias)
@@ -137,19 +157,23 @@ class Layer(nn.Module):
         if self.rotary_value:
             v = rotate(v, sin, cos)
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size) + mask_add
-        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        probs = F.dropout(torch.softmax(scores, dim=-1), self.dropout, self.training)
+        ctx = torch.matmul(probs, v)
         ctx = ctx.transpose(1, 2).reshape(x.shape)
-        x = self.attn_norm(self.attn_out(ctx) + x)
-        return self.out_norm(self.down(ACTIVATIONS[self.act](self.up(x))) + x)
+        x = self.attn_norm(F.dropout(self.attn_out(ctx), self.dropout, self.training) + x)
+        ffn = self.down(ACTIVATIONS[self.act](self.up(x)))
+        return self.out_norm(F.dropout(ffn, self.dropout, self.training) + x)
 
 
 class RoFormer(nn.Module):
     """RoFormerModel + the head its state dict carries (mlm, seq_cls, token_cls, qa
-    or none) + the optional pooler (tanh(dense(CLS)))."""
+    or none) + the optional pooler (tanh(dense(CLS))). `dropout` (HF's
+    hidden_dropout_prob = attention_probs_dropout_prob) acts only in train()."""
 
-    def __init__(self, config, head):
+    def __init__(self, config, head, dropout=0.0):
         super().__init__()
         c = config
+        self.dropout = dropout
         d, e = c["hidden_size"], c.get("embedding_size", c["hidden_size"])
         self.head = head
         self.act = c.get("hidden_act", "gelu")
@@ -161,7 +185,7 @@ class RoFormer(nn.Module):
         self.project = nn.Linear(e, d) if e != d else None
         self.layers = nn.ModuleList(
             Layer(d, c["num_attention_heads"], c["intermediate_size"], eps, self.act, c.get("rotary_value", False),
-                  self.v2, c.get("use_bias", True))
+                  self.v2, c.get("use_bias", True), dropout)
             for _ in range(c["num_hidden_layers"]))
         head_size = d // c["num_attention_heads"]
         self.register_buffer("rope", rotary_table(c.get("max_position_embeddings", 1536), head_size), persistent=False)
@@ -180,8 +204,23 @@ class RoFormer(nn.Module):
     def add_pooler(self, d):
         self.pooler = nn.Linear(d, d)
 
+    def init_weights(self, std=0.02):
+        """HF's _init_weights: every weight N(0, std), biases 0, LayerNorms 1 and 0,
+        the [PAD] row (id 0) of the word embeddings 0."""
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, 0.0, std)
+                if isinstance(m, nn.Linear) and m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+        with torch.no_grad():
+            self.word.weight[0].zero_()
+
     def forward(self, input_ids, token_type_ids, attention_mask, all_hidden=False):
         x = self.emb_norm(self.word(input_ids) + self.types(token_type_ids))
+        x = F.dropout(x, self.dropout, self.training)
         if self.project is not None:
             x = self.project(x)
         length = input_ids.shape[1]
@@ -204,7 +243,9 @@ class RoFormer(nn.Module):
             h = self.mlm_norm(act(self.mlm_dense(x)))
             out["logits"] = F.linear(h, self.word.weight, self.mlm_bias)
         elif self.head == "seq_cls":
-            out["logits"] = self.cls_out(act(self.cls_dense(x[:, 0])))
+            cls = F.dropout(x[:, 0], self.dropout, self.training)
+            cls = F.dropout(act(self.cls_dense(cls)), self.dropout, self.training)
+            out["logits"] = self.cls_out(cls)
         elif self.head == "token_cls":
             out["logits"] = self.token_cls(x)
         elif self.head == "qa":
@@ -295,6 +336,14 @@ def from_state_dict(config, state):
     if missing or unexpected:
         raise KeyError(f"missing {missing}, unexpected {unexpected}")
     return model.eval()
+
+
+def to_state_dict(model, config):
+    """The model's tensors under their HF names (RoFormerFor* checkpoints: the
+    encoder under `roformer.`), the inverse of from_state_dict."""
+    hf = {ours: "roformer." + name for name, ours in _hf_names(config, model.head).items()}
+    hf.update({ours: name for name, ours in HEAD_NAMES.items()})
+    return {hf[name]: value.detach().clone() for name, value in model.state_dict().items()}
 
 
 def load_model(model_dir):
