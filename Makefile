@@ -2,7 +2,8 @@
 #   make              build/libroformer.a, build/libroformer.so, build/roformer
 #   make test         build and run every test (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
-#   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR)
+#   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR; the default
+#                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
 #   make fuzz-smoke   the same, a short run each (CI)
@@ -136,11 +137,13 @@ valgrind: all
 	sh tests/valgrind.sh $(BUILD)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/share/roformer
 	install -m 755 $(BUILD)/roformer $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libroformer.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libroformer.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/roformer.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 models/sentiment-zh-small.gguf $(DESTDIR)$(PREFIX)/share/roformer/
 	install -d $(DESTDIR)$(PYTHON_DIR)/roformer
 	install -m 644 tools/python/roformer/*.py $(DESTDIR)$(PYTHON_DIR)/roformer/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define RF_VERSION "\(.*\)"/\1/p' include/roformer.h)|' \

@@ -16,6 +16,14 @@ check "pkg-config knows roformer" [ -n "$flags" ]
 cc $san tools/examples/similarity.c $flags -o "$TMP/similarity" 2>"$TMP/cc.log"
 check "the example compiles and links with -lroformer from pkg-config" [ -x "$TMP/similarity" ]
 check "the installed CLI runs" sh -c "LD_LIBRARY_PATH='$prefix/lib' '$prefix/bin/roformer' --version | grep -q roformer"
+check "the default model is installed" cmp -s models/sentiment-zh-small.gguf "$prefix/share/roformer/sentiment-zh-small.gguf"
+# The installed binary finds the installed copy: it runs from a directory
+# with no models/, and the copy in the tree is out of its reach.
+(cd "$TMP" && "$prefix/bin/roformer" classify '房间又小又脏，再也不来了' >"$TMP/installed.out" 2>&1)
+check "the installed classify uses the installed default model" grep -q '^{"label":"negative",' "$TMP/installed.out"
+rm "$prefix/share/roformer/sentiment-zh-small.gguf"
+(cd "$TMP" && "$prefix/bin/roformer" classify 好 >/dev/null 2>"$TMP/installed.err")
+check "... and without it there is no default" grep -q "no default model" "$TMP/installed.err"
 if [ -n "$REF" ]; then
     M=$REF/models/tiny-word-mlm
     LD_LIBRARY_PATH=$prefix/lib "$TMP/similarity" "$M" 今天天气很好 今天天气不错 >"$TMP/a.out"

@@ -22,6 +22,7 @@ for cmd in classify embed similarity scm fill-mask ner qa; do
     check "$cmd --help" sh -c "$ROFORMER $cmd --help | grep -q 'usage: roformer $cmd'"
     $ROFORMER $cmd --bogus >/dev/null 2>&1
     check "$cmd: unknown option is a usage error" [ $? -eq 2 ]
+    [ $cmd = classify ] && continue # it has a default model: test_default_model.sh
     $ROFORMER $cmd </dev/null >/dev/null 2>&1
     check "$cmd: missing -m is a usage error" [ $? -eq 2 ]
 done

@@ -3,6 +3,7 @@
  * {"label", "score", "scores"} per input (HF text-classification pipeline).
  */
 #include "cli.h"
+#include "default_model.h"
 #include "jobcli.h"
 #include "output.h"
 
@@ -10,12 +11,17 @@
 #include <stdlib.h>
 
 static const char usage[] =
-    "usage: roformer classify -m MODEL [--top-k K] [options] [TEXT...]\n"
+    "usage: roformer classify [-m MODEL] [--top-k K] [options] [TEXT...]\n"
     "\n"
     "Sequence classification with the model's labels (id2label). Input lines are\n"
     "texts, or {\"text\": ..., \"text_pair\": ...}. Output per input:\n"
     "  {\"label\": ..., \"score\": ..., \"scores\": {label: probability, ...}}\n"
     "with scores in decreasing order.\n"
+    "\n"
+    "Without -m: $ROFORMER_MODEL when set, else the default model, a small Chinese\n"
+    "sentiment classifier (negative / positive): " CLI_DEFAULT_MODEL_FILE "\n"
+    "in $(PREFIX)/share/roformer beside an installed roformer, or in models/ of\n"
+    "the source tree for build/roformer.\n"
     "\n"
     "  --top-k K    list only the K most probable labels in \"scores\" (default: all)\n";
 
@@ -91,6 +97,13 @@ int cmd_classify(int argc, char **argv)
     int rc = cli_job_parse(&o, "classify", usage, argc, argv, own_option, &c);
     if (rc >= 0)
         return rc;
+    char default_path[4096 + 64];
+    if (!o.model_path) {
+        if (cli_default_model(default_path, sizeof default_path))
+            return cli_usage_error("classify", "%s; give -m MODEL or set ROFORMER_MODEL",
+                                   default_path);
+        o.model_path = default_path;
+    }
     rf_model *model;
     if ((rc = cli_job_open(&o, "classify", &model, &c.pl)) != CLI_OK)
         return rc;

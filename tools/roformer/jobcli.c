@@ -102,7 +102,8 @@ void cli_job_help(const char *usage)
 {
     fputs(usage, stdout);
     fputs("\nshared options:\n"
-          "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory\n"
+          "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory;\n"
+          "                        required (only classify has a default model)\n"
           "  --max-length N        truncate inputs to N tokens (default: no truncation; an input\n"
           "                        longer than the model's maximum is then an error line)\n"
           "  --batch-size N        sequences per forward pass (default 8)\n"
@@ -127,7 +128,7 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     *model = NULL;
     *pl = NULL;
     if (!o->model_path)
-        return cli_usage_error(cmd, "a model is required: -m MODEL");
+        return cli_usage_error(cmd, "a model is required: -m MODEL (only classify has a default model)");
     if (!(*model = cli_load_model(o->model_path)))
         return CLI_FAILED;
     rf_error err;
