@@ -30,7 +30,7 @@ vocab ../shared/reference/vocab/wobert_vocab.txt.
    dev.tsv (models/sentiment-zh-small.dev-expected.jsonl, one line per dev
    line: label and probabilities) computed with the weights rounded to f16 as
    the GGUF stores them. tests/test_default_model.sh checks the engine
-   against that file.
+   against that file; the script prints both dev accuracies.
 """
 import argparse
 import json
@@ -128,6 +128,17 @@ def engine_tokenize(roformer, model_dir, texts, max_length):
     if len(out) != len(texts) or any("error" in o for o in out):
         raise RuntimeError("roformer tokenize failed on some input")
     return [o["input_ids"] for o in out]
+
+
+def engine_classify(roformer, model, texts, max_length):
+    """[n, 2] probabilities from `roformer classify` (negative, positive)."""
+    lines = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts)
+    run = subprocess.run([roformer, "classify", "-m", model, "--max-length", str(max_length)],
+                         input=lines.encode(), stdout=subprocess.PIPE, check=True)
+    out = [json.loads(line) for line in run.stdout.decode().splitlines()]
+    if len(out) != len(texts):
+        raise RuntimeError("roformer classify gave fewer outputs than inputs")
+    return np.array([[o["scores"][name] for name in LABELS] for o in out])
 
 
 def prune_vocab(vocab, train_ids, min_count):
@@ -282,6 +293,11 @@ def main():
     acc = float((pred == dev_y).mean())
     log(f"wrote {args.out} ({os.path.getsize(args.out)} bytes) and {args.expected}")
     log(f"dev accuracy (PyTorch, f16-rounded weights, max length {args.max_length}): {acc:.4f}")
+    engine = engine_classify(args.roformer, args.out, [t for _, t in dev], args.max_length)
+    log(f"dev accuracy (roformer classify --max-length {args.max_length}): "
+        f"{float((engine.argmax(1) == dev_y).mean()):.4f}; labels as PyTorch's on "
+        f"{int((engine.argmax(1) == pred).sum())} of {len(dev)}, "
+        f"max |p diff| {float(np.abs(engine - probs.numpy()).max()):.2g}")
     log(f"total time {time.time() - start:.0f} s")
     shutil.rmtree(full_dir)
     return 0
