@@ -26,6 +26,8 @@ The owner picks a fault, so one server serves every test case:
     private        needs "Authorization: Bearer hf_test_token": 401 without
                    it, 403 with another token
     slow           weight bytes in 16 KiB pieces every 10 ms
+A name roformer_chinese_sim_X serves the reference model X, standing in for
+the RoFormer-Sim repositories (which pull with a linear pooler).
 """
 import argparse
 import hashlib
@@ -45,6 +47,10 @@ TOKEN = "hf_test_token"
 args = None
 log_lock = threading.Lock()
 sha_cache = {}
+
+
+def model_folder(name):
+    return os.path.join(args.root, name.removeprefix("roformer_chinese_sim_"))
 
 
 def sha256_of(path):
@@ -93,7 +99,7 @@ class Hub(http.server.BaseHTTPRequestHandler):
         if len(parts) != 6 or parts[0] != "" or parts[3] != "resolve":
             return self.reply(400, body=b"bad path\n")
         owner, name, revision, file = parts[1], parts[2], urllib.parse.unquote(parts[4]), parts[5]
-        folder = os.path.join(args.root, name)
+        folder = model_folder(name)
         if owner == "private":
             auth = self.headers.get("Authorization")
             if auth is None:
@@ -125,7 +131,7 @@ class Hub(http.server.BaseHTTPRequestHandler):
                    data)
 
     def cdn(self, owner, name, revision, file):
-        local = os.path.join(args.root, name, file)
+        local = os.path.join(model_folder(name), file)
         if "/" in name or name.startswith(".") or not os.path.isfile(local):
             return self.reply(404, body=b"no such object\n")
         with open(local, "rb") as f:

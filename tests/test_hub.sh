@@ -96,13 +96,20 @@ check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f32-poole
 check "... converted from the cache with no request" test "$(requests)" -eq "$n"
 run info -m "$C/test/tiny-word-mlm/main/model-f32-pooler-linear.gguf"
 check "... and pools with linear" out_has "pooler:              linear"
+run pull test/roformer_chinese_sim_tiny-word-mlm
+check "a RoFormer-Sim repository pulls with a linear pooler by default" \
+    out_is "$C/test/roformer_chinese_sim_tiny-word-mlm/main/model-f32-pooler-linear.gguf"
+run info -m hf:test/roformer_chinese_sim_tiny-word-mlm
+check "... and -m hf: of it pools with linear" out_has "pooler:              linear"
+run pull test/roformer_chinese_sim_tiny-word-mlm --pooler-activation tanh
+check "... unless told otherwise" out_has "model-f32-pooler-tanh.gguf"
 run pull test/tiny-word-mlm --pooler-activation relu
 check "a bad --pooler-activation is a usage error" exit_is 2
 run pull --list
 check "--list exits 0" exit_is 0
 check "--list names the repository and revision" out_has "test/tiny-word-mlm@main  $C/test/tiny-word-mlm/main"
 check "--list shows the GGUF with its size" grep -Eq '^  model-f32.gguf +[0-9.]+ MB$' "$TMP/out"
-check "--list counts the revisions" out_has "1 cached revision in $C"
+check "--list counts the revisions" out_has "2 cached revisions in $C"
 
 run pull test/tiny-char-proj --tokenizer bert
 check "pull --tokenizer bert exits 0" exit_is 0

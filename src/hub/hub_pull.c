@@ -161,7 +161,14 @@ rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path,
                        "hf:%s: a jieba dictionary of one's own is not cached; pull, then convert "
                        "the cached folder with it",
                        spec);
-    gguf_name(&params->convert, name, sizeof name);
+    /* RoFormer-Sim's publisher pools without tanh, set in its code rather than
+     * in config.json, so its repositories (roformer_chinese_sim_*) default to
+     * a linear pooler; an explicit choice still wins. */
+    rf_convert_params convert = params->convert;
+    if (convert.pooler_activation == RF_POOLER_ACT_AUTO &&
+        !strncmp(repo.name, "roformer_chinese_sim_", strlen("roformer_chinese_sim_")))
+        convert.pooler_activation = RF_ACT_LINEAR;
+    gguf_name(&convert, name, sizeof name);
     if ((st = rf_hub_cache_repo_dir(&repo, dir, sizeof dir, err)) ||
         (st = rf_hub_join(gguf, sizeof gguf, dir, name, "", err)) ||
         (st = rf_hub_join(lock_path, sizeof lock_path, dir, ".lock", "", err)))
@@ -189,7 +196,7 @@ rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path,
     snprintf(p.id, sizeof p.id, "hf:%s/%s@%s", repo.owner, repo.name, repo.revision);
     if (!is_complete(dir) && (st = download_missing(&p, err)))
         goto done;
-    st = rf_convert(dir, gguf, &params->convert, err);
+    st = rf_convert(dir, gguf, &convert, err);
 done:
     rf_hub_session_close(p.session);
     if (lock >= 0)
