@@ -309,10 +309,17 @@ typedef struct rf_context rf_context;
  * RF_ERR_UNSUPPORTED) rounds their inputs and weights to bfloat16 and sums
  * in f32: about twice the speed, results within bf16 rounding of f32 (the
  * weights of a model converted with --dtype bf16 are already bf16).
- * Embeddings, attention, LayerNorm and the heads stay f32. */
+ * RF_COMPUTE_INT8 (opt-in; CPUs with AVX2, else RF_ERR_UNSUPPORTED) runs
+ * the four Linear products of every layer in 8-bit integers: weights
+ * quantized per output channel (as stored by --dtype q8, or from the f32
+ * weights), each input row quantized when it is used; attention's own
+ * products stay f32. Embeddings, attention, LayerNorm and the heads stay
+ * f32. The packed bf16 / int8 weights are made once per model, by the first
+ * context that needs them, and shared by every later one. */
 typedef enum {
     RF_COMPUTE_F32 = 0,
     RF_COMPUTE_BF16 = 1,
+    RF_COMPUTE_INT8 = 2,
 } rf_compute_type;
 
 typedef struct {
@@ -329,8 +336,8 @@ typedef struct {
                              zero), where the default computes them as HF
                              does. A batch whose mask is not of that form runs
                              the default way. */
-    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default) or
-                            RF_COMPUTE_BF16 */
+    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default),
+                            RF_COMPUTE_BF16 or RF_COMPUTE_INT8 */
 } rf_context_params;
 
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
@@ -343,8 +350,7 @@ rf_context_params rf_context_default_params(void);
 rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
                             rf_context **out, rf_error *err);
 /* Re-sizes the context's scratch for max_batch x max_seq_len tokens
- * (max_seq_len <= 0: the model's max_position), keeping its threads and,
- * with RF_COMPUTE_BF16, its packed weights. On failure the context is
+ * (max_seq_len <= 0: the model's max_position), keeping its threads. On failure the context is
  * unchanged and still usable. */
 rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
                             rf_error *err);

@@ -19,6 +19,7 @@
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"
 #include "formats/tensor_map.h"
+#include "model/packed_weights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -520,6 +521,7 @@ void rf_model_free(rf_model *model)
     free(model->w.layers);
     free(model->owned_f32);
     free(model->owned_qkv);
+    rf_model_free_packed(model);
     if (model->map) {
         rf_mapped_file f = {model->map, model->map_size};
         rf_unmap_file(&f);

@@ -17,6 +17,19 @@
 #include "roformer.h"
 #include "text/tokenizer.h"
 
+#include <stdint.h>
+
+typedef struct rf_bf16_layer rf_bf16_layer; /* packed_weights.h */
+typedef struct rf_int8_layer rf_int8_layer;
+
+/* A weight matrix as a --dtype q8 file stores it: int8 rows and one f32
+ * scale per row (output channel), pointing into the file. rows NULL: the
+ * matrix is not stored as q8. */
+typedef struct {
+    const int8_t *rows;  /* (N, K) row-major */
+    const float *scale;  /* (N) */
+} rf_q8_matrix;
+
 typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
     const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */
@@ -28,6 +41,8 @@ typedef struct {
     const float *ffn_up_w, *ffn_up_b;       /* (F, D), (F) */
     const float *ffn_down_w, *ffn_down_b;   /* (D, F), (D) */
     const float *out_norm_w, *out_norm_b;   /* (D), (D): LayerNorm after FFN + residual */
+    /* the same matrices as stored in a q8 file (else rows NULL) */
+    rf_q8_matrix attn_q_q8, attn_k_q8, attn_v_q8, attn_out_q8, ffn_up_q8, ffn_down_q8;
 } rf_layer_weights;
 
 typedef struct {
@@ -66,6 +81,12 @@ struct rf_model {
     void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
     float *owned_qkv;       /* stacked Q, K, V copied where not adjacent in memory, or NULL */
+    /* the layers' matrices packed for bf16 / int8 compute, made by the
+       first context that needs them (rf_model_pack), else NULL */
+    rf_bf16_layer *bf16_layers;  /* [num_layers], pointing into bf16_weights */
+    uint16_t *bf16_weights;
+    rf_int8_layer *int8_layers;  /* [num_layers], pointing into int8_weights */
+    int8_t *int8_weights;        /* every layer's panels, then every scale */
 };
 
 /* Loads a model from a GGUF image in memory (what rf_model_load does after

@@ -1,0 +1,325 @@
+/*
+ * gemm_int8.c — the int8 Linear layer (see gemm_int8.h for the scheme and
+ * the packed layout): quantizing rows, packing, the AVX2 product, and the
+ * naive twins. No VNNI build yet.
+ *
+ * Blocking, per thread: rows in blocks of MC (the MC x K block of
+ * quantized inputs stays in L2), then one 16-channel panel at a time (K x
+ * 16 bytes: 12 KiB at K = 768, in L1; 48 KiB at K = 3072, in L2) against
+ * every MR-row tile of the block. A tile of MR x 16 int32 sums lives in
+ * 2 * MR registers for the whole of K, so no partial sums leave them; the
+ * epilogue scales, adds the bias and applies the activation on the tile.
+ */
+#include "kernels/gemm_int8.h"
+#include "kernels/activations.h"
+#include "kernels/linalg.h"
+#include "kernels/simd.h"
+
+#include <math.h>
+#include <string.h>
+
+#define PANEL 16        /* output channels per panel */
+#ifndef MR
+#define MR 4            /* rows per register tile: 2 * MR int32 accumulators */
+#endif
+#define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
+
+static int padded_n(int N)
+{
+    return (N + PANEL - 1) / PANEL * PANEL;
+}
+
+size_t rf_int8_packed_size(int N, int K)
+{
+    return (size_t)padded_n(N) * (size_t)rf_int8_row_bytes(K);
+}
+
+/* The scratch: M rows of quantized inputs, then M scales. */
+size_t rf_int8_scratch_size(int M, int K)
+{
+    return (size_t)M * (size_t)rf_int8_row_bytes(K) + (size_t)M * sizeof(float);
+}
+
+bool rf_int8_supported(void)
+{
+#if RF_SIMD_X86
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+/* ==== Quantizing and packing ==== */
+
+/* One row of K values: q[k] = round(x[k] / scale); returns the scale. */
+static float quantize_row(const float *x, int K, int8_t *q)
+{
+    float max = 0.0f;
+    for (int k = 0; k < K; k++)
+        if (fabsf(x[k]) > max)
+            max = fabsf(x[k]);
+    float inv = max > 0.0f ? 127.0f / max : 0.0f;
+    for (int k = 0; k < K; k++)
+        q[k] = (int8_t)nearbyintf(x[k] * inv);
+    return max / 127.0f;
+}
+
+float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q)
+{
+    for (int k = K; k < rf_int8_row_bytes(K); k++)
+        q[k] = 0;
+    return quantize_row(x, K, q);
+}
+
+void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq, float *scale)
+{
+    for (int n = 0; n < N; n++)
+        scale[n] = quantize_row(W + (size_t)n * ldw, K, Wq + (size_t)n * K);
+}
+
+void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst)
+{
+    size_t panel_bytes = (size_t)rf_int8_row_bytes(K) * PANEL;
+    for (int r = 0; r < n; r++) {
+        int col = n0 + r;
+        int8_t *panel = dst + (size_t)(col / PANEL) * panel_bytes + (size_t)(col % PANEL) * 4;
+        const int8_t *w = Wq + (size_t)r * ldw;
+        for (int k = 0; k < K; k++)
+            panel[(size_t)(k / 4) * PANEL * 4 + k % 4] = w[k];
+    }
+}
+
+#if RF_SIMD_X86
+#include <immintrin.h>
+
+/* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
+ * rf_int8_row_bytes(K)) and their scales, as rf_int8_quantize_row_naive. */
+RF_TARGET_AVX2 static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq,
+                                         float *scale)
+{
+    int kb = rf_int8_row_bytes(K);
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int r = m0; r < m1; r++) {
+        const float *x = X + (size_t)r * K;
+        int8_t *q = Xq + (size_t)r * kb;
+        /* pass 1: max |x| */
+        __m256 vmax = _mm256_setzero_ps();
+        int k = 0;
+        for (; k + 8 <= K; k += 8)
+            vmax = _mm256_max_ps(vmax, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(x + k)));
+        float lanes[8];
+        _mm256_storeu_ps(lanes, vmax);
+        float max = 0.0f;
+        for (int i = 0; i < 8; i++)
+            max = lanes[i] > max ? lanes[i] : max;
+        for (; k < K; k++)
+            max = fabsf(x[k]) > max ? fabsf(x[k]) : max;
+        float inv = max > 0.0f ? 127.0f / max : 0.0f;
+        scale[r] = max / 127.0f;
+        /* pass 2: 32 values at a time rounded (nearest even) and narrowed;
+           the packs interleave 128-bit lanes, the permute undoes it */
+        __m256 vinv = _mm256_set1_ps(inv);
+        k = 0;
+        for (; k + 32 <= K; k += 32) {
+            __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k), vinv));
+            __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 8), vinv));
+            __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 16), vinv));
+            __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 24), vinv));
+            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+            _mm256_storeu_si256((__m256i *)(void *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
+        }
+        for (; k < K; k++)
+            q[k] = (int8_t)nearbyintf(x[k] * inv);
+        for (; k < kb; k++)
+            q[k] = 0;
+    }
+}
+
+/* One tile: rows [0, mr) of A (rows lda bytes apart) times one packed
+ * panel over kq quads, into C (mr x 16 int32). mr is a constant at every
+ * call, so the loops unroll and the sums stay in registers. */
+RF_TARGET_AVX2 static inline __attribute__((always_inline)) void
+tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
+{
+    __m256i acc[MR][2];
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int r = 0; r < mr; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (int i = 0; i < kq; i++) {
+        __m256i w0 = _mm256_load_si256((const __m256i *)(const void *)(W + (size_t)i * 64));
+        __m256i w1 = _mm256_load_si256((const __m256i *)(const void *)(W + (size_t)i * 64 + 32));
+        for (int r = 0; r < mr; r++) {
+            int32_t quad;
+            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
+            __m256i a = _mm256_set1_epi32(quad);
+            __m256i a_abs = _mm256_sign_epi8(a, a);
+            __m256i p0 = _mm256_maddubs_epi16(a_abs, _mm256_sign_epi8(w0, a));
+            __m256i p1 = _mm256_maddubs_epi16(a_abs, _mm256_sign_epi8(w1, a));
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+        }
+    }
+    for (int r = 0; r < mr; r++) {
+        _mm256_storeu_si256((__m256i *)(void *)(C + r * PANEL), acc[r][0]);
+        _mm256_storeu_si256((__m256i *)(void *)(C + r * PANEL + 8), acc[r][1]);
+    }
+}
+
+RF_TARGET_AVX2 static void tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+                                    int32_t *C)
+{
+    switch (mr) {
+    case 1: tile(1, A, lda, W, kq, C); break;
+    case 2: tile(2, A, lda, W, kq, C); break;
+    case 3: tile(3, A, lda, W, kq, C); break;
+#if MR > 4
+#error "tile_any handles MR <= 4"
+#endif
+    default: tile(MR, A, lda, W, kq, C); break;
+    }
+}
+
+/* Y (rows ldy apart) for a tile: C scaled by s_x[r] * s_w[n], plus bias,
+ * `cols` of the 16 channels from n. */
+RF_TARGET_AVX2 static void dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
+                                           const float *sw, const float *bias, float *Y, int ldy)
+{
+    for (int r = 0; r < mr; r++) {
+        float *y = Y + (size_t)r * ldy;
+        int n = 0;
+        for (; n + 8 <= cols; n += 8) {
+            __m256 s = _mm256_mul_ps(_mm256_set1_ps(sx[r]), _mm256_loadu_ps(sw + n));
+            __m256 b = bias ? _mm256_loadu_ps(bias + n) : _mm256_setzero_ps();
+            __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(C + r * PANEL + n)));
+            _mm256_storeu_ps(y + n, _mm256_fmadd_ps(v, s, b));
+        }
+        for (; n < cols; n++)
+            y[n] = (float)C[r * PANEL + n] * (sx[r] * sw[n]) + (bias ? bias[n] : 0.0f);
+    }
+}
+
+/* Y rows [m0, m1), channels [n0, n1) (n0 a multiple of 16); sx NULL: C
+ * (int32, rows ldy apart) gets the raw sums instead. */
+RF_TARGET_AVX2 static void gemm_block(const int8_t *Xq, const float *sx, int K, int m0, int m1,
+                                      const int8_t *Wp, const float *sw, int n0, int n1,
+                                      const float *b, rf_activation act, float *Y, int32_t *C,
+                                      int ldy)
+{
+    int kb = rf_int8_row_bytes(K), kq = kb / 4;
+    int mc_rows = L2_BLOCK / kb / MR * MR;
+    if (mc_rows < MR)
+        mc_rows = MR;
+    int32_t sums[MR * PANEL];
+    for (int mc = m0; mc < m1; mc += mc_rows) {
+        int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
+        for (int n = n0; n < n1; n += PANEL) {
+            const int8_t *W = Wp + (size_t)(n / PANEL) * kb * PANEL;
+            int cols = n1 - n < PANEL ? n1 - n : PANEL;
+            for (int m = mc; m < mc_end; m += MR) {
+                int mr = mc_end - m < MR ? mc_end - m : MR;
+                tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, sums);
+                if (!sx) {
+                    for (int r = 0; r < mr; r++)
+                        memcpy(C + (size_t)(m + r) * ldy + n, sums + r * PANEL,
+                               (size_t)cols * sizeof *C);
+                    continue;
+                }
+                float *y = Y + (size_t)m * ldy + n;
+                dequantize_tile(sums, mr, cols, sx + m, sw + n, b ? b + n : NULL, y, ldy);
+                if (act != RF_ACT_LINEAR)
+                    rf_bias_act(y, mr, cols, ldy, NULL, act);
+            }
+        }
+    }
+}
+#endif /* RF_SIMD_X86 */
+
+/* ==== The threaded Linear ==== */
+
+struct int8_job {
+    const float *X;
+    const rf_int8_matrix *W;
+    const float *b;
+    int M, K, N, n_blocks;
+    rf_activation act;
+    float *Y;
+    int8_t *Xq;
+    float *sx;
+    bool split_rows;
+};
+
+static void quantize_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct int8_job *j = arg;
+    int s, n;
+    rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
+#if RF_SIMD_X86
+    quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx);
+#endif
+}
+
+static void gemm_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct int8_job *j = arg;
+    int s, n;
+#if RF_SIMD_X86
+    if (j->split_rows) {
+        rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
+        if (n > 0)
+            gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W->panels, j->W->scale, 0, j->N, j->b,
+                       j->act, j->Y, NULL, j->N);
+    } else {
+        rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
+        if (n > 0)
+            gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W->panels, j->W->scale, s, s + n, j->b,
+                       j->act, j->Y, NULL, j->N);
+    }
+#else
+    (void)j, (void)s, (void)n;
+#endif
+}
+
+void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_matrix *W,
+                    const float *b, int N, rf_activation act, float *Y, void *scratch)
+{
+    int8_t *Xq = scratch;
+    float *sx = (float *)(void *)(Xq + (size_t)M * rf_int8_row_bytes(K));
+    struct int8_job job = {X, W, b, M, K, N, 1, act, Y, Xq, sx, true};
+    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
+    /* every thread reads all rows when channels are split: quantize first */
+    int n_threads = rf_pool_threads(pool);
+    struct int8_job quantize = job;
+    quantize.n_blocks = n_threads < M ? n_threads : 1;
+    rf_pool_run(pool, quantize.n_blocks, quantize_task, &quantize);
+    rf_pool_run(pool, job.n_blocks, gemm_task, &job);
+}
+
+void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const int8_t *W_panels, int N, int32_t *C)
+{
+#if RF_SIMD_X86
+    gemm_block(Xq, NULL, K, 0, M, W_panels, NULL, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
+#else
+    (void)Xq, (void)M, (void)K, (void)W_panels, (void)N, (void)C;
+#endif
+}
+
+void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const float *b, int N,
+                          rf_activation act, float *Y)
+{
+    int kb = rf_int8_row_bytes(K);
+    int8_t xq[kb], wq[kb];
+    for (int i = 0; i < M; i++) {
+        float sx = rf_int8_quantize_row_naive(X + (size_t)i * K, K, xq);
+        for (int n = 0; n < N; n++) {
+            float sw = rf_int8_quantize_row_naive(W + (size_t)n * K, K, wq);
+            int64_t sum = 0;
+            for (int k = 0; k < K; k++)
+                sum += (int64_t)xq[k] * wq[k];
+            Y[(size_t)i * N + n] = (float)sum * (sx * sw) + (b ? b[n] : 0.0f);
+        }
+    }
+    rf_bias_act_naive(Y, M, N, N, NULL, act);
+}

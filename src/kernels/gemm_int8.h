@@ -1,0 +1,90 @@
+/*
+ * gemm_int8.h — the Linear layer in 8-bit integers (opt-in compute type
+ * RF_COMPUTE_INT8), on CPUs with AVX2.
+ *
+ * Quantization (symmetric, no zero points):
+ *   weights  per output channel n: s_w[n] = max_k |W[n][k]| / 127,
+ *            Wq[n][k] = round(W[n][k] / s_w[n])               in [-127, 127]
+ *   inputs   per row i, at run time: s_x[i] = max_k |X[i][k]| / 127,
+ *            Xq[i][k] = round(X[i][k] / s_x[i])               in [-127, 127]
+ *   Y[i][n] = act(s_x[i] * s_w[n] * sum_k Xq[i][k] Wq[n][k] + b[n])
+ * (round: to nearest, ties to even). The integer sums are exact (int32).
+ *
+ * The AVX2 product is VPMADDUBSW (u8 x s8 -> pairs summed in saturating
+ * int16) then VPMADDWD by ones (-> int32). Its first operand is unsigned,
+ * so it gets |Xq| and the weights get the sign of Xq (VPSIGNB on both):
+ * |Xq| * (+-Wq) = Xq * Wq, and a pair sums to at most 2 * 127 * 127 =
+ * 32258 < 32767, so nothing saturates and the sum is exact. (ONNX
+ * Runtime's AVX2 u8 x s8 form, with u8 activations up to 255, can
+ * saturate there; the price here is one VPSIGNB per product and 7 bits
+ * of magnitude for the inputs instead of 8.)
+ *
+ * Packed weights: panels of 16 output channels; panel p holds, for each
+ * quad of inputs k = 4i..4i+3, the 64 bytes Wq[16p + j][4i + e] at
+ * [i][j][e], so one 32-byte load feeds 8 channels x 4 inputs. N is padded
+ * with zero channels to a multiple of 16, K with zero inputs to a multiple
+ * of 4. A VNNI build (VPDPBUSD, u8 x s8 summed straight into int32) could
+ * read the same layout; there is none yet.
+ */
+#ifndef RF_GEMM_INT8_H
+#define RF_GEMM_INT8_H
+
+#include "roformer.h"
+#include "model/threadpool.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when this CPU runs the int8 kernel (AVX2). */
+bool rf_int8_supported(void);
+
+/* K rounded up to a multiple of 4: the row length, in bytes, of
+ * quantized inputs. */
+static inline int rf_int8_row_bytes(int K)
+{
+    return (K + 3) / 4 * 4;
+}
+
+/* A weight matrix ready for rf_linear_int8. */
+typedef struct {
+    const int8_t *panels; /* rf_int8_packed_size(N, K) bytes, 64-byte aligned */
+    const float *scale;   /* [N] s_w, per output channel */
+} rf_int8_matrix;
+
+/* Bytes of W (N x K) packed. */
+size_t rf_int8_packed_size(int N, int K);
+
+/* Quantizes rows of the f32 W (N x K, rows ldw apart) per row as above:
+ * Wq (N x K, row-major) and scale [N]. What the converter stores
+ * (--dtype q8) and what int8 compute does to f32 weights. */
+void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq, float *scale);
+
+/* Packs rows [n0, n0 + n) of a packed matrix of K inputs from Wq (n x K,
+ * rows ldw apart). `dst` (rf_int8_packed_size of the whole matrix) must
+ * be zeroed first, once: padding is never written. Several calls fill
+ * one matrix from separate tensors (Q, K and V). */
+void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst);
+
+/* Bytes of the scratch rf_linear_int8 needs for M rows of K inputs (the
+ * quantized rows and their scales). */
+size_t rf_int8_scratch_size(int M, int K);
+
+/* Y (M x N) = act(X (M x K) . W^T + b) as above, X quantized per row into
+ * `scratch` (rf_int8_scratch_size, 64-byte aligned). Split over the
+ * pool's threads like rf_linear. Needs rf_int8_supported(). */
+void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_matrix *W,
+                    const float *b, int N, rf_activation act, float *Y, void *scratch);
+
+/* The integer product alone, for tests: C (M x N) = Xq . Wq^T in int32,
+ * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. */
+void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const int8_t *W_panels, int N, int32_t *C);
+
+/* Naive twins. rf_int8_quantize_row_naive: one row as above, scalar.
+ * rf_linear_int8_naive: X and W quantized by the naive rule, integer sums
+ * in int64, the same epilogue; W is the f32 (N x K) matrix. */
+float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q);
+void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const float *b, int N,
+                          rf_activation act, float *Y);
+
+#endif
