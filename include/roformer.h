@@ -113,10 +113,13 @@ typedef enum {
     RF_NORM_RMS,   /* x / sqrt(mean(x^2) + eps), no parameters (RoFormer-v2: any other norm_type) */
 } rf_norm_type;
 
-/* Values are ggml's type ids, as stored in GGUF. */
+/* Values are ggml's type ids, as stored in GGUF. RF_DTYPE_Q8 is ggml's
+ * I8: int8 values, each matrix with one f32 scale per row (output
+ * channel) in a companion tensor (models/README.md). */
 typedef enum {
     RF_DTYPE_F32 = 0,
     RF_DTYPE_F16 = 1,
+    RF_DTYPE_Q8 = 24,
     RF_DTYPE_BF16 = 30,
 } rf_dtype;
 
@@ -148,7 +151,7 @@ typedef struct {
 
 /* Names as config.json, the GGUF file and the CLI spell them:
  * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
- * "wobert", "bert"; "f32", "f16", "bf16"; "layer_norm", "rms_norm". */
+ * "wobert", "bert"; "f32", "f16", "bf16", "q8"; "layer_norm", "rms_norm". */
 const char *rf_activation_name(rf_activation act);
 const char *rf_norm_type_name(rf_norm_type norm);
 const char *rf_head_name(rf_head_kind head);
@@ -187,7 +190,8 @@ typedef enum {
 
 typedef struct {
     rf_dtype dtype;          /* storage type of the weight matrices in the output
-                                (biases and LayerNorm weights stay f32) */
+                                (biases and LayerNorm weights stay f32); Q8:
+                                quantized per row, int8 + f32 scales */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
     int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
     int pooler_activation;   /* RF_POOLER_ACT_AUTO, RF_ACT_TANH or RF_ACT_LINEAR: the

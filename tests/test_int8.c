@@ -25,6 +25,7 @@
 #include "reference_cases.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -220,6 +221,130 @@ done:
     free(cases);
 }
 
+/* Converts dir with `dtype` to a temporary file; returns its path (free,
+ * unlink) or NULL. */
+static char *convert_temp(const char *dir, rf_dtype dtype)
+{
+    char *path = strdup("/tmp/rf_int8_XXXXXX.gguf");
+    int fd = mkstemps(path, 5);
+    rf_convert_params cv = rf_convert_default_params();
+    cv.dtype = dtype;
+    rf_error err;
+    rf_status st = fd < 0 ? RF_ERR_IO : rf_convert(dir, path, &cv, &err);
+    CHECK(st == RF_OK, "convert %s --dtype %s: %s", dir, rf_dtype_name(dtype),
+          fd < 0 ? "no temporary file" : err.message);
+    if (fd >= 0)
+        close(fd);
+    if (st != RF_OK) {
+        if (fd >= 0)
+            unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* The model converted with --dtype q8 (every matrix int8, embeddings and
+ * heads too): a smaller file; its layer matrices packed for int8 compute
+ * are exactly those packed from the f32 weights (the same quantization,
+ * read from the file instead of made at load); int8 compute from it and
+ * f32 compute from it (its weights widened) both stay near f32 on every
+ * case, by the same criteria as check_model. */
+static void check_q8(const char *dir, const char *label)
+{
+    char *q8_path = convert_temp(dir, RF_DTYPE_Q8), *f32_path = convert_temp(dir, RF_DTYPE_F32);
+    rf_model *model = NULL, *q8 = NULL;
+    rf_context *ctx[3] = {NULL}; /* f32 on the f32 file; int8 and f32 on the q8 file */
+    char path[1600];
+    snprintf(path, sizeof path, "%s/cases.jsonl", dir);
+    char *cases = check_read_file(path, NULL);
+    rf_error err;
+    rf_status st = q8_path && f32_path && cases ? RF_OK : RF_ERR_IO;
+    if (st == RF_OK) {
+        long a = file_size(f32_path), b = file_size(q8_path);
+        CHECK(b > 0 && b < a, "%s: q8 file %ld bytes, f32 %ld", label, b, a);
+        st = rf_model_load(f32_path, &model, &err);
+    }
+    if (st == RF_OK)
+        st = rf_model_load(q8_path, &q8, &err);
+    CHECK(st == RF_OK, "%s: load: %s", label, st == RF_OK ? "" : err.message);
+    if (st != RF_OK)
+        goto done;
+    CHECK(rf_model_hparams(q8)->dtype == RF_DTYPE_Q8 && !q8->w.layers[0].ffn_up_w &&
+              q8->w.layers[0].ffn_up_q8.rows,
+          "%s: q8 file loaded with its layer matrices int8 only", label);
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = 8;
+    cp.n_threads = 2;
+    st = rf_context_create(model, &cp, &ctx[0], &err);
+    cp.compute = RF_COMPUTE_INT8;
+    if (st == RF_OK)
+        st = rf_context_create(q8, &cp, &ctx[1], &err);
+    CHECK(st == RF_OK && !q8->w.layers[0].ffn_up_w, "%s: int8 context on q8: %s", label,
+          st == RF_OK ? "made an f32 copy" : err.message);
+    cp.compute = RF_COMPUTE_F32;
+    if (st == RF_OK)
+        st = rf_context_create(q8, &cp, &ctx[2], &err);
+    CHECK(st == RF_OK, "%s: contexts: %s", label, st == RF_OK ? "" : err.message);
+    if (st != RF_OK)
+        goto done;
+    const rf_hparams *hp = rf_model_hparams(model);
+    st = rf_model_pack(model, RF_COMPUTE_INT8, &err);
+    int same = 0;
+    for (int l = 0; st == RF_OK && l < hp->num_layers; l++) {
+        const rf_int8_layer *a = &model->int8_layers[l], *b = &q8->int8_layers[l];
+        int D = hp->hidden_size, F = hp->intermediate_size;
+        same += !memcmp(a->attn_qkv.panels, b->attn_qkv.panels, rf_int8_packed_size(3 * D, D)) &&
+                !memcmp(a->attn_qkv.scale, b->attn_qkv.scale, 3 * (size_t)D * sizeof(float)) &&
+                !memcmp(a->ffn_down.panels, b->ffn_down.panels, rf_int8_packed_size(D, F)) &&
+                !memcmp(a->ffn_down.scale, b->ffn_down.scale, (size_t)D * sizeof(float));
+    }
+    CHECK(same == hp->num_layers, "%s: int8 weights from the q8 file equal those from f32 in %d "
+          "of %d layers", label, same, hp->num_layers);
+    int8_stats s[2] = {{.min_cosine = 1.0}, {.min_cosine = 1.0}};
+    for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
+        test_case c;
+        if (read_case(line, &c) != 0 || c.B > cp.max_batch) {
+            free_case(&c);
+            continue;
+        }
+        outputs o[3] = {{0}};
+        bool ok = true;
+        for (int i = 0; i < 3; i++)
+            ok = run(ctx[i], hp, &c, &o[i], &err) == RF_OK && ok;
+        CHECK(ok, "%s %s: forward: %s", label, c.id, err.message);
+        if (ok) {
+            compare_case(label, hp, &c, &o[0], &o[1], &s[0]);
+            compare_case(label, hp, &c, &o[0], &o[2], &s[1]);
+        }
+        for (int i = 0; i < 3; i++)
+            free_outputs(&o[i]);
+        free_case(&c);
+    }
+    for (int i = 0; i < 2; i++)
+        printf("  %-26s %s from the q8 file vs f32: min cosine %.6f, max |diff| %.3g, argmax "
+               "agrees %d/%d\n",
+               label, i ? "f32" : "int8", s[i].min_cosine, s[i].max_diff, s[i].agree, s[i].total);
+done:
+    for (int i = 0; i < 3; i++)
+        rf_context_free(ctx[i]);
+    rf_model_free(model);
+    rf_model_free(q8);
+    free(cases);
+    if (q8_path)
+        unlink(q8_path);
+    if (f32_path)
+        unlink(f32_path);
+    free(q8_path);
+    free(f32_path);
+}
+
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
@@ -260,8 +385,11 @@ int main(void)
         char dir[1400], cases[1500];
         snprintf(dir, sizeof dir, "%s/%s", models, names[i]->d_name);
         snprintf(cases, sizeof cases, "%s/cases.jsonl", dir);
-        if (names[i]->d_name[0] != '.' && access(cases, F_OK) == 0)
+        if (names[i]->d_name[0] != '.' && access(cases, F_OK) == 0) {
             check_model(dir, dir, names[i]->d_name);
+            if (!strcmp(names[i]->d_name, "tiny-word-cls") || !strcmp(names[i]->d_name, "tiny-qa"))
+                check_q8(dir, names[i]->d_name);
+        }
         free(names[i]);
     }
     free(names);

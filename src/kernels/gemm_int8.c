@@ -77,6 +77,13 @@ void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq,
         scale[n] = quantize_row(W + (size_t)n * ldw, K, Wq + (size_t)n * K);
 }
 
+void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, size_t K, float *out)
+{
+    for (size_t n = 0; n < N; n++)
+        for (size_t k = 0; k < K; k++)
+            out[n * K + k] = (float)Wq[n * K + k] * scale[n];
+}
+
 void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst)
 {
     size_t panel_bytes = (size_t)rf_int8_row_bytes(K) * PANEL;

@@ -60,6 +60,10 @@ size_t rf_int8_packed_size(int N, int K);
  * (--dtype q8) and what int8 compute does to f32 weights. */
 void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq, float *scale);
 
+/* The inverse: out (N x K) = Wq[n][k] * scale[n] (f32 compute from a q8
+ * file). */
+void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, size_t K, float *out);
+
 /* Packs rows [n0, n0 + n) of a packed matrix of K inputs from Wq (n x K,
  * rows ldw apart). `dst` (rf_int8_packed_size of the whole matrix) must
  * be zeroed first, once: padding is never written. Several calls fill

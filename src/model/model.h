@@ -4,7 +4,10 @@
  *
  * Weights stored as f32 in the file point straight into the read-only
  * mapping; f16/bf16 weights are widened to f32 once at load time into
- * `owned_f32`. Every matrix is PyTorch's nn.Linear layout: (out x in),
+ * `owned_f32`, and so are q8 ones, except the layers' six matrices (Q, K,
+ * V, attention output, FFN up and down): those stay int8 (the rf_q8_matrix
+ * fields) and their f32 pointers NULL until a context that computes in
+ * f32 or bf16 needs them (rf_model_pack). Every matrix is PyTorch's nn.Linear layout: (out x in),
  * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
  * T type_vocab_size, N num_labels. RoFormer-v2 leaves pointers NULL: every
  * norm's (RF_NORM_RMS has no parameters), the encoder Linears' biases
@@ -81,6 +84,8 @@ struct rf_model {
     void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
     float *owned_qkv;       /* stacked Q, K, V copied where not adjacent in memory, or NULL */
+    float *widened_q8;      /* the q8 layer matrices widened to f32 for f32 / bf16
+                               compute (rf_model_pack), Q, K, V stacked; or NULL */
     /* the layers' matrices packed for bf16 / int8 compute, made by the
        first context that needs them (rf_model_pack), else NULL */
     rf_bf16_layer *bf16_layers;  /* [num_layers], pointing into bf16_weights */

@@ -1,6 +1,7 @@
 /*
  * packed_weights.c — the layers' weight matrices packed for bf16 or int8
- * compute, once per model (see packed_weights.h). Packing reads the f32
+ * compute, once per model (see packed_weights.h), and the f32 form of a
+ * q8 file's layer matrices for f32 / bf16 compute. Packing reads the f32
  * weights (the int8 copy: quantized per output channel first), or, for
  * int8 from a file stored as q8, the file's int8 rows and scales as they
  * are. It does not choose the compute type or check the CPU: the context
@@ -16,6 +17,58 @@
 
 /* Packing is rare (once per model and type): one lock for every model. */
 static pthread_mutex_t pack_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ==== f32 from q8 ==== */
+
+/* One matrix's f32 form from its q8 parts (n_parts of N / n_parts rows),
+ * at *next. */
+static const float *widen_matrix(const rf_q8_matrix *q8, int n_parts, int N, int K, float **next)
+{
+    float *out = *next;
+    int part = N / n_parts;
+    for (int p = 0; p < n_parts; p++)
+        rf_int8_dequantize_rows(q8[p].rows, q8[p].scale, (size_t)part, (size_t)K,
+                                out + (size_t)p * part * K);
+    *next += (size_t)N * K;
+    return out;
+}
+
+/* The f32 weights of a model loaded from a q8 file: every q8 layer
+ * matrix widened once, Q, K and V stacked. */
+static rf_status widen_q8_layers(rf_model *model, rf_error *err)
+{
+    const rf_hparams *hp = &model->hp;
+    size_t D = (size_t)hp->hidden_size, F = (size_t)hp->intermediate_size, floats = 0;
+    for (int i = 0; i < hp->num_layers; i++) {
+        const rf_layer_weights *lw = &model->w.layers[i];
+        floats += (lw->attn_q_q8.rows ? 3 * D * D : 0) + (lw->attn_out_q8.rows ? D * D : 0) +
+                  (lw->ffn_up_q8.rows ? F * D : 0) + (lw->ffn_down_q8.rows ? D * F : 0);
+    }
+    if (floats == 0 || model->widened_q8)
+        return RF_OK;
+    float *next = model->widened_q8 = malloc(floats * sizeof(float));
+    if (!next)
+        return rf_fail(err, RF_ERR_NOMEM, "model: out of memory for %zu MiB of widened q8 weights",
+                       floats * sizeof(float) >> 20);
+    int d = (int)D, f = (int)F;
+    for (int i = 0; i < hp->num_layers; i++) {
+        rf_layer_weights *lw = &model->w.layers[i];
+        if (lw->attn_q_q8.rows) {
+            const rf_q8_matrix qkv[3] = {lw->attn_q_q8, lw->attn_k_q8, lw->attn_v_q8};
+            lw->attn_qkv_w = widen_matrix(qkv, 3, 3 * d, d, &next);
+            lw->attn_q_w = lw->attn_qkv_w;
+            lw->attn_k_w = lw->attn_qkv_w + D * D;
+            lw->attn_v_w = lw->attn_qkv_w + 2 * D * D;
+        }
+        if (lw->attn_out_q8.rows)
+            lw->attn_out_w = widen_matrix(&lw->attn_out_q8, 1, d, d, &next);
+        if (lw->ffn_up_q8.rows)
+            lw->ffn_up_w = widen_matrix(&lw->ffn_up_q8, 1, f, d, &next);
+        if (lw->ffn_down_q8.rows)
+            lw->ffn_down_w = widen_matrix(&lw->ffn_down_q8, 1, d, f, &next);
+    }
+    return RF_OK;
+}
 
 /* ==== bf16 ==== */
 
@@ -131,7 +184,9 @@ rf_status rf_model_pack(rf_model *model, rf_compute_type compute, rf_error *err)
 {
     rf_status st = RF_OK;
     pthread_mutex_lock(&pack_lock);
-    if (compute == RF_COMPUTE_BF16 && !model->bf16_layers)
+    if (compute != RF_COMPUTE_INT8)
+        st = widen_q8_layers(model, err);
+    if (st == RF_OK && compute == RF_COMPUTE_BF16 && !model->bf16_layers)
         st = pack_bf16(model, err);
     else if (compute == RF_COMPUTE_INT8 && !model->int8_layers)
         st = pack_int8(model, err);
@@ -141,6 +196,7 @@ rf_status rf_model_pack(rf_model *model, rf_compute_type compute, rf_error *err)
 
 void rf_model_free_packed(rf_model *model)
 {
+    free(model->widened_q8);
     free(model->bf16_layers);
     free(model->bf16_weights);
     free(model->int8_layers);
