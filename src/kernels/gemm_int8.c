@@ -151,11 +151,13 @@ tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t
 {
     __m256i acc[MR][2];
     const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
     for (int r = 0; r < mr; r++)
         acc[r][0] = acc[r][1] = _mm256_setzero_si256();
     for (int i = 0; i < kq; i++) {
         __m256i w0 = _mm256_load_si256((const __m256i *)(const void *)(W + (size_t)i * 64));
         __m256i w1 = _mm256_load_si256((const __m256i *)(const void *)(W + (size_t)i * 64 + 32));
+#pragma GCC unroll 4
         for (int r = 0; r < mr; r++) {
             int32_t quad;
             memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
@@ -167,6 +169,7 @@ tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t
             acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
         }
     }
+#pragma GCC unroll 4
     for (int r = 0; r < mr; r++) {
         _mm256_storeu_si256((__m256i *)(void *)(C + r * PANEL), acc[r][0]);
         _mm256_storeu_si256((__m256i *)(void *)(C + r * PANEL + 8), acc[r][1]);
