@@ -101,7 +101,7 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
  * rf_int8_row_bytes(K)) and their scales, as rf_int8_quantize_row_naive. */
-RF_TARGET_AVX2 static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq,
+RF_TARGET_AVX2 static void int8_quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq,
                                          float *scale)
 {
     int kb = rf_int8_row_bytes(K);
@@ -176,7 +176,7 @@ tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t
     }
 }
 
-RF_TARGET_AVX2 static void tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+RF_TARGET_AVX2 static void int8_tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
                                     int32_t *C)
 {
     switch (mr) {
@@ -192,7 +192,7 @@ RF_TARGET_AVX2 static void tile_any(int mr, const int8_t *A, size_t lda, const i
 
 /* Y (rows ldy apart) for a tile: C scaled by s_x[r] * s_w[n], plus bias,
  * `cols` of the 16 channels from n. */
-RF_TARGET_AVX2 static void dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
+RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                            const float *sw, const float *bias, float *Y, int ldy)
 {
     for (int r = 0; r < mr; r++) {
@@ -211,7 +211,7 @@ RF_TARGET_AVX2 static void dequantize_tile(const int32_t *C, int mr, int cols, c
 
 /* Y rows [m0, m1), channels [n0, n1) (n0 a multiple of 16); sx NULL: C
  * (int32, rows ldy apart) gets the raw sums instead. */
-RF_TARGET_AVX2 static void gemm_block(const int8_t *Xq, const float *sx, int K, int m0, int m1,
+RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, int K, int m0, int m1,
                                       const int8_t *Wp, const float *sw, int n0, int n1,
                                       const float *b, rf_activation act, float *Y, int32_t *C,
                                       int ldy)
@@ -228,7 +228,7 @@ RF_TARGET_AVX2 static void gemm_block(const int8_t *Xq, const float *sx, int K, 
             int cols = n1 - n < PANEL ? n1 - n : PANEL;
             for (int m = mc; m < mc_end; m += MR) {
                 int mr = mc_end - m < MR ? mc_end - m : MR;
-                tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, sums);
+                int8_tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, sums);
                 if (!sx) {
                     for (int r = 0; r < mr; r++)
                         memcpy(C + (size_t)(m + r) * ldy + n, sums + r * PANEL,
@@ -236,7 +236,7 @@ RF_TARGET_AVX2 static void gemm_block(const int8_t *Xq, const float *sx, int K, 
                     continue;
                 }
                 float *y = Y + (size_t)m * ldy + n;
-                dequantize_tile(sums, mr, cols, sx + m, sw + n, b ? b + n : NULL, y, ldy);
+                int8_dequantize_tile(sums, mr, cols, sx + m, sw + n, b ? b + n : NULL, y, ldy);
                 if (act != RF_ACT_LINEAR)
                     rf_bias_act(y, mr, cols, ldy, NULL, act);
             }
@@ -266,7 +266,7 @@ static void quantize_task(void *arg, int block, int thread)
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
 #if RF_SIMD_X86
-    quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx);
+    int8_quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx);
 #endif
 }
 
@@ -279,12 +279,12 @@ static void gemm_task(void *arg, int block, int thread)
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
-            gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W->panels, j->W->scale, 0, j->N, j->b,
+            int8_gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W->panels, j->W->scale, 0, j->N, j->b,
                        j->act, j->Y, NULL, j->N);
     } else {
         rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
         if (n > 0)
-            gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W->panels, j->W->scale, s, s + n, j->b,
+            int8_gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W->panels, j->W->scale, s, s + n, j->b,
                        j->act, j->Y, NULL, j->N);
     }
 #else
@@ -310,7 +310,7 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
 void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const int8_t *W_panels, int N, int32_t *C)
 {
 #if RF_SIMD_X86
-    gemm_block(Xq, NULL, K, 0, M, W_panels, NULL, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
+    int8_gemm_block(Xq, NULL, K, 0, M, W_panels, NULL, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
 #else
     (void)Xq, (void)M, (void)K, (void)W_panels, (void)N, (void)C;
 #endif
