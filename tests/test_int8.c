@@ -277,8 +277,8 @@ static void check_q8(const char *dir, const char *label)
     if (st != RF_OK)
         goto done;
     CHECK(rf_model_hparams(q8)->dtype == RF_DTYPE_Q8 && !q8->w.layers[0].ffn_up_w &&
-              q8->w.layers[0].ffn_up_q8.rows,
-          "%s: q8 file loaded with its layer matrices int8 only", label);
+              q8->w.layers[0].ffn_up_q8.rows && !q8->w.token_embd && q8->w.token_embd_q8.rows,
+          "%s: q8 file loaded with its layer matrices and word embeddings int8 only", label);
     rf_context_params cp = rf_context_default_params();
     cp.max_batch = 8;
     cp.n_threads = 2;

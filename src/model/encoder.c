@@ -127,12 +127,20 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     for (int b = 0; b < batch->batch; b++)
         for (int r = ctx->seq_off[b]; r < ctx->seq_off[b + 1]; r++) {
             size_t t = (size_t)b * batch->seq_len + (size_t)(r - ctx->seq_off[b]);
-            const float *restrict word = w->token_embd + (size_t)batch->input_ids[t] * E;
+            size_t id = (size_t)batch->input_ids[t];
             int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
             const float *restrict tt = w->token_types + (size_t)type * E;
             float *restrict row = e + (size_t)r * E;
-            for (int i = 0; i < E; i++)
-                row[i] = word[i] + tt[i];
+            if (w->token_embd) {
+                const float *restrict word = w->token_embd + id * E;
+                for (int i = 0; i < E; i++)
+                    row[i] = word[i] + tt[i];
+            } else { /* a q8 file's int8 rows */
+                const int8_t *restrict word = w->token_embd_q8.rows + id * E;
+                float scale = w->token_embd_q8.scale[id];
+                for (int i = 0; i < E; i++)
+                    row[i] = (float)word[i] * scale + tt[i];
+            }
         }
     /* pass 2: LayerNorm (v2: RMS norm) over E */
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);

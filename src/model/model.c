@@ -307,11 +307,15 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
-/* The q8 form of a layer matrix whose f32 pointer is *slot (attn_q_w, ...,
- * ffn_down_w of some layer), or NULL for any other tensor: those are the
- * matrices int8 compute reads as int8; every other q8 tensor is widened. */
-static rf_q8_matrix *layer_q8(rf_model *model, const float **slot)
+/* Where a q8 tensor whose f32 pointer is *slot stays int8: the layer
+ * matrices (attn_q_w, ..., ffn_down_w of some layer), which int8 compute
+ * reads as they are, and the word embeddings, read a row at a time, unless
+ * an MLM head may use them as its decoder. NULL for any other tensor:
+ * those are widened. */
+static rf_q8_matrix *kept_q8(rf_model *model, const float **slot)
 {
+    if (slot == &model->w.token_embd)
+        return model->hp.head == RF_HEAD_MLM ? NULL : &model->w.token_embd_q8;
     rf_layer_weights *layers = model->w.layers;
     uintptr_t at = (uintptr_t)slot, base = (uintptr_t)layers;
     if (at < base || at >= base + (size_t)model->hp.num_layers * sizeof *layers)
@@ -393,8 +397,9 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             if (!(scales[i] = q8_scale(m, e, t, &st)))
                 goto done;
             matched++;
-            /* layer matrices stay int8; f32 compute widens them later */
-            if (!layer_q8(model, e->slot))
+            /* layer matrices stay int8 (f32 compute widens them later),
+               and so do the word embeddings */
+            if (!kept_q8(model, e->slot))
                 widen += t->nbytes;
         } else if (t->type != RF_DTYPE_F32) {
             widen += t->nbytes / 2;
@@ -440,7 +445,7 @@ static rf_status bind_tensors(meta *m, rf_model *model)
         }
         if (t->type == RF_DTYPE_Q8) {
             const float *scale = (const float *)(const void *)scales[i]->data;
-            rf_q8_matrix *q8 = layer_q8(model, table[i].slot);
+            rf_q8_matrix *q8 = kept_q8(model, table[i].slot);
             if (q8) {
                 *q8 = (rf_q8_matrix){(const int8_t *)t->data, scale};
                 continue;

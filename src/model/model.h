@@ -5,9 +5,11 @@
  * Weights stored as f32 in the file point straight into the read-only
  * mapping; f16/bf16 weights are widened to f32 once at load time into
  * `owned_f32`, and so are q8 ones, except the layers' six matrices (Q, K,
- * V, attention output, FFN up and down): those stay int8 (the rf_q8_matrix
- * fields) and their f32 pointers NULL until a context that computes in
- * f32 or bf16 needs them (rf_model_pack). Every matrix is PyTorch's nn.Linear layout: (out x in),
+ * V, attention output, FFN up and down) and the word embeddings (unless an
+ * MLM head may share them): those stay int8 (the rf_q8_matrix fields). The
+ * embeddings are read a row at a time; the layer matrices' f32 pointers stay
+ * NULL until a context that computes in f32 or bf16 needs them
+ * (rf_model_pack). Every matrix is PyTorch's nn.Linear layout: (out x in),
  * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
  * T type_vocab_size, N num_labels. RoFormer-v2 leaves pointers NULL: every
  * norm's (RF_NORM_RMS has no parameters), the encoder Linears' biases
@@ -49,7 +51,8 @@ typedef struct {
 } rf_layer_weights;
 
 typedef struct {
-    const float *token_embd;                /* (V, E) */
+    const float *token_embd;                /* (V, E); NULL when read from token_embd_q8 */
+    rf_q8_matrix token_embd_q8;             /* (V, E) rows of a q8 file, kept int8 (no MLM head) */
     const float *token_types;               /* (T, E) */
     const float *embd_norm_w, *embd_norm_b; /* (E), (E) */
     const float *embd_proj_w, *embd_proj_b; /* (D, E), (D); NULL when E == D */
