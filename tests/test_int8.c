@@ -277,7 +277,7 @@ static void check_q8(const char *dir, const char *label)
     if (st != RF_OK)
         goto done;
     CHECK(rf_model_hparams(q8)->dtype == RF_DTYPE_Q8 && !q8->w.layers[0].ffn_up_w &&
-              q8->w.layers[0].ffn_up_q8.rows && !q8->w.token_embd && q8->w.token_embd_q8.rows,
+              q8->w.layers[0].ffn_up_stored.data && !q8->w.token_embd && q8->w.token_embd_stored.data,
           "%s: q8 file loaded with its layer matrices and word embeddings int8 only", label);
     rf_context_params cp = rf_context_default_params();
     cp.max_batch = 8;
@@ -345,6 +345,35 @@ done:
     free(f32_path);
 }
 
+/* A --dtype bf16 file: int8 compute packs its layers without an f32 copy
+ * of them, and stays near f32 compute from the same file (which widens
+ * them when its context is made). */
+static void check_half_file(const char *dir, const char *label)
+{
+    char *path = convert_temp(dir, RF_DTYPE_BF16);
+    rf_model *model = NULL;
+    rf_context *ctx = NULL;
+    rf_error err;
+    if (path && rf_model_load(path, &model, &err) == RF_OK) {
+        rf_context_params cp = rf_context_default_params();
+        cp.compute = RF_COMPUTE_INT8;
+        rf_status st = rf_context_create(model, &cp, &ctx, &err);
+        CHECK(st == RF_OK && !model->w.layers[0].ffn_up_w && !model->widened_layers,
+              "%s (bf16 file): int8 context without f32 layers: %s", label,
+              st == RF_OK ? "widened" : err.message);
+        char name[300];
+        snprintf(name, sizeof name, "%s (bf16 file)", label);
+        check_model(path, dir, name);
+    } else {
+        CHECK(0, "%s (bf16 file): load", label);
+    }
+    rf_context_free(ctx);
+    rf_model_free(model);
+    if (path)
+        unlink(path);
+    free(path);
+}
+
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
@@ -389,6 +418,8 @@ int main(void)
             check_model(dir, dir, names[i]->d_name);
             if (!strcmp(names[i]->d_name, "tiny-word-cls") || !strcmp(names[i]->d_name, "tiny-qa"))
                 check_q8(dir, names[i]->d_name);
+            if (!strcmp(names[i]->d_name, "tiny-word-cls"))
+                check_half_file(dir, names[i]->d_name);
         }
         free(names[i]);
     }

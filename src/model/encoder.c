@@ -136,8 +136,8 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
                 for (int i = 0; i < E; i++)
                     row[i] = word[i] + tt[i];
             } else { /* a q8 file's int8 rows */
-                const int8_t *restrict word = w->token_embd_q8.rows + id * E;
-                float scale = w->token_embd_q8.scale[id];
+                const int8_t *restrict word = w->token_embd_stored.data + id * E;
+                float scale = w->token_embd_stored.scale[id];
                 for (int i = 0; i < E; i++)
                     row[i] = (float)word[i] * scale + tt[i];
             }

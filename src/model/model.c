@@ -307,26 +307,28 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
-/* Where a q8 tensor whose f32 pointer is *slot stays int8: the layer
- * matrices (attn_q_w, ..., ffn_down_w of some layer), which int8 compute
- * reads as they are, and the word embeddings, read a row at a time, unless
- * an MLM head may use them as its decoder. NULL for any other tensor:
- * those are widened. */
-static rf_q8_matrix *kept_q8(rf_model *model, const float **slot)
+/* Where a tensor of `type` (not f32) whose f32 pointer is *slot stays as
+ * stored: the layer matrices (attn_q_w, ..., ffn_down_w of some layer),
+ * which bf16 and int8 compute pack from the stored form and f32 compute
+ * widens when it first needs them, and q8 word embeddings, read a row at
+ * a time, unless an MLM head may use them as its decoder. NULL for any
+ * other tensor: those are widened at load. */
+static rf_stored_matrix *kept_stored(rf_model *model, const float **slot, rf_dtype type)
 {
     if (slot == &model->w.token_embd)
-        return model->hp.head == RF_HEAD_MLM ? NULL : &model->w.token_embd_q8;
+        return type == RF_DTYPE_Q8 && model->hp.head != RF_HEAD_MLM ? &model->w.token_embd_stored
+                                                                    : NULL;
     rf_layer_weights *layers = model->w.layers;
     uintptr_t at = (uintptr_t)slot, base = (uintptr_t)layers;
     if (at < base || at >= base + (size_t)model->hp.num_layers * sizeof *layers)
         return NULL;
     rf_layer_weights *l = &layers[(at - base) / sizeof *layers];
-    if (slot == &l->attn_q_w) return &l->attn_q_q8;
-    if (slot == &l->attn_k_w) return &l->attn_k_q8;
-    if (slot == &l->attn_v_w) return &l->attn_v_q8;
-    if (slot == &l->attn_out_w) return &l->attn_out_q8;
-    if (slot == &l->ffn_up_w) return &l->ffn_up_q8;
-    if (slot == &l->ffn_down_w) return &l->ffn_down_q8;
+    if (slot == &l->attn_q_w) return &l->attn_q_stored;
+    if (slot == &l->attn_k_w) return &l->attn_k_stored;
+    if (slot == &l->attn_v_w) return &l->attn_v_stored;
+    if (slot == &l->attn_out_w) return &l->attn_out_stored;
+    if (slot == &l->ffn_up_w) return &l->ffn_up_stored;
+    if (slot == &l->ffn_down_w) return &l->ffn_down_stored;
     return NULL;
 }
 
@@ -397,13 +399,10 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             if (!(scales[i] = q8_scale(m, e, t, &st)))
                 goto done;
             matched++;
-            /* layer matrices stay int8 (f32 compute widens them later),
-               and so do the word embeddings */
-            if (!kept_q8(model, e->slot))
-                widen += t->nbytes;
-        } else if (t->type != RF_DTYPE_F32) {
-            widen += t->nbytes / 2;
         }
+        /* layer matrices (and q8 word embeddings) stay as stored */
+        if (t->type != RF_DTYPE_F32 && !kept_stored(model, e->slot, t->type))
+            widen += t->nbytes / rf_dtype_size(t->type);
         found[i] = t;
         matched++;
     }
@@ -443,14 +442,15 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             *table[i].slot = (const float *)(const void *)t->data;
             continue;
         }
+        const float *scale = scales[i] ? (const float *)(const void *)scales[i]->data : NULL;
+        rf_stored_matrix *kept = kept_stored(model, table[i].slot, t->type);
+        if (kept) {
+            *kept = (rf_stored_matrix){t->type, t->data, scale};
+            continue;
+        }
         if (t->type == RF_DTYPE_Q8) {
-            const float *scale = (const float *)(const void *)scales[i]->data;
-            rf_q8_matrix *q8 = kept_q8(model, table[i].slot);
-            if (q8) {
-                *q8 = (rf_q8_matrix){(const int8_t *)t->data, scale};
-                continue;
-            }
-            rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1], (size_t)t->ne[0], next);
+            rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1],
+                                    (size_t)t->ne[0], next);
             *table[i].slot = next;
             next += t->nbytes;
             continue;
@@ -489,13 +489,14 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
             rf_layer_weights *l = &model->w.layers[i];
             const float *w[3] = {l->attn_q_w, l->attn_k_w, l->attn_v_w};
             const float *b[3] = {l->attn_q_b, l->attn_k_b, l->attn_v_b};
-            /* q8 matrices are stacked when packed or widened
+            /* stored (not f32) matrices are stacked when packed or widened
                (packed_weights.c): here only their biases */
-            int q8 = !!l->attn_q_q8.rows + !!l->attn_k_q8.rows + !!l->attn_v_q8.rows;
-            if (q8 != 0 && q8 != 3)
+            const rf_stored_matrix *sq = &l->attn_q_stored;
+            int q8 = !!sq->data + !!l->attn_k_stored.data + !!l->attn_v_stored.data;
+            if ((q8 != 0 && q8 != 3) ||
+                (q8 && (l->attn_k_stored.type != sq->type || l->attn_v_stored.type != sq->type)))
                 return rf_fail(err, RF_ERR_FORMAT,
-                               "%s: layer %d stores some of Q, K and V as q8, not all three",
-                               what, i);
+                               "%s: layer %d stores Q, K and V in different types", what, i);
             bool adjacent = (q8 || (w[1] == w[0] + D * D && w[2] == w[1] + D * D)) &&
                             (!hp->use_bias || (b[1] == b[0] + D && b[2] == b[1] + D));
             if (pass == 0) {

@@ -4,8 +4,8 @@
  * once per model: the first context of that compute type packs them, and
  * every later context, on any thread, shares the same copy until
  * rf_model_free. Likewise the f32 form of the layer matrices of a model
- * stored as q8, which only f32 and bf16 compute need. A global lock makes
- * each happen once.
+ * stored as f16, bf16 or q8, which only f32 compute needs. A global lock
+ * makes each happen once.
  */
 #ifndef RF_PACKED_WEIGHTS_H
 #define RF_PACKED_WEIGHTS_H
@@ -28,7 +28,7 @@ struct rf_int8_layer {
 
 /* Makes sure the model holds what `compute` needs (RF_COMPUTE_BF16:
  * model->bf16_layers; RF_COMPUTE_INT8: model->int8_layers; RF_COMPUTE_F32:
- * the f32 layer matrices, widened from q8 if the file stores them so)
+ * the f32 layer matrices, widened if the file stores them otherwise)
  * and returns RF_OK, or RF_ERR_NOMEM. Thread-safe. */
 rf_status rf_model_pack(rf_model *model, rf_compute_type compute, rf_error *err);
 
