@@ -216,12 +216,8 @@ static int8_t *rnd_int8(size_t n, int fill)
  * (N % 16), K not a multiple of 4, K = 3072, and the extremes (every
  * pair -127 x 127 and -127 x -127, where VPMADDUBSW would saturate if the
  * scheme let it); W is packed in two pieces as Q|K|V are. */
-static void test_gemm_int8(void)
+static void test_gemm_int8(const char *kernel_name)
 {
-    if (!rf_int8_supported()) {
-        SKIP("int8 gemm: this CPU has no AVX2");
-        return;
-    }
     const int sizes[][5] = {{1, 5, 3, 0, 0},    {9, 61, 45, 0, 0},  {7, 33, 70, 0, 0},
                             {4, 16, 3072, 0, 0}, {6, 40, 767, -127, 127}, {5, 18, 768, -127, -127},
                             {70, 130, 1000, 0, 0}};
@@ -232,12 +228,14 @@ static void test_gemm_int8(void)
             memset(X + (size_t)i * kb + K, 0, (size_t)(kb - K));
         size_t packed = rf_int8_packed_size(N, K);
         int8_t *Wp = aligned_alloc(64, (packed + 63) / 64 * 64);
+        int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
         int32_t *C = malloc((size_t)M * N * sizeof *C);
         memset(Wp, 0, packed);
         int first = N / 3;
-        rf_int8_pack_rows(W, 0, first, K, (size_t)K, Wp);
-        rf_int8_pack_rows(W + (size_t)first * K, first, N - first, K, (size_t)K, Wp);
-        rf_gemm_int8_s32(X, M, K, Wp, N, C);
+        rf_int8_pack_rows(W, 0, first, K, (size_t)K, Wp, colsum);
+        rf_int8_pack_rows(W + (size_t)first * K, first, N - first, K, (size_t)K, Wp, colsum);
+        rf_int8_matrix Wm = {Wp, NULL, colsum};
+        rf_gemm_int8_s32(X, M, K, &Wm, N, C);
         int wrong = 0;
         for (int i = 0; i < M; i++)
             for (int n = 0; n < N; n++) {
@@ -246,10 +244,12 @@ static void test_gemm_int8(void)
                     sum += (int64_t)X[(size_t)i * kb + k] * W[(size_t)n * K + k];
                 wrong += C[(size_t)i * N + n] != sum;
             }
-        CHECK(wrong == 0, "int8 gemm %dx%dx%d: %d sums differ from the naive ones", M, N, K, wrong);
+        CHECK(wrong == 0, "int8 gemm (%s) %dx%dx%d: %d sums differ from the naive ones",
+              kernel_name, M, N, K, wrong);
         free(X);
         free(W);
         free(Wp);
+        free(colsum);
         free(C);
     }
 }
@@ -260,8 +260,6 @@ static void test_gemm_int8(void)
  * stands for: near the f32 product. */
 static void test_linear_int8(void)
 {
-    if (!rf_int8_supported())
-        return;
     const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37},
                             {13, 64, 767}, {300, 96, 800}, {25, 2, 48}};
     const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
@@ -279,12 +277,13 @@ static void test_linear_int8(void)
             float *sw = malloc((size_t)N * sizeof *sw);
             size_t packed = rf_int8_packed_size(N, K), scratch_size = rf_int8_scratch_size(M, K);
             int8_t *Wp = aligned_alloc(64, (packed + 63) / 64 * 64);
+            int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
             void *scratch = aligned_alloc(64, (scratch_size + 63) / 64 * 64);
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
             memset(Wp, 0, packed);
             rf_int8_quantize_rows(W, N, K, (size_t)K, Wq, sw);
-            rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, Wp);
-            rf_int8_matrix Wm = {Wp, sw};
+            rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, Wp, colsum);
+            rf_int8_matrix Wm = {Wp, sw, colsum};
             rf_linear_int8(pool, X, M, K, &Wm, b, N, act, Y, scratch);
             rf_linear_int8_naive(X, M, K, W, b, N, act, Y2);
             float d = max_diff(Y, Y2, (size_t)M * N);
@@ -300,6 +299,7 @@ static void test_linear_int8(void)
             free(Wq);
             free(sw);
             free(Wp);
+            free(colsum);
             free(scratch);
             free(Y);
             free(Y2);
@@ -663,8 +663,20 @@ int main(void)
     test_linear();
     test_linear_bf16();
     test_bf16_pieces();
-    test_gemm_int8();
-    test_linear_int8();
+    /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI) */
+    const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI};
+    const char *int8_names[] = {"AVX2", "VNNI"};
+    rf_int8_kernel int8_best = rf_int8_kernel_get();
+    for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
+        if (!rf_int8_kernel_set(int8_kernels[k])) {
+            SKIP("int8 %s product: this CPU does not have it", int8_names[k]);
+            continue;
+        }
+        CHECK(rf_int8_kernel_get() == int8_kernels[k], "int8 %s product selected", int8_names[k]);
+        test_gemm_int8(int8_names[k]);
+        test_linear_int8();
+    }
+    rf_int8_kernel_set(int8_best);
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs */
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};

@@ -9,6 +9,8 @@
  * every MR-row tile of the block. A tile of MR x 16 int32 sums lives in
  * 2 * MR registers for the whole of K, so no partial sums leave them; the
  * epilogue scales, adds the bias and applies the activation on the tile.
+ * The VNNI build (MR_VNNI rows of one panel per tile, one VPDPBUSD per row
+ * and 4 inputs) shares everything but the tile.
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
@@ -22,11 +24,17 @@
 #ifndef MR
 #define MR 4            /* rows per register tile: 2 * MR int32 accumulators */
 #endif
+#define MR_VNNI 12      /* rows per VNNI tile: MR_VNNI accumulators of 16 int32 */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
 static int padded_n(int N)
 {
     return (N + PANEL - 1) / PANEL * PANEL;
+}
+
+size_t rf_int8_colsum_count(int N)
+{
+    return (size_t)padded_n(N);
 }
 
 size_t rf_int8_packed_size(int N, int K)
@@ -47,6 +55,27 @@ bool rf_int8_supported(void)
 #else
     return false;
 #endif
+}
+
+/* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
+static int kernel_chosen = -1;
+
+rf_int8_kernel rf_int8_kernel_get(void)
+{
+    int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
+    if (k < 0) {
+        k = rf_cpu_has_avx512_vnni() ? RF_INT8_VNNI : RF_INT8_AVX2;
+        __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
+    }
+    return (rf_int8_kernel)k;
+}
+
+bool rf_int8_kernel_set(rf_int8_kernel kernel)
+{
+    if (kernel == RF_INT8_VNNI ? !rf_cpu_has_avx512_vnni() : !rf_int8_supported())
+        return false;
+    __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
+    return true;
 }
 
 /* ==== Quantizing and packing ==== */
@@ -84,15 +113,20 @@ void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, siz
             out[n * K + k] = (float)Wq[n * K + k] * scale[n];
 }
 
-void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst)
+void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst,
+                       int32_t *colsum)
 {
     size_t panel_bytes = (size_t)rf_int8_row_bytes(K) * PANEL;
     for (int r = 0; r < n; r++) {
         int col = n0 + r;
         int8_t *panel = dst + (size_t)(col / PANEL) * panel_bytes + (size_t)(col % PANEL) * 4;
         const int8_t *w = Wq + (size_t)r * ldw;
-        for (int k = 0; k < K; k++)
+        int32_t sum = 0;
+        for (int k = 0; k < K; k++) {
             panel[(size_t)(k / 4) * PANEL * 4 + k % 4] = w[k];
+            sum += w[k];
+        }
+        colsum[col] = sum;
     }
 }
 
@@ -190,6 +224,49 @@ RF_TARGET_AVX2 static void int8_tile_any(int mr, const int8_t *A, size_t lda, co
     }
 }
 
+#define RF_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/* The VNNI tile: rows [0, mr) of A times one panel, into C (mr x 16
+ * int32), as int8_tile. VPDPBUSD takes unsigned inputs: Xq + 128 (the
+ * sign bit flipped), whose extra 128 * colsum[n] is taken off at the end. */
+RF_TARGET_VNNI static inline __attribute__((always_inline)) void
+vnni_tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+          const int32_t *colsum, int32_t *C)
+{
+    __m512i acc[MR_VNNI];
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        acc[r] = _mm512_setzero_si512();
+    for (int i = 0; i < kq; i++) {
+        __m512i w = _mm512_load_si512((const void *)(W + (size_t)i * 64));
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            int32_t quad;
+            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
+            __m512i a = _mm512_xor_si512(_mm512_set1_epi32(quad), flip);
+            acc[r] = _mm512_dpbusd_epi32(acc[r], a, w);
+        }
+    }
+    __m512i offset = _mm512_slli_epi32(_mm512_loadu_si512((const void *)colsum), 7);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        _mm512_storeu_si512((void *)(C + r * PANEL), _mm512_sub_epi32(acc[r], offset));
+}
+
+RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W,
+                                         int kq, const int32_t *colsum, int32_t *C)
+{
+    switch (mr) {
+#define VNNI_CASE(n) \
+    case n: vnni_tile(n, A, lda, W, kq, colsum, C); break;
+        VNNI_CASE(1) VNNI_CASE(2) VNNI_CASE(3) VNNI_CASE(4) VNNI_CASE(5) VNNI_CASE(6)
+        VNNI_CASE(7) VNNI_CASE(8) VNNI_CASE(9) VNNI_CASE(10) VNNI_CASE(11)
+#undef VNNI_CASE
+    default: vnni_tile(MR_VNNI, A, lda, W, kq, colsum, C); break;
+    }
+}
+
 /* Y (rows ldy apart) for a tile: C scaled by s_x[r] * s_w[n], plus bias,
  * `cols` of the 16 channels from n. */
 RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
@@ -212,23 +289,29 @@ RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int co
 /* Y rows [m0, m1), channels [n0, n1) (n0 a multiple of 16); sx NULL: C
  * (int32, rows ldy apart) gets the raw sums instead. */
 RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, int K, int m0, int m1,
-                                      const int8_t *Wp, const float *sw, int n0, int n1,
-                                      const float *b, rf_activation act, float *Y, int32_t *C,
-                                      int ldy)
+                                      const rf_int8_matrix *Wm, int n0, int n1, const float *b,
+                                      rf_activation act, float *Y, int32_t *C, int ldy)
 {
     int kb = rf_int8_row_bytes(K), kq = kb / 4;
-    int mc_rows = L2_BLOCK / kb / MR * MR;
-    if (mc_rows < MR)
-        mc_rows = MR;
-    int32_t sums[MR * PANEL];
+    bool vnni = rf_int8_kernel_get() == RF_INT8_VNNI;
+    int step = vnni ? MR_VNNI : MR;
+    int mc_rows = L2_BLOCK / kb / step * step;
+    if (mc_rows < step)
+        mc_rows = step;
+    const int8_t *Wp = Wm->panels;
+    const float *sw = Wm->scale;
+    int32_t sums[(MR_VNNI > MR ? MR_VNNI : MR) * PANEL];
     for (int mc = m0; mc < m1; mc += mc_rows) {
         int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
         for (int n = n0; n < n1; n += PANEL) {
             const int8_t *W = Wp + (size_t)(n / PANEL) * kb * PANEL;
             int cols = n1 - n < PANEL ? n1 - n : PANEL;
-            for (int m = mc; m < mc_end; m += MR) {
-                int mr = mc_end - m < MR ? mc_end - m : MR;
-                int8_tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, sums);
+            for (int m = mc; m < mc_end; m += step) {
+                int mr = mc_end - m < step ? mc_end - m : step;
+                if (vnni)
+                    vnni_tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, Wm->colsum + n, sums);
+                else
+                    int8_tile_any(mr, Xq + (size_t)m * kb, (size_t)kb, W, kq, sums);
                 if (!sx) {
                     for (int r = 0; r < mr; r++)
                         memcpy(C + (size_t)(m + r) * ldy + n, sums + r * PANEL,
@@ -279,13 +362,13 @@ static void gemm_task(void *arg, int block, int thread)
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
-            int8_gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W->panels, j->W->scale, 0, j->N, j->b,
-                       j->act, j->Y, NULL, j->N);
+            int8_gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, NULL,
+                            j->N);
     } else {
         rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
         if (n > 0)
-            int8_gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W->panels, j->W->scale, s, s + n, j->b,
-                       j->act, j->Y, NULL, j->N);
+            int8_gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, NULL,
+                            j->N);
     }
 #else
     (void)j, (void)s, (void)n;
@@ -307,12 +390,12 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
     rf_pool_run(pool, job.n_blocks, gemm_task, &job);
 }
 
-void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const int8_t *W_panels, int N, int32_t *C)
+void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
 #if RF_SIMD_X86
-    int8_gemm_block(Xq, NULL, K, 0, M, W_panels, NULL, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
+    int8_gemm_block(Xq, NULL, K, 0, M, W, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
 #else
-    (void)Xq, (void)M, (void)K, (void)W_panels, (void)N, (void)C;
+    (void)Xq, (void)M, (void)K, (void)W, (void)N, (void)C;
 #endif
 }
 

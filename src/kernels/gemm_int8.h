@@ -23,8 +23,15 @@
  * quad of inputs k = 4i..4i+3, the 64 bytes Wq[16p + j][4i + e] at
  * [i][j][e], so one 32-byte load feeds 8 channels x 4 inputs. N is padded
  * with zero channels to a multiple of 16, K with zero inputs to a multiple
- * of 4. A VNNI build (VPDPBUSD, u8 x s8 summed straight into int32) could
- * read the same layout; there is none yet.
+ * of 4. Beside the panels, each channel's sum of its Wq (colsum).
+ *
+ * On CPUs with AVX512-VNNI (and AVX512BW) the product is VPDPBUSD instead,
+ * reading the same panels, 16 channels per instruction: u8 x s8 summed
+ * straight into int32, so the inputs go in as Xq + 128 (a sign-bit flip)
+ * and 128 * colsum[n] comes off the sums afterwards, which are then the
+ * same exact integers. That build was written without a VNNI CPU to run
+ * it on; the tests compare it exactly with the naive sums wherever one
+ * runs them.
  */
 #ifndef RF_GEMM_INT8_H
 #define RF_GEMM_INT8_H
@@ -39,6 +46,16 @@
 /* True when this CPU runs the int8 kernel (AVX2). */
 bool rf_int8_supported(void);
 
+typedef enum {
+    RF_INT8_AVX2, /* VPMADDUBSW + VPMADDWD */
+    RF_INT8_VNNI, /* VPDPBUSD (AVX512-VNNI) */
+} rf_int8_kernel;
+
+/* The product's build: VNNI where the CPU has it, else AVX2, unless set.
+ * rf_int8_kernel_set (tests) refuses one the CPU lacks: returns false. */
+rf_int8_kernel rf_int8_kernel_get(void);
+bool rf_int8_kernel_set(rf_int8_kernel kernel);
+
 /* K rounded up to a multiple of 4: the row length, in bytes, of
  * quantized inputs. */
 static inline int rf_int8_row_bytes(int K)
@@ -50,7 +67,12 @@ static inline int rf_int8_row_bytes(int K)
 typedef struct {
     const int8_t *panels; /* rf_int8_packed_size(N, K) bytes, 64-byte aligned */
     const float *scale;   /* [N] s_w, per output channel */
+    const int32_t *colsum; /* [rf_int8_colsum_count(N)] sum over k of Wq[n][k] */
 } rf_int8_matrix;
+
+/* Entries of a packed matrix's colsum: N padded like the panels (the
+ * padding channels' sums are 0). */
+size_t rf_int8_colsum_count(int N);
 
 /* Bytes of W (N x K) packed. */
 size_t rf_int8_packed_size(int N, int K);
@@ -65,10 +87,12 @@ void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq,
 void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, size_t K, float *out);
 
 /* Packs rows [n0, n0 + n) of a packed matrix of K inputs from Wq (n x K,
- * rows ldw apart). `dst` (rf_int8_packed_size of the whole matrix) must
- * be zeroed first, once: padding is never written. Several calls fill
- * one matrix from separate tensors (Q, K and V). */
-void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst);
+ * rows ldw apart), and their sums into colsum[n0 .. n0 + n). `dst`
+ * (rf_int8_packed_size of the whole matrix) and colsum must be zeroed
+ * first, once: padding is never written. Several calls fill one matrix
+ * from separate tensors (Q, K and V). */
+void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst,
+                       int32_t *colsum);
 
 /* Bytes of the scratch rf_linear_int8 needs for M rows of K inputs (the
  * quantized rows and their scales). */
@@ -82,7 +106,7 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
 
 /* The integer product alone, for tests: C (M x N) = Xq . Wq^T in int32,
  * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. */
-void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const int8_t *W_panels, int N, int32_t *C);
+void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C);
 
 /* Naive twins. rf_int8_quantize_row_naive: one row as above, scalar.
  * rf_linear_int8_naive: X and W quantized by the naive rule, integer sums

@@ -98,7 +98,8 @@ struct rf_model {
     rf_bf16_layer *bf16_layers;  /* [num_layers], pointing into bf16_weights */
     uint16_t *bf16_weights;
     rf_int8_layer *int8_layers;  /* [num_layers], pointing into int8_weights */
-    int8_t *int8_weights;        /* every layer's panels, then every scale */
+    int8_t *int8_weights;        /* every layer's panels, then every scale, then
+                                    every channel sum */
 };
 
 /* Loads a model from a GGUF image in memory (what rf_model_load does after

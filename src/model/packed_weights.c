@@ -153,10 +153,12 @@ static rf_status pack_bf16(rf_model *model, rf_error *err)
 
 /* ==== int8 ==== */
 
-/* Where the next matrix's panels and scales go in the one allocation. */
+/* Where the next matrix's panels, scales and sums go in the one
+ * allocation. */
 struct int8_cursor {
     int8_t *panels;
     float *scales;
+    int32_t *colsums;
     int8_t *rows; /* [widest] f32 weights quantized, before packing */
     float *tmp;   /* [widest] f16 / bf16 weights widened, before quantizing */
 };
@@ -165,20 +167,22 @@ struct int8_cursor {
  * quantized per row. */
 static rf_int8_matrix pack_int8_matrix(struct int8_cursor *c, const struct layer_matrix *m)
 {
-    rf_int8_matrix out = {c->panels, c->scales};
+    rf_int8_matrix out = {c->panels, c->scales, c->colsums};
     int N = m->N, K = m->K;
     if (!m->f32 && m->stored[0].type == RF_DTYPE_Q8) {
         int part = N / m->n_parts;
         for (int p = 0; p < m->n_parts; p++) {
             memcpy(c->scales + p * part, m->stored[p].scale, (size_t)part * sizeof(float));
-            rf_int8_pack_rows(m->stored[p].data, p * part, part, K, (size_t)K, c->panels);
+            rf_int8_pack_rows(m->stored[p].data, p * part, part, K, (size_t)K, c->panels,
+                              c->colsums);
         }
     } else {
         rf_int8_quantize_rows(f32_of(m, c->tmp), N, K, (size_t)K, c->rows, c->scales);
-        rf_int8_pack_rows(c->rows, 0, N, K, (size_t)K, c->panels);
+        rf_int8_pack_rows(c->rows, 0, N, K, (size_t)K, c->panels, c->colsums);
     }
     c->panels += rf_int8_packed_size(N, K);
     c->scales += N;
+    c->colsums += rf_int8_colsum_count(N);
     return out;
 }
 
@@ -186,13 +190,14 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
 {
     const rf_hparams *hp = &model->hp;
     int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
-    size_t panel_bytes = 0, scale_count = 0;
+    size_t panel_bytes = 0, scale_count = 0, colsum_count = 0;
     for (int which = 0; which < 4; which++) {
         struct layer_matrix m = layer_matrix(&model->w.layers[0], which, D, F);
         panel_bytes += rf_int8_packed_size(m.N, m.K) * (size_t)n;
         scale_count += (size_t)m.N * (size_t)n;
+        colsum_count += rf_int8_colsum_count(m.N) * (size_t)n;
     }
-    size_t bytes = panel_bytes + scale_count * sizeof(float);
+    size_t bytes = panel_bytes + scale_count * sizeof(float) + colsum_count * sizeof(int32_t);
     rf_int8_layer *layers = calloc((size_t)(n > 0 ? n : 1), sizeof *layers);
     int8_t *weights = aligned_alloc(64, (bytes / 64 + 1) * 64);
     int8_t *rows = malloc(widest_matrix(hp));
@@ -206,8 +211,9 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
                        bytes >> 20);
     }
     /* padding channels and inputs must read as zero */
-    memset(weights, 0, panel_bytes);
-    struct int8_cursor c = {weights, (float *)(void *)(weights + panel_bytes), rows, tmp};
+    memset(weights, 0, bytes);
+    float *scales = (float *)(void *)(weights + panel_bytes);
+    struct int8_cursor c = {weights, scales, (int32_t *)(void *)(scales + scale_count), rows, tmp};
     for (int i = 0; i < n; i++) {
         rf_int8_matrix *slots[4] = {&layers[i].attn_qkv, &layers[i].attn_out, &layers[i].ffn_up,
                                     &layers[i].ffn_down};

@@ -8,7 +8,8 @@
  *       -o build/int8_bench && build/int8_bench [RUNS]
  *
  * Y (M x N) = X (M x K) · Wᵀ, M = tokens, N = out features, K = in features.
- * Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
+ * The product's build is the one rf_int8_kernel_get picks (VNNI where the
+ * CPU has it). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
  * machine shared with other work inflates them less than wall time; prints
  * the median GOP/s (2 M N K per product) of each. Not a test: never run by
  * `make test`.
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
         int8_t *Wq = malloc((size_t)N * K);
         size_t packed = rf_int8_packed_size(N, K), scratch = rf_int8_scratch_size(M, K);
         int8_t *panels = aligned_alloc(64, (packed + 63) / 64 * 64);
+        int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
         void *xq = aligned_alloc(64, (scratch + 63) / 64 * 64);
         for (size_t i = 0; i < (size_t)M * K; i++)
             X[i] = (float)(rand() % 2001 - 1000) / 1000.0f;
@@ -63,8 +65,8 @@ int main(int argc, char **argv)
             W[i] = (float)(rand() % 2001 - 1000) / 20000.0f;
         memset(panels, 0, packed);
         rf_int8_quantize_rows(W, N, K, (size_t)K, Wq, scale);
-        rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, panels);
-        rf_int8_matrix Wm = {panels, scale};
+        rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, panels, colsum);
+        rf_int8_matrix Wm = {panels, scale, colsum};
         double *t8 = malloc((size_t)runs * sizeof *t8), *t32 = malloc((size_t)runs * sizeof *t32);
         for (int r = 0; r < runs; r++) {
             double t0 = cpu_seconds();
@@ -80,8 +82,9 @@ int main(int argc, char **argv)
         printf("M %5d N %5d K %5d: int8 %6.1f GOP/s, f32 sgemm %6.1f GFLOP/s, int8 / f32 %.2fx\n",
                M, N, K, ops / t8[runs / 2] * 1e-9, ops / t32[runs / 2] * 1e-9,
                t32[runs / 2] / t8[runs / 2]);
-        free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(xq), free(t8), free(t32);
+        free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(colsum), free(xq), free(t8), free(t32);
     }
+    printf("int8 product: %s\n", rf_int8_kernel_get() == RF_INT8_VNNI ? "VNNI" : "AVX2");
     rf_pool_free(pool);
     return 0;
 }
