@@ -42,10 +42,10 @@ size_t rf_int8_packed_size(int N, int K)
     return (size_t)padded_n(N) * (size_t)rf_int8_row_bytes(K);
 }
 
-/* The scratch: M rows of quantized inputs, then M scales. */
+/* The scratch: M rows of quantized inputs, then M scales, then M centers. */
 size_t rf_int8_scratch_size(int M, int K)
 {
-    return (size_t)M * (size_t)rf_int8_row_bytes(K) + (size_t)M * sizeof(float);
+    return (size_t)M * (size_t)rf_int8_row_bytes(K) + 2 * (size_t)M * sizeof(float);
 }
 
 bool rf_int8_supported(void)
@@ -93,11 +93,21 @@ static float quantize_row(const float *x, int K, int8_t *q)
     return max / 127.0f;
 }
 
-float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q)
+float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q, float *center)
 {
+    float min = x[0], max = x[0];
+    for (int k = 1; k < K; k++) {
+        min = x[k] < min ? x[k] : min;
+        max = x[k] > max ? x[k] : max;
+    }
+    float c = 0.5f * (max + min), half = 0.5f * (max - min);
+    float inv = half > 0.0f ? 127.0f / half : 0.0f;
+    for (int k = 0; k < K; k++)
+        q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
     for (int k = K; k < rf_int8_row_bytes(K); k++)
         q[k] = 0;
-    return quantize_row(x, K, q);
+    *center = c;
+    return half / 127.0f;
 }
 
 void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq, float *scale)
@@ -134,44 +144,53 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 #include <immintrin.h>
 
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
- * rf_int8_row_bytes(K)) and their scales, as rf_int8_quantize_row_naive. */
+ * rf_int8_row_bytes(K)), their scales and centers, as
+ * rf_int8_quantize_row_naive (the same operations, so the same bytes). */
 RF_TARGET_AVX2 static void int8_quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq,
-                                         float *scale)
+                                              float *scale, float *center)
 {
     int kb = rf_int8_row_bytes(K);
-    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int r = m0; r < m1; r++) {
         const float *x = X + (size_t)r * K;
         int8_t *q = Xq + (size_t)r * kb;
-        /* pass 1: max |x| */
-        __m256 vmax = _mm256_setzero_ps();
+        /* pass 1: min and max */
+        __m256 vmin = _mm256_set1_ps(x[0]), vmax = vmin;
         int k = 0;
-        for (; k + 8 <= K; k += 8)
-            vmax = _mm256_max_ps(vmax, _mm256_andnot_ps(sign_bit, _mm256_loadu_ps(x + k)));
-        float lanes[8];
-        _mm256_storeu_ps(lanes, vmax);
-        float max = 0.0f;
-        for (int i = 0; i < 8; i++)
-            max = lanes[i] > max ? lanes[i] : max;
-        for (; k < K; k++)
-            max = fabsf(x[k]) > max ? fabsf(x[k]) : max;
-        float inv = max > 0.0f ? 127.0f / max : 0.0f;
-        scale[r] = max / 127.0f;
-        /* pass 2: 32 values at a time rounded (nearest even) and narrowed;
-           the packs interleave 128-bit lanes, the permute undoes it */
-        __m256 vinv = _mm256_set1_ps(inv);
-        k = 0;
-        for (; k + 32 <= K; k += 32) {
-            __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k), vinv));
-            __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 8), vinv));
-            __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 16), vinv));
-            __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + k + 24), vinv));
-            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+        for (; k + 8 <= K; k += 8) {
+            __m256 v = _mm256_loadu_ps(x + k);
+            vmin = _mm256_min_ps(vmin, v);
+            vmax = _mm256_max_ps(vmax, v);
+        }
+        float lo[8], hi[8];
+        _mm256_storeu_ps(lo, vmin);
+        _mm256_storeu_ps(hi, vmax);
+        float min = lo[0], max = hi[0];
+        for (int i = 1; i < 8; i++) {
+            min = lo[i] < min ? lo[i] : min;
+            max = hi[i] > max ? hi[i] : max;
+        }
+        for (; k < K; k++) {
+            min = x[k] < min ? x[k] : min;
+            max = x[k] > max ? x[k] : max;
+        }
+        float c = 0.5f * (max + min), half = 0.5f * (max - min);
+        float inv = half > 0.0f ? 127.0f / half : 0.0f;
+        scale[r] = half / 127.0f;
+        center[r] = c;
+        /* pass 2: 32 values at a time centered, rounded (nearest even) and
+           narrowed; the packs interleave 128-bit lanes, the permute undoes
+           it */
+        __m256 vinv = _mm256_set1_ps(inv), vc = _mm256_set1_ps(c);
+#define Q8(off) _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + (off)), vc), vinv))
+        for (k = 0; k + 32 <= K; k += 32) {
+            __m256i a = Q8(0), b = Q8(8), cc = Q8(16), d = Q8(24);
+            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(cc, d));
             _mm256_storeu_si256((__m256i *)(void *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
         }
+#undef Q8
         for (; k < K; k++)
-            q[k] = (int8_t)nearbyintf(x[k] * inv);
+            q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
         for (; k < kb; k++)
             q[k] = 0;
     }
@@ -267,30 +286,39 @@ RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, co
     }
 }
 
-/* Y (rows ldy apart) for a tile: C scaled by s_x[r] * s_w[n], plus bias,
- * `cols` of the 16 channels from n. */
+/* Y (rows ldy apart) for a tile, `cols` of the 16 channels from n:
+ * s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n] (the second term
+ * puts back the center each input row was quantized around). */
 RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
-                                           const float *sw, const float *bias, float *Y, int ldy)
+                                                const float *cx, const float *sw,
+                                                const int32_t *colsum, const float *bias, float *Y,
+                                                int ldy)
 {
     for (int r = 0; r < mr; r++) {
         float *y = Y + (size_t)r * ldy;
         int n = 0;
         for (; n + 8 <= cols; n += 8) {
-            __m256 s = _mm256_mul_ps(_mm256_set1_ps(sx[r]), _mm256_loadu_ps(sw + n));
+            __m256 w = _mm256_loadu_ps(sw + n);
+            __m256 s = _mm256_mul_ps(_mm256_set1_ps(sx[r]), w);
+            __m256 sums = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(colsum + n)));
             __m256 b = bias ? _mm256_loadu_ps(bias + n) : _mm256_setzero_ps();
+            __m256 o = _mm256_fmadd_ps(_mm256_set1_ps(cx[r]), _mm256_mul_ps(w, sums), b);
             __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(C + r * PANEL + n)));
-            _mm256_storeu_ps(y + n, _mm256_fmadd_ps(v, s, b));
+            _mm256_storeu_ps(y + n, _mm256_fmadd_ps(v, s, o));
         }
         for (; n < cols; n++)
-            y[n] = (float)C[r * PANEL + n] * (sx[r] * sw[n]) + (bias ? bias[n] : 0.0f);
+            y[n] = (float)C[r * PANEL + n] * (sx[r] * sw[n]) +
+                   (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
     }
 }
 
-/* Y rows [m0, m1), channels [n0, n1) (n0 a multiple of 16); sx NULL: C
+/* Y rows [m0, m1), channels [n0, n1) (n0 a multiple of 16) from rows
+ * quantized with scales sx and centers cx; sx NULL: C
  * (int32, rows ldy apart) gets the raw sums instead. */
-RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, int K, int m0, int m1,
-                                      const rf_int8_matrix *Wm, int n0, int n1, const float *b,
-                                      rf_activation act, float *Y, int32_t *C, int ldy)
+RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, const float *cx, int K,
+                                           int m0, int m1, const rf_int8_matrix *Wm, int n0, int n1,
+                                           const float *b, rf_activation act, float *Y, int32_t *C,
+                                           int ldy)
 {
     int kb = rf_int8_row_bytes(K), kq = kb / 4;
     bool vnni = rf_int8_kernel_get() == RF_INT8_VNNI;
@@ -319,7 +347,8 @@ RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, in
                     continue;
                 }
                 float *y = Y + (size_t)m * ldy + n;
-                int8_dequantize_tile(sums, mr, cols, sx + m, sw + n, b ? b + n : NULL, y, ldy);
+                int8_dequantize_tile(sums, mr, cols, sx + m, cx + m, sw + n, Wm->colsum + n,
+                                     b ? b + n : NULL, y, ldy);
                 if (act != RF_ACT_LINEAR)
                     rf_bias_act(y, mr, cols, ldy, NULL, act);
             }
@@ -338,7 +367,7 @@ struct int8_job {
     rf_activation act;
     float *Y;
     int8_t *Xq;
-    float *sx;
+    float *sx, *cx;
     bool split_rows;
 };
 
@@ -349,7 +378,7 @@ static void quantize_task(void *arg, int block, int thread)
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
 #if RF_SIMD_X86
-    int8_quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx);
+    int8_quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx, j->cx);
 #endif
 }
 
@@ -362,13 +391,13 @@ static void gemm_task(void *arg, int block, int thread)
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
-            int8_gemm_block(j->Xq, j->sx, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, NULL,
-                            j->N);
+            int8_gemm_block(j->Xq, j->sx, j->cx, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y,
+                            NULL, j->N);
     } else {
         rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
         if (n > 0)
-            int8_gemm_block(j->Xq, j->sx, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, NULL,
-                            j->N);
+            int8_gemm_block(j->Xq, j->sx, j->cx, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y,
+                            NULL, j->N);
     }
 #else
     (void)j, (void)s, (void)n;
@@ -379,8 +408,8 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
                     const float *b, int N, rf_activation act, float *Y, void *scratch)
 {
     int8_t *Xq = scratch;
-    float *sx = (float *)(void *)(Xq + (size_t)M * rf_int8_row_bytes(K));
-    struct int8_job job = {X, W, b, M, K, N, 1, act, Y, Xq, sx, true};
+    float *sx = (float *)(void *)(Xq + (size_t)M * rf_int8_row_bytes(K)), *cx = sx + M;
+    struct int8_job job = {X, W, b, M, K, N, 1, act, Y, Xq, sx, cx, true};
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     /* every thread reads all rows when channels are split: quantize first */
     int n_threads = rf_pool_threads(pool);
@@ -393,7 +422,7 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
 void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
 #if RF_SIMD_X86
-    int8_gemm_block(Xq, NULL, K, 0, M, W, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
+    int8_gemm_block(Xq, NULL, NULL, K, 0, M, W, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
 #else
     (void)Xq, (void)M, (void)K, (void)W, (void)N, (void)C;
 #endif
@@ -405,13 +434,16 @@ void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const fl
     int kb = rf_int8_row_bytes(K);
     int8_t xq[kb], wq[kb];
     for (int i = 0; i < M; i++) {
-        float sx = rf_int8_quantize_row_naive(X + (size_t)i * K, K, xq);
+        float cx, sx = rf_int8_quantize_row_naive(X + (size_t)i * K, K, xq, &cx);
         for (int n = 0; n < N; n++) {
-            float sw = rf_int8_quantize_row_naive(W + (size_t)n * K, K, wq);
-            int64_t sum = 0;
-            for (int k = 0; k < K; k++)
+            float sw = quantize_row(W + (size_t)n * K, K, wq);
+            int64_t sum = 0, colsum = 0;
+            for (int k = 0; k < K; k++) {
                 sum += (int64_t)xq[k] * wq[k];
-            Y[(size_t)i * N + n] = (float)sum * (sx * sw) + (b ? b[n] : 0.0f);
+                colsum += wq[k];
+            }
+            Y[(size_t)i * N + n] = (float)sum * (sx * sw) +
+                                   (cx * (sw * (float)colsum) + (b ? b[n] : 0.0f));
         }
     }
     rf_bias_act_naive(Y, M, N, N, NULL, act);

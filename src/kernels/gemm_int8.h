@@ -5,9 +5,14 @@
  * Quantization (symmetric, no zero points):
  *   weights  per output channel n: s_w[n] = max_k |W[n][k]| / 127,
  *            Wq[n][k] = round(W[n][k] / s_w[n])               in [-127, 127]
- *   inputs   per row i, at run time: s_x[i] = max_k |X[i][k]| / 127,
- *            Xq[i][k] = round(X[i][k] / s_x[i])               in [-127, 127]
- *   Y[i][n] = act(s_x[i] * s_w[n] * sum_k Xq[i][k] Wq[n][k] + b[n])
+ *   inputs   per row i, at run time, around its center c_x[i] = (max_k
+ *            X[i][k] + min_k X[i][k]) / 2: s_x[i] = (max - min) / 254,
+ *            Xq[i][k] = round((X[i][k] - c_x[i]) / s_x[i])    in [-127, 127]
+ *   Y[i][n] = act(s_x[i] s_w[n] sum_k Xq[i][k] Wq[n][k]
+ *                 + c_x[i] s_w[n] sum_k Wq[n][k] + b[n])
+ * The center costs nothing in the product (the weights' sums are packed
+ * with them) and doubles the resolution of one-signed rows such as GELU
+ * outputs, where a symmetric range would leave half the codes unused.
  * (round: to nearest, ties to even). The integer sums are exact (int32).
  *
  * The AVX2 product is VPMADDUBSW (u8 x s8 -> pairs summed in saturating
@@ -108,10 +113,11 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
  * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. */
 void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C);
 
-/* Naive twins. rf_int8_quantize_row_naive: one row as above, scalar.
- * rf_linear_int8_naive: X and W quantized by the naive rule, integer sums
+/* Naive twins. rf_int8_quantize_row_naive: one input row as above,
+ * scalar (returns the scale, *center the center).
+ * rf_linear_int8_naive: X and W quantized by the naive rules, integer sums
  * in int64, the same epilogue; W is the f32 (N x K) matrix. */
-float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q);
+float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q, float *center);
 void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const float *b, int N,
                           rf_activation act, float *Y);
 
