@@ -113,10 +113,13 @@ typedef enum {
     RF_NORM_RMS,   /* x / sqrt(mean(x^2) + eps), no parameters (RoFormer-v2: any other norm_type) */
 } rf_norm_type;
 
-/* Values are ggml's type ids, as stored in GGUF. */
+/* Values are ggml's type ids, as stored in GGUF. RF_DTYPE_Q8 is ggml's
+ * I8: int8 values, each matrix with one f32 scale per row (output
+ * channel) in a companion tensor (models/README.md). */
 typedef enum {
     RF_DTYPE_F32 = 0,
     RF_DTYPE_F16 = 1,
+    RF_DTYPE_Q8 = 24,
     RF_DTYPE_BF16 = 30,
 } rf_dtype;
 
@@ -148,7 +151,7 @@ typedef struct {
 
 /* Names as config.json, the GGUF file and the CLI spell them:
  * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
- * "wobert", "bert"; "f32", "f16", "bf16"; "layer_norm", "rms_norm". */
+ * "wobert", "bert"; "f32", "f16", "bf16", "q8"; "layer_norm", "rms_norm". */
 const char *rf_activation_name(rf_activation act);
 const char *rf_norm_type_name(rf_norm_type norm);
 const char *rf_head_name(rf_head_kind head);
@@ -187,7 +190,8 @@ typedef enum {
 
 typedef struct {
     rf_dtype dtype;          /* storage type of the weight matrices in the output
-                                (biases and LayerNorm weights stay f32) */
+                                (biases and LayerNorm weights stay f32); Q8:
+                                quantized per row, int8 + f32 scales */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
     int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
     int pooler_activation;   /* RF_POOLER_ACT_AUTO, RF_ACT_TANH or RF_ACT_LINEAR: the
@@ -309,10 +313,17 @@ typedef struct rf_context rf_context;
  * RF_ERR_UNSUPPORTED) rounds their inputs and weights to bfloat16 and sums
  * in f32: about twice the speed, results within bf16 rounding of f32 (the
  * weights of a model converted with --dtype bf16 are already bf16).
- * Embeddings, attention, LayerNorm and the heads stay f32. */
+ * RF_COMPUTE_INT8 (opt-in; CPUs with AVX2, else RF_ERR_UNSUPPORTED) runs
+ * the four Linear products of every layer in 8-bit integers: weights
+ * quantized per output channel (as stored by --dtype q8, or from the f32
+ * weights), each input row quantized when it is used; attention's own
+ * products stay f32. Embeddings, attention, LayerNorm and the heads stay
+ * f32. The packed bf16 / int8 weights are made once per model, by the first
+ * context that needs them, and shared by every later one. */
 typedef enum {
     RF_COMPUTE_F32 = 0,
     RF_COMPUTE_BF16 = 1,
+    RF_COMPUTE_INT8 = 2,
 } rf_compute_type;
 
 typedef struct {
@@ -329,8 +340,8 @@ typedef struct {
                              zero), where the default computes them as HF
                              does. A batch whose mask is not of that form runs
                              the default way. */
-    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default) or
-                            RF_COMPUTE_BF16 */
+    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default),
+                            RF_COMPUTE_BF16 or RF_COMPUTE_INT8 */
 } rf_context_params;
 
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
@@ -343,8 +354,7 @@ rf_context_params rf_context_default_params(void);
 rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
                             rf_context **out, rf_error *err);
 /* Re-sizes the context's scratch for max_batch x max_seq_len tokens
- * (max_seq_len <= 0: the model's max_position), keeping its threads and,
- * with RF_COMPUTE_BF16, its packed weights. On failure the context is
+ * (max_seq_len <= 0: the model's max_position), keeping its threads. On failure the context is
  * unchanged and still usable. */
 rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
                             rf_error *err);

@@ -15,6 +15,11 @@
 #      scripts/make_base_checkpoint.py), converted with `roformer convert`
 #      (build/base.gguf) and exported to ONNX (build/peer/base.onnx; ONNX Runtime's
 #      output is checked against PyTorch's on a padded batch before timing);
+#      with roformer-int8 among the peers, also converted with --dtype q8
+#      (build/base-q8.gguf); with ort-int8, the ONNX graph quantized to int8 by
+#      $TOOLS/quantize_ort_int8.py (build/peer/base-int8.onnx, the form ONNX
+#      Runtime's quantize_dynamic writes; needs Debian's python3-onnx); with
+#      VARIANT=v2 these names take -v2 like the others;
 #   4. mixed-length batches of 32 real texts (scripts/corpus_lengths.py):
 #      CJRC court-judgment paragraphs and ChnSentiCorp reviews, max length 512;
 #      the engine runs them with the real tokens packed (--skip-padding, as
@@ -26,9 +31,11 @@
 # Environment: SHAPES (default "8x128 8x512 1x128 1x1536 mixed-cjrc
 # mixed-chnsenticorp"), ROUNDS (3), RUNS (2), WARMUP (1), THREADS (2),
 # PEERS ("ort torch"; add roformer-bf16 for the engine with --compute bf16,
-# on CPUs with AVX512_BF16), TORCH_SHAPES (the shapes PyTorch runs, default the
-# fixed ones: it is the slow reference, not the target), TORCH_RUNS (1),
-# ROFORMER (build/roformer), PYTHON (/usr/bin/python3), ROFORMER_REFERENCE
+# on CPUs with AVX512_BF16; roformer-int8 for --compute int8 on the q8 file, on
+# CPUs with AVX2; ort-int8 for ONNX Runtime on the int8 graph), TORCH_SHAPES
+# (the shapes PyTorch runs, default the fixed ones: it is the slow reference,
+# not the target), TORCH_RUNS (1), ROFORMER (build/roformer), PYTHON
+# (/usr/bin/python3), TOOLS (../shared/tools), ROFORMER_REFERENCE
 # (../shared/reference), ROFORMER_DATA (../shared/data), OUT (build/compare),
 # VARIANT (v1; v2: a RoFormer-v2 checkpoint of the same size, RMS norm and no
 # encoder biases, make_base_checkpoint.py --v2, in build/base-v2-checkpoint,
@@ -55,9 +62,12 @@ PEERS=${PEERS:-"ort torch"}
 TORCH_SHAPES=${TORCH_SHAPES:-"8x128 8x512 1x128 1x1536"}
 TORCH_RUNS=${TORCH_RUNS:-1}
 ROFORMER=${ROFORMER:-build/roformer}
+TOOLS=${TOOLS:-../shared/tools}
 CKPT=build/base$suffix-checkpoint
 GGUF=build/base$suffix.gguf
+GGUF_Q8=build/base$suffix-q8.gguf
 ONNX=build/peer/base$suffix.onnx
+ONNX_INT8=build/peer/base$suffix-int8.onnx
 
 say() { echo "compare: $*" >&2; }
 [ -d "$REF/vocab" ] || { say "reference directory $REF not found (set ROFORMER_REFERENCE)"; exit 1; }
@@ -67,7 +77,7 @@ sh scripts/setup.sh --bench >&2
 say "building"
 make -s -j2 >&2
 
-case " $PEERS " in *" ort "*)
+case " $PEERS " in *" ort "*|*" ort-int8 "*)
     if [ ! -d build/peer/node_modules/onnxruntime-node ]; then
         say "installing onnxruntime-node into build/peer"
         mkdir -p build/peer
@@ -84,10 +94,22 @@ if [ ! -f "$GGUF" ] || [ "$CKPT/pytorch_model.bin" -nt "$GGUF" ]; then
     say "converting to $GGUF"
     "$ROFORMER" convert "$CKPT" -o "$GGUF" >&2
 fi
-case " $PEERS " in *" ort "*)
+case " $PEERS " in *" roformer-int8 "*)
+    if [ ! -f "$GGUF_Q8" ] || [ "$CKPT/pytorch_model.bin" -nt "$GGUF_Q8" ]; then
+        say "converting to $GGUF_Q8"
+        "$ROFORMER" convert "$CKPT" -o "$GGUF_Q8" --dtype q8 >&2
+    fi ;;
+esac
+case " $PEERS " in *" ort "*|*" ort-int8 "*)
     if [ ! -f "$ONNX" ] || [ "$CKPT/pytorch_model.bin" -nt "$ONNX" ]; then
         say "exporting ONNX"
         "$PYTHON" scripts/export_onnx.py "$CKPT" -o "$ONNX" >&2
+    fi ;;
+esac
+case " $PEERS " in *" ort-int8 "*)
+    if [ ! -f "$ONNX_INT8" ] || [ "$ONNX" -nt "$ONNX_INT8" ]; then
+        say "quantizing ONNX to int8"
+        "$PYTHON" "$TOOLS/quantize_ort_int8.py" "$ONNX" "$ONNX_INT8" >&2
     fi ;;
 esac
 
@@ -116,6 +138,11 @@ run_engine() { # engine shape round
         roformer) "$ROFORMER" bench -m "$GGUF" $eng_args --threads "$THREADS" --runs "$RUNS" --warmup "$WARMUP" ;;
         roformer-bf16) "$ROFORMER" bench -m "$GGUF" $eng_args --threads "$THREADS" --runs "$RUNS" \
                            --warmup "$WARMUP" --compute bf16 ;;
+        roformer-int8) "$ROFORMER" bench -m "$GGUF_Q8" $eng_args --threads "$THREADS" --runs "$RUNS" \
+                           --warmup "$WARMUP" --compute int8 ;;
+        # no --check: the int8 graph is not meant to match PyTorch's f32 output
+        ort-int8) node scripts/ort_bench.js --model "$ONNX_INT8" $peer_args --threads "$THREADS" \
+                      --runs "$RUNS" --warmup "$WARMUP" ;;
         ort) node scripts/ort_bench.js --model "$ONNX" $peer_args --threads "$THREADS" --runs "$RUNS" \
                  --warmup "$WARMUP" $check ;;
         torch) "$PYTHON" scripts/torch_bench.py "$CKPT" $peer_args --threads "$THREADS" --runs "$TORCH_RUNS" \
@@ -142,14 +169,16 @@ done
 import json, platform, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 shapes = sys.argv[2].split()
-names = {"roformer": "roformer", "roformer-bf16": "roformer bf16", "ort": "ONNX Runtime",
-         "torch": "PyTorch"}
-engines = [e for e in ("roformer", "roformer-bf16", "ort", "torch") if any(r["engine_name"] == e for r in rows)]
+names = {"roformer": "roformer", "roformer-bf16": "roformer bf16", "roformer-int8": "roformer int8",
+         "ort": "ONNX Runtime", "ort-int8": "ONNX Runtime int8", "torch": "PyTorch"}
+engines = [e for e in ("roformer", "roformer-bf16", "roformer-int8", "ort", "ort-int8", "torch")
+           if any(r["engine_name"] == e for r in rows)]
 peers = [e for e in engines if not e.startswith("roformer")]
 # ratio columns: (numerator engine, denominator engine) = denominator time / numerator time
 ratios = [("roformer", e) for e in peers]
-if "roformer-bf16" in engines:
-    ratios = [("roformer-bf16", "roformer")] + ratios + [("roformer-bf16", e) for e in peers]
+for fast in ("roformer-bf16", "roformer-int8"):
+    if fast in engines:
+        ratios = [(fast, "roformer")] + ratios + [(fast, e) for e in peers]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
 core = next((r.get("blas_core") for r in rows if r.get("blas_core")), "?")
 print(f"CPU {cpu}; OpenBLAS core {core}; threads {rows[0]['threads'] if rows else '?'}; "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # profile.sh — where `roformer bench` spends its time, per kernel: samples it
 # with Linux perf and adds the symbols up into the encoder's kernels (sgemm
-# compute, sgemm packing, bf16 GEMM, activation, softmax, LayerNorm, RoPE, ...).
+# compute, sgemm packing, bf16 GEMM, int8 GEMM, activation, softmax, LayerNorm, RoPE, ...).
 #
 #   sh scripts/profile.sh MODEL [roformer bench options...]
 #   e.g. sh scripts/profile.sh build/base.gguf --batch 8 --seq-len 128 --threads 2 --runs 3
@@ -39,6 +39,9 @@ KERNELS = [
     ("sgemm packing / beta", r"^sgemm_.*(copy|beta)"),
     ("bf16 GEMM compute", r"^(tile_any|gemm_block)"),
     ("bf16 rounding / packing", r"^(round_rows|pack_rows|pack_transposed)"),
+    ("int8 GEMM compute", r"^int8_(tile_any|gemm_block)"),
+    ("int8 GEMM scaling (epilogue)", r"^int8_dequantize_tile"),
+    ("int8 quantizing inputs", r"^int8_quantize_rows"),
     ("activation (GELU erf, bias)", r"erff|tanhf|bias_act|gelu"),
     ("softmax (exp)", r"softmax|expf"),
     ("LayerNorm", r"norm_row|layernorm"),

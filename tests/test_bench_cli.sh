@@ -1,7 +1,8 @@
 # test_bench_cli.sh — `roformer bench` on a small reference model: the last
 # line is one JSON object with the documented fields and consistent values;
 # bad options and bad length files give a one-line error and exit 1 or 2;
-# --compute bf16 runs, or is refused clearly on a CPU without AVX512_BF16.
+# --compute bf16 runs, or is refused clearly on a CPU without AVX512_BF16;
+# --compute int8 likewise without AVX2.
 # (Speed itself is measured by scripts/compare.sh, never asserted here.)
 . tests/check.sh
 
@@ -46,6 +47,16 @@ if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
 else
     check "bench --compute bf16 without AVX512_BF16: exit 1" test $rc -eq 1
     check "bench --compute bf16 without AVX512_BF16: says so" grep -q 'AVX512_BF16' "$TMP/err"
+fi
+# --compute int8: runs where the CPU has AVX2, else one clear line and exit 1
+"$ROFORMER" bench -m "$MODEL" --compute int8 --batch 2 --seq-len 30 --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    check "bench --compute int8 runs" test $rc -eq 0
+    check "bench JSON: compute int8" sh -c "tail -n 1 '$TMP/out' | grep -q '\"compute\":\"int8\"'"
+else
+    check "bench --compute int8 without AVX2: exit 1" test $rc -eq 1
+    check "bench --compute int8 without AVX2: says so" grep -q 'AVX2' "$TMP/err"
 fi
 "$ROFORMER" bench -m "$MODEL" --compute f16 >"$TMP/out" 2>"$TMP/err"
 check "--compute f16 is a usage error" test $? -eq 2

@@ -23,7 +23,7 @@ check "convert without -o is a usage error" exit_is 2
 check "missing -o is named" err_has "missing -o MODEL.gguf"
 run convert somedir -o x.gguf --dtype f8
 check "bad --dtype is a usage error" exit_is 2
-check "bad --dtype is named" err_has "--dtype must be f32, f16 or bf16, not 'f8'"
+check "bad --dtype is named" err_has "--dtype must be f32, f16, bf16 or q8, not 'f8'"
 run convert somedir -o x.gguf --tokenizer jieba
 check "bad --tokenizer is a usage error" exit_is 2
 run convert somedir -o x.gguf --frobnicate
@@ -81,6 +81,16 @@ check "convert --dtype bf16 exits 0" exit_is 0
 run info -m "$TMP/small.gguf"
 check "info: bf16 storage" out_has "dtype:               bf16"
 check "info: no head" out_has "head:                none"
+run convert "$M/tiny-word-cls" -o "$TMP/cls-q8.gguf" --dtype q8
+check "convert --dtype q8 exits 0" exit_is 0
+check "the q8 file is smaller than the f32 one" \
+    test "$(wc -c <"$TMP/cls-q8.gguf")" -lt "$(wc -c <"$TMP/cls.gguf")"
+run info -m "$TMP/cls-q8.gguf"
+check "info: q8 storage" out_has "dtype:               q8"
+printf '{"text": "这家酒店服务很好"}\n' >"$TMP/q8.in"
+"$ROFORMER" forward -m "$TMP/cls-q8.gguf" --compute int8 <"$TMP/q8.in" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "forward --compute int8 on the q8 file exits 0" exit_is 0
+check "forward --compute int8 on the q8 file gives logits" out_has '"logits":['
 run convert "$M/tiny-word-mlm" -o "$TMP/mlm.gguf" --jieba-dict "$TMP/nodict.txt"
 check "missing --jieba-dict exits 1" exit_is 1
 check "missing --jieba-dict: one line naming it" err_has "$TMP/nodict.txt: cannot open"

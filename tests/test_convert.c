@@ -15,6 +15,7 @@
 #include "formats/convert.h"
 #include "formats/fp16.h"
 #include "model/model.h"
+#include "model/packed_weights.h"
 #include "tokenizer_fixture.h"
 
 #include <cjson/cJSON.h>
@@ -381,6 +382,12 @@ static void check_dtype(const char *ref, const char *name, rf_dtype dtype, stora
         return;
     CHECK(m->hp.dtype == dtype, "%s: dtype %s reported", name, rf_dtype_name(m->hp.dtype));
     CHECK(m->owned_f32 != NULL, "%s: %s weights widened once", name, rf_dtype_name(dtype));
+    /* the layer matrices stay as stored until f32 compute needs them */
+    CHECK(!m->w.layers[0].ffn_up_w && m->w.layers[0].ffn_up_stored.type == dtype,
+          "%s: %s layer matrices kept as stored at load", name, rf_dtype_name(dtype));
+    st = rf_model_pack(m, RF_COMPUTE_F32, &err);
+    CHECK(st == RF_OK && m->w.layers[0].ffn_up_w && m->widened_layers, "%s: %s layers widened: %s",
+          name, rf_dtype_name(dtype), err.message);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     st_file f;
     if (st_open(path, &f)) {

@@ -242,4 +242,22 @@ else
     check_skip "this CPU has no AVX512_BF16: embed --compute bf16 not run"
 fi
 
+# ==== --compute int8 (CPUs with AVX2) ====
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    $ROFORMER embed -m "$M/tiny-word-mlm" --compute int8 <"$TMP/t.in" >"$TMP/int8.out" 2>/dev/null
+    check "embed --compute int8: the bad line fails alone (exit 1)" [ $? -eq 1 ]
+    check "embed --compute int8: cosine >= 0.995 to f32, error line in place" $PY -c '
+import json, sys, numpy as np
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) == 3 and "error" in a[2] and "error" in b[2]
+for x, y in zip(a[:2], b[:2]):
+    x, y = np.array(x["embedding"]), np.array(y["embedding"])
+    assert not np.array_equal(x, y), "int8 gave the f32 numbers: not in effect"
+    assert x @ y / np.linalg.norm(x) / np.linalg.norm(y) >= 0.995
+' "$TMP/t-plain.out" "$TMP/int8.out"
+else
+    check_skip "this CPU has no AVX2: embed --compute int8 not run"
+fi
+
 check_done

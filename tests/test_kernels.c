@@ -1,12 +1,13 @@
 /*
  * test_kernels.c — every fast kernel of the forward pass against its naive
  * twin on random inputs of odd sizes, with 1, 2 and 3 threads where the
- * kernel is threaded, plus a few exact values (GELU, RoPE at position 0,
+ * kernel is threaded (the int8 product exactly: integer sums), plus a few exact values (GELU, RoPE at position 0,
  * masked softmax weights).
  */
 #include "kernels/activations.h"
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_int8.h"
 #include "kernels/layernorm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
@@ -193,6 +194,112 @@ static void test_linear_bf16(void)
             free(W);
             free(b);
             free(Wp);
+            free(scratch);
+            free(Y);
+            free(Y2);
+        }
+        rf_pool_free(pool);
+    }
+}
+
+/* Random int8 in [-127, 127], or all `fill` when fill != 0. */
+static int8_t *rnd_int8(size_t n, int fill)
+{
+    int8_t *a = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (int8_t)(fill ? fill : (int)lrintf(rnd(127.0f)));
+    return a;
+}
+
+/* The int8 product's integer sums against a naive int64 dot product:
+ * equal exactly. Sizes cover partial tiles (M % 4), partial panels
+ * (N % 16), K not a multiple of 4, K = 3072, and the extremes (every
+ * pair -127 x 127 and -127 x -127, where VPMADDUBSW would saturate if the
+ * scheme let it); W is packed in two pieces as Q|K|V are. */
+static void test_gemm_int8(const char *kernel_name)
+{
+    const int sizes[][5] = {{1, 5, 3, 0, 0},    {9, 61, 45, 0, 0},  {7, 33, 70, 0, 0},
+                            {4, 16, 3072, 0, 0}, {6, 40, 767, -127, 127}, {5, 18, 768, -127, -127},
+                            {70, 130, 1000, 0, 0}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2], kb = rf_int8_row_bytes(K);
+        int8_t *X = rnd_int8((size_t)M * kb, sizes[s][3]), *W = rnd_int8((size_t)N * K, sizes[s][4]);
+        for (int i = 0; i < M; i++)
+            memset(X + (size_t)i * kb + K, 0, (size_t)(kb - K));
+        size_t packed = rf_int8_packed_size(N, K);
+        int8_t *Wp = aligned_alloc(64, (packed + 63) / 64 * 64);
+        int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
+        int32_t *C = malloc((size_t)M * N * sizeof *C);
+        memset(Wp, 0, packed);
+        int first = N / 3;
+        rf_int8_pack_rows(W, 0, first, K, (size_t)K, Wp, colsum);
+        rf_int8_pack_rows(W + (size_t)first * K, first, N - first, K, (size_t)K, Wp, colsum);
+        rf_int8_matrix Wm = {Wp, NULL, colsum};
+        rf_gemm_int8_s32(X, M, K, &Wm, N, C);
+        int wrong = 0;
+        for (int i = 0; i < M; i++)
+            for (int n = 0; n < N; n++) {
+                int64_t sum = 0;
+                for (int k = 0; k < K; k++)
+                    sum += (int64_t)X[(size_t)i * kb + k] * W[(size_t)n * K + k];
+                wrong += C[(size_t)i * N + n] != sum;
+            }
+        CHECK(wrong == 0, "int8 gemm (%s) %dx%dx%d: %d sums differ from the naive ones",
+              kernel_name, M, N, K, wrong);
+        free(X);
+        free(W);
+        free(Wp);
+        free(colsum);
+        free(C);
+    }
+}
+
+/* The int8 Linear (row quantization, product, scaling, bias, activation)
+ * against its naive twin, with both thread splits: the same integers, so
+ * only the epilogue's float rounding differs. And the quantization it
+ * stands for: near the f32 product. */
+static void test_linear_int8(void)
+{
+    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37},
+                            {13, 64, 767}, {300, 96, 800}, {25, 2, 48}};
+    const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        rf_pool *pool;
+        rf_pool_create(n_threads, &pool, NULL);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+            rf_activation act = acts[s % 3];
+            float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
+            float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
+            if (s == 2)
+                memset(X, 0, (size_t)K * sizeof *X); /* a zero row: scale 0 */
+            int8_t *Wq = malloc((size_t)N * K);
+            float *sw = malloc((size_t)N * sizeof *sw);
+            size_t packed = rf_int8_packed_size(N, K), scratch_size = rf_int8_scratch_size(M, K);
+            int8_t *Wp = aligned_alloc(64, (packed + 63) / 64 * 64);
+            int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
+            void *scratch = aligned_alloc(64, (scratch_size + 63) / 64 * 64);
+            float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
+            memset(Wp, 0, packed);
+            rf_int8_quantize_rows(W, N, K, (size_t)K, Wq, sw);
+            rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, Wp, colsum);
+            rf_int8_matrix Wm = {Wp, sw, colsum};
+            rf_linear_int8(pool, X, M, K, &Wm, b, N, act, Y, scratch);
+            rf_linear_int8_naive(X, M, K, W, b, N, act, Y2);
+            float d = max_diff(Y, Y2, (size_t)M * N);
+            CHECK(d < 1e-5f, "int8 linear %dx%dx%d act %d, %d threads: max |diff| %g", M, N, K,
+                  act, n_threads, d);
+            rf_linear_naive(X, M, K, W, b, N, act, Y2);
+            d = max_diff(Y, Y2, (size_t)M * N);
+            CHECK(d < 0.01f * sqrtf((float)K), "int8 linear %dx%dx%d near f32: max |diff| %g", M,
+                  N, K, d);
+            free(X);
+            free(W);
+            free(b);
+            free(Wq);
+            free(sw);
+            free(Wp);
+            free(colsum);
             free(scratch);
             free(Y);
             free(Y2);
@@ -556,6 +663,20 @@ int main(void)
     test_linear();
     test_linear_bf16();
     test_bf16_pieces();
+    /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI) */
+    const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI};
+    const char *int8_names[] = {"AVX2", "VNNI"};
+    rf_int8_kernel int8_best = rf_int8_kernel_get();
+    for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
+        if (!rf_int8_kernel_set(int8_kernels[k])) {
+            SKIP("int8 %s product: this CPU does not have it", int8_names[k]);
+            continue;
+        }
+        CHECK(rf_int8_kernel_get() == int8_kernels[k], "int8 %s product selected", int8_names[k]);
+        test_gemm_int8(int8_names[k]);
+        test_linear_int8();
+    }
+    rf_int8_kernel_set(int8_best);
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs */
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};

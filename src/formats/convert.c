@@ -28,6 +28,7 @@
 #include "formats/fp16.h"
 #include "formats/hf_config.h"
 #include "formats/tensor_map.h"
+#include "kernels/gemm_int8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -427,6 +428,37 @@ static float load_elem(const rf_ck_tensor *t, int64_t i)
     }
 }
 
+/* A matrix stored as q8: each row quantized (rf_int8_quantize_rows), the
+ * int8 values under the entry's name ("X.weight") and the rows' scales as
+ * the f32 tensor "X.scale" right after it. */
+static rf_status put_q8_tensor(converter *c, const rf_tensor_entry *e, const rf_ck_tensor *src)
+{
+    int64_t rows = e->shape[0], cols = e->shape[1];
+    float *f = malloc((size_t)src->count * sizeof *f + 1);
+    int8_t *q = malloc((size_t)src->count + 1);
+    float *scale = malloc((size_t)rows * sizeof *scale + 1);
+    if (!f || !q || !scale) {
+        free(f);
+        free(q);
+        free(scale);
+        return rf_fail(c->err, RF_ERR_NOMEM, "out of memory for tensor '%s'", src->name);
+    }
+    for (int64_t i = 0; i < src->count; i++)
+        f[i] = load_elem(src, i);
+    rf_int8_quantize_rows(f, (int)rows, (int)cols, (size_t)cols, q, scale);
+    free(f);
+    char name[sizeof e->gguf + 8];
+    size_t stem = strlen(e->gguf) - strlen(".weight");
+    snprintf(name, sizeof name, "%.*s.scale", (int)stem, e->gguf);
+    uint64_t ne[2] = {(uint64_t)cols, (uint64_t)rows};
+    rf_status st = rf_gguf_add_tensor(c->w, e->gguf, RF_DTYPE_Q8, 2, ne, q);
+    if (!st)
+        st = rf_gguf_add_tensor(c->w, name, RF_DTYPE_F32, 1, &ne[1], scale);
+    else
+        free(scale);
+    return st ? rf_fail(c->err, st, "out of memory") : RF_OK;
+}
+
 /* Converts one checkpoint tensor to `type` and hands it to the writer. */
 static rf_status put_tensor(converter *c, const rf_tensor_entry *e, const rf_ck_tensor *src,
                             rf_dtype type)
@@ -443,6 +475,8 @@ static rf_status put_tensor(converter *c, const rf_tensor_entry *e, const rf_ck_
                        src->name, got, want);
     }
     int64_t n = src->count;
+    if (type == RF_DTYPE_Q8)
+        return put_q8_tensor(c, e, src);
     void *data = malloc((size_t)n * rf_dtype_size(type) + 1);
     if (!data)
         return rf_fail(c->err, RF_ERR_NOMEM, "out of memory for tensor '%s'", src->name);

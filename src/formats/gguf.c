@@ -41,6 +41,7 @@ const char *rf_dtype_name(rf_dtype t)
     case RF_DTYPE_F32: return "f32";
     case RF_DTYPE_F16: return "f16";
     case RF_DTYPE_BF16: return "bf16";
+    case RF_DTYPE_Q8: return "q8";
     }
     return "unknown";
 }
@@ -51,6 +52,7 @@ size_t rf_dtype_size(rf_dtype t)
     case RF_DTYPE_F32: return 4;
     case RF_DTYPE_F16: return 2;
     case RF_DTYPE_BF16: return 2;
+    case RF_DTYPE_Q8: return 1;
     }
     return 0;
 }

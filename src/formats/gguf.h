@@ -21,7 +21,7 @@
  * in-memory conversions and fuzzing alike. Every length, count and offset is
  * checked against the buffer before use; the parsed structure points into
  * the buffer (which must outlive it). Only the tensor types this project
- * stores are accepted: F32, F16, BF16.
+ * stores are accepted: F32, F16, BF16, I8 (RF_DTYPE_Q8).
  */
 #ifndef RF_GGUF_H
 #define RF_GGUF_H

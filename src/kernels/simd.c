@@ -1,6 +1,6 @@
 /*
  * simd.c — run-time choice of the element-wise kernels' instruction set
- * (see simd.h).
+ * (see simd.h), and the CPU check of the int8 product's VNNI build.
  */
 #include "kernels/simd.h"
 
@@ -37,6 +37,16 @@ rf_simd_level rf_simd_level_get(void)
         __atomic_store_n(&chosen, level, __ATOMIC_RELAXED);
     }
     return (rf_simd_level)level;
+}
+
+bool rf_cpu_has_avx512_vnni(void)
+{
+#if RF_SIMD_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
 }
 
 bool rf_simd_level_set(rf_simd_level level)

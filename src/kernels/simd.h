@@ -38,6 +38,10 @@ rf_simd_level rf_simd_level_get(void);
 /* Forces a level (tests); one the CPU lacks is refused: returns false. */
 bool rf_simd_level_set(rf_simd_level level);
 
+/* True when the CPU has AVX512F, AVX512BW and AVX512-VNNI (the int8
+ * product's VPDPBUSD build, gemm_int8.c). */
+bool rf_cpu_has_avx512_vnni(void);
+
 #if RF_SIMD_X86
 /* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
  * rf_softmax_rows_exp, rf_add_layernorm / rf_layernorm and rf_add_rmsnorm /

@@ -9,6 +9,7 @@
 #include "model/attention.h"
 #include "error.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_int8.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
 
@@ -74,42 +75,10 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
             c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     }
-}
-
-/* Packs every layer's four weight matrices for rf_linear_bf16 into one
- * allocation (RF_COMPUTE_BF16). */
-static rf_status pack_bf16_layers(rf_context *ctx, rf_error *err)
-{
-    const rf_hparams *hp = &ctx->model->hp;
-    int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
-    size_t qkv = rf_bf16_packed_size(3 * D, D), out = rf_bf16_packed_size(D, D);
-    size_t up = rf_bf16_packed_size(F, D), down = rf_bf16_packed_size(D, F);
-    size_t per_layer = qkv + out + up + down;
-    size_t bytes = per_layer * (size_t)n * sizeof(uint16_t);
-    ctx->bf16_layers = calloc((size_t)(n > 0 ? n : 1), sizeof *ctx->bf16_layers);
-    /* aligned_alloc wants a multiple of the alignment, and never 0 here */
-    ctx->bf16_weights = aligned_alloc(64, (bytes / 64 + 1) * 64);
-    if (!ctx->bf16_layers || !ctx->bf16_weights)
-        return rf_fail(err, RF_ERR_NOMEM, "context: out of memory for %zu MiB of bf16 weights",
-                       bytes >> 20);
-    uint16_t *next = ctx->bf16_weights;
-    for (int i = 0; i < n; i++) {
-        const rf_layer_weights *lw = &ctx->model->w.layers[i];
-        rf_bf16_layer *bl = &ctx->bf16_layers[i];
-        rf_bf16_pack(lw->attn_qkv_w, 3 * D, D, next);
-        bl->attn_qkv = next;
-        next += qkv;
-        rf_bf16_pack(lw->attn_out_w, D, D, next);
-        bl->attn_out = next;
-        next += out;
-        rf_bf16_pack(lw->ffn_up_w, F, D, next);
-        bl->ffn_up = next;
-        next += up;
-        rf_bf16_pack(lw->ffn_down_w, D, F, next);
-        bl->ffn_down = next;
-        next += down;
+    if (ctx->int8_layers) {
+        size_t widest = F > D ? F : D;
+        ctx->x_int8 = carve(c, (rf_int8_scratch_size((int)T, (int)widest) + 3) / 4);
     }
-    return RF_OK;
 }
 
 /* Sizes, allocates and carves the scratch of ctx for max_batch x
@@ -188,11 +157,19 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     rf_status size_st = check_size(hp, p.max_batch, &p.max_seq_len, err);
     if (size_st != RF_OK)
         return size_st;
-    if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16)
+    if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16 &&
+        p.compute != RF_COMPUTE_INT8)
         return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
     if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: bf16 compute needs a CPU with AVX512_BF16, which this one lacks");
+    if (p.compute == RF_COMPUTE_INT8 && !rf_int8_supported())
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "context: int8 compute needs a CPU with AVX2, which this one lacks");
+    /* the model's packed weights: made by the first context that needs them */
+    rf_status pack_st = rf_model_pack((rf_model *)model, (rf_compute_type)p.compute, err);
+    if (pack_st != RF_OK)
+        return pack_st;
     int n_threads = p.n_threads > 0 ? (p.n_threads > MAX_THREADS ? MAX_THREADS : p.n_threads)
                                     : online_cpus();
 
@@ -201,11 +178,12 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
     ctx->model = model;
     ctx->skip_padding = p.skip_padding != 0;
-    rf_status st = RF_OK;
+    ctx->compute = (rf_compute_type)p.compute;
     if (p.compute == RF_COMPUTE_BF16)
-        st = pack_bf16_layers(ctx, err);
-    if (st == RF_OK)
-        st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
+        ctx->bf16_layers = model->bf16_layers;
+    if (p.compute == RF_COMPUTE_INT8)
+        ctx->int8_layers = model->int8_layers;
+    rf_status st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
     if (st == RF_OK) {
         rf_blas_single_thread();
         st = rf_pool_create(n_threads, &ctx->pool, err);
@@ -242,8 +220,6 @@ void rf_context_free(rf_context *ctx)
     rf_pool_free(ctx->pool);
     free(ctx->arena);
     free(ctx->seq_off);
-    free(ctx->bf16_layers);
-    free(ctx->bf16_weights);
     free(ctx);
 }
 

@@ -11,15 +11,11 @@
 #define RF_CONTEXT_H
 
 #include "model/model.h"
+#include "model/packed_weights.h"
 #include "model/threadpool.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* One encoder layer's weight matrices packed by rf_bf16_pack. */
-typedef struct {
-    const uint16_t *attn_qkv, *attn_out, *ffn_up, *ffn_down;
-} rf_bf16_layer;
 
 struct rf_context {
     const rf_model *model;
@@ -44,14 +40,17 @@ struct rf_context {
     float *qa;          /* [T][2] QA logits before splitting into start / end */
     int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
                            (skip_padding) */
+    rf_compute_type compute;
     /* RF_COMPUTE_BF16 only (else NULL): */
-    rf_bf16_layer *bf16_layers; /* [num_layers] the layers' weights packed for
-                                   rf_linear_bf16, pointing into bf16_weights */
-    uint16_t *bf16_weights;     /* the one allocation of the packed weights */
+    const rf_bf16_layer *bf16_layers; /* [num_layers] the model's packed weights */
     uint16_t *x_bf16;           /* [T][max(D, F) rounded to even] a product's
                                    input rounded to bf16 */
     uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
                                    packed K, V and rounded Q, P per thread */
+    /* RF_COMPUTE_INT8 only (else NULL): */
+    const rf_int8_layer *int8_layers; /* [num_layers] the model's packed weights */
+    void *x_int8;               /* rf_int8_scratch_size(T, max(D, F)): a product's
+                                   input quantized */
 };
 
 /* Embeddings and every encoder layer on a validated batch: the result is

@@ -28,6 +28,7 @@
 #include "model/context.h"
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_int8.h"
 #include "kernels/layernorm.h"
 #include "kernels/linalg.h"
 #include "kernels/rmsnorm.h"
@@ -126,12 +127,20 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     for (int b = 0; b < batch->batch; b++)
         for (int r = ctx->seq_off[b]; r < ctx->seq_off[b + 1]; r++) {
             size_t t = (size_t)b * batch->seq_len + (size_t)(r - ctx->seq_off[b]);
-            const float *restrict word = w->token_embd + (size_t)batch->input_ids[t] * E;
+            size_t id = (size_t)batch->input_ids[t];
             int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
             const float *restrict tt = w->token_types + (size_t)type * E;
             float *restrict row = e + (size_t)r * E;
-            for (int i = 0; i < E; i++)
-                row[i] = word[i] + tt[i];
+            if (w->token_embd) {
+                const float *restrict word = w->token_embd + id * E;
+                for (int i = 0; i < E; i++)
+                    row[i] = word[i] + tt[i];
+            } else { /* a q8 file's int8 rows */
+                const int8_t *restrict word = w->token_embd_stored.data + id * E;
+                float scale = w->token_embd_stored.scale[id];
+                for (int i = 0; i < E; i++)
+                    row[i] = (float)word[i] * scale + tt[i];
+            }
         }
     /* pass 2: LayerNorm (v2: RMS norm) over E */
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
@@ -143,35 +152,49 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
 
 /* ==== Layers ==== */
 
-/* A layer's Linear: Y = act(X W^T + b), in bf16 when the context packed
- * the layer's weights (RF_COMPUTE_BF16), else in f32. */
-static void layer_linear(rf_context *ctx, const float *X, int M, int K, const float *W,
-                         const uint16_t *W_bf16, const float *b, int N, rf_activation act, float *Y)
+/* One of a layer's matrices in each form the compute types read. */
+struct layer_matrix {
+    const float *f32;
+    const uint16_t *bf16;       /* RF_COMPUTE_BF16, else NULL */
+    const rf_int8_matrix *int8; /* RF_COMPUTE_INT8, else NULL */
+};
+
+/* The matrix `which` (attn_qkv, attn_out, ffn_up or ffn_down) of layer
+ * lw / index i, in the forms the context's compute type has. */
+#define LAYER_MATRIX(ctx, lw, i, which)                                               \
+    ((struct layer_matrix){(lw)->which##_w,                                           \
+                           (ctx)->bf16_layers ? (ctx)->bf16_layers[i].which : NULL,     \
+                           (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
+
+/* A layer's Linear: Y = act(X W^T + b), in the context's compute type. */
+static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
+                         const float *b, int N, rf_activation act, float *Y)
 {
-    if (W_bf16)
-        rf_linear_bf16(ctx->pool, X, M, K, W_bf16, b, N, act, Y, ctx->x_bf16);
+    if (W.bf16)
+        rf_linear_bf16(ctx->pool, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+    else if (W.int8)
+        rf_linear_int8(ctx->pool, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else
-        rf_linear(ctx->pool, X, M, K, W, b, N, act, Y);
+        rf_linear(ctx->pool, X, M, K, W.f32, b, N, act, Y);
 }
 
 static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool packed)
 {
     const rf_hparams *hp = &ctx->model->hp;
     const rf_layer_weights *lw = &ctx->model->w.layers[layer];
-    static const rf_bf16_layer f32_only = {NULL, NULL, NULL, NULL};
-    const rf_bf16_layer *bl = ctx->bf16_layers ? &ctx->bf16_layers[layer] : &f32_only;
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
     /* pass 1: Q, K, V projections (one product on the stacked weights) and
        rotary position embedding: fused per block of rows when there are
        enough rows for every thread (f32), else the product split along its
-       outputs or run in bf16, then RoPE */
+       outputs or run in bf16 / int8, then RoPE */
     struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
-                           .lw = lw, .project = !bl->attn_qkv && rf_linear_splits_rows(pool, T)};
+                           .lw = lw, .project = ctx->compute == RF_COMPUTE_F32 &&
+                                                rf_linear_splits_rows(pool, T)};
     if (!qkv.project)
-        layer_linear(ctx, ctx->x, T, D, lw->attn_qkv_w, bl->attn_qkv, lw->attn_qkv_b, 3 * D,
-                     RF_ACT_LINEAR, ctx->qkv);
+        layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
+                     3 * D, RF_ACT_LINEAR, ctx->qkv);
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
@@ -184,14 +207,14 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
                      ctx->attn_bf16, ctx->attn, D);
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
-    layer_linear(ctx, ctx->attn, T, D, lw->attn_out_w, bl->attn_out, lw->attn_out_b, D,
+    layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
                  RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
     /* pass 4: feed-forward, residual, LayerNorm (v2: RMS norm) */
-    layer_linear(ctx, ctx->x, T, D, lw->ffn_up_w, bl->ffn_up, lw->ffn_up_b, F, hp->hidden_act,
-                 ctx->ffn);
-    layer_linear(ctx, ctx->ffn, T, F, lw->ffn_down_w, bl->ffn_down, lw->ffn_down_b, D,
+    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, ffn_up), lw->ffn_up_b, F,
+                 hp->hidden_act, ctx->ffn);
+    layer_linear(ctx, ctx->ffn, T, F, LAYER_MATRIX(ctx, lw, layer, ffn_down), lw->ffn_down_b, D,
                  RF_ACT_LINEAR, ctx->proj);
     add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
 }

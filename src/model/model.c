@@ -19,6 +19,8 @@
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"
 #include "formats/tensor_map.h"
+#include "kernels/gemm_int8.h"
+#include "model/packed_weights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -305,16 +307,66 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
+/* Where a tensor of `type` (not f32) whose f32 pointer is *slot stays as
+ * stored: the layer matrices (attn_q_w, ..., ffn_down_w of some layer),
+ * which bf16 and int8 compute pack from the stored form and f32 compute
+ * widens when it first needs them, and q8 word embeddings, read a row at
+ * a time, unless an MLM head may use them as its decoder. NULL for any
+ * other tensor: those are widened at load. */
+static rf_stored_matrix *kept_stored(rf_model *model, const float **slot, rf_dtype type)
+{
+    if (slot == &model->w.token_embd)
+        return type == RF_DTYPE_Q8 && model->hp.head != RF_HEAD_MLM ? &model->w.token_embd_stored
+                                                                    : NULL;
+    rf_layer_weights *layers = model->w.layers;
+    uintptr_t at = (uintptr_t)slot, base = (uintptr_t)layers;
+    if (at < base || at >= base + (size_t)model->hp.num_layers * sizeof *layers)
+        return NULL;
+    rf_layer_weights *l = &layers[(at - base) / sizeof *layers];
+    if (slot == &l->attn_q_w) return &l->attn_q_stored;
+    if (slot == &l->attn_k_w) return &l->attn_k_stored;
+    if (slot == &l->attn_v_w) return &l->attn_v_stored;
+    if (slot == &l->attn_out_w) return &l->attn_out_stored;
+    if (slot == &l->ffn_up_w) return &l->ffn_up_stored;
+    if (slot == &l->ffn_down_w) return &l->ffn_down_stored;
+    return NULL;
+}
+
+/* The f32 "X.scale" tensor of the q8 matrix "X.weight" t ([K, N] in ggml
+ * order): checked to be [N] and aligned, or NULL with *st set. */
+static const rf_gguf_tensor *q8_scale(meta *m, const rf_tensor_entry *e, const rf_gguf_tensor *t,
+                                      rf_status *st)
+{
+    char name[sizeof e->gguf + 8];
+    size_t stem = strlen(e->gguf);
+    if (e->n_dims != 2 || stem < 7 || strcmp(e->gguf + stem - 7, ".weight")) {
+        *st = rf_fail(m->err, RF_ERR_FORMAT, "%s: tensor '%s' is q8, which only matrices may be",
+                      m->what, e->gguf);
+        return NULL;
+    }
+    snprintf(name, sizeof name, "%.*s.scale", (int)(stem - 7), e->gguf);
+    const rf_gguf_tensor *s = rf_gguf_find_tensor(m->g, name);
+    if (!s || s->type != RF_DTYPE_F32 || s->n_dims != 1 || s->ne[0] != t->ne[1] ||
+        ((uintptr_t)s->data & 3u)) {
+        *st = rf_fail(m->err, RF_ERR_FORMAT,
+                      "%s: q8 tensor '%s' needs '%s', f32 of shape [%llu], 4-byte aligned",
+                      m->what, e->gguf, name, (unsigned long long)t->ne[1]);
+        return NULL;
+    }
+    return s;
+}
+
 static rf_status bind_tensors(meta *m, rf_model *model)
 {
     rf_hparams *hp = &model->hp;
     rf_tensor_entry *table = NULL;
-    const rf_gguf_tensor **found = NULL;
+    const rf_gguf_tensor **found = NULL, **scales = NULL;
     rf_status st = RF_OK;
     uint64_t widen = 0, matched = 0;
     model->w.layers = calloc((size_t)hp->num_layers, sizeof *model->w.layers);
     int n = model->w.layers ? rf_tensor_map(hp, &model->w, &table) : -1;
-    if (n < 0 || !(found = calloc((size_t)n, sizeof *found))) {
+    if (n < 0 || !(found = calloc((size_t)n, sizeof *found)) ||
+        !(scales = calloc((size_t)n, sizeof *scales))) {
         st = rf_fail(m->err, RF_ERR_NOMEM, "%s: out of memory", m->what);
         goto done;
     }
@@ -343,8 +395,14 @@ static rf_status bind_tensors(meta *m, rf_model *model)
                          m->what, e->gguf);
             goto done;
         }
-        if (t->type != RF_DTYPE_F32)
-            widen += t->nbytes / 2;
+        if (t->type == RF_DTYPE_Q8) {
+            if (!(scales[i] = q8_scale(m, e, t, &st)))
+                goto done;
+            matched++;
+        }
+        /* layer matrices (and q8 word embeddings) stay as stored */
+        if (t->type != RF_DTYPE_F32 && !kept_stored(model, e->slot, t->type))
+            widen += t->nbytes / rf_dtype_size(t->type);
         found[i] = t;
         matched++;
     }
@@ -355,9 +413,12 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             st = rf_fail(m->err, RF_ERR_NOMEM, "%s: out of memory", m->what);
             goto done;
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             if (found[i])
                 claimed[found[i] - m->g->tensors] = true;
+            if (scales[i])
+                claimed[scales[i] - m->g->tensors] = true;
+        }
         for (uint64_t j = 0; j < m->g->n_tensors && !st; j++)
             if (!claimed[j])
                 st = rf_fail(m->err, RF_ERR_SHAPE, "%s: unexpected tensor '%.*s' for a %s head",
@@ -381,6 +442,19 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             *table[i].slot = (const float *)(const void *)t->data;
             continue;
         }
+        const float *scale = scales[i] ? (const float *)(const void *)scales[i]->data : NULL;
+        rf_stored_matrix *kept = kept_stored(model, table[i].slot, t->type);
+        if (kept) {
+            *kept = (rf_stored_matrix){t->type, t->data, scale};
+            continue;
+        }
+        if (t->type == RF_DTYPE_Q8) {
+            rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1],
+                                    (size_t)t->ne[0], next);
+            *table[i].slot = next;
+            next += t->nbytes;
+            continue;
+        }
         uint64_t count = t->nbytes / 2;
         if (t->type == RF_DTYPE_F16)
             rf_widen_f16(t->data, next, count);
@@ -396,6 +470,7 @@ static rf_status bind_tensors(meta *m, rf_model *model)
 done:
     free(table);
     free(found);
+    free(scales);
     return st;
 }
 
@@ -414,7 +489,15 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
             rf_layer_weights *l = &model->w.layers[i];
             const float *w[3] = {l->attn_q_w, l->attn_k_w, l->attn_v_w};
             const float *b[3] = {l->attn_q_b, l->attn_k_b, l->attn_v_b};
-            bool adjacent = w[1] == w[0] + D * D && w[2] == w[1] + D * D &&
+            /* stored (not f32) matrices are stacked when packed or widened
+               (packed_weights.c): here only their biases */
+            const rf_stored_matrix *sq = &l->attn_q_stored;
+            int q8 = !!sq->data + !!l->attn_k_stored.data + !!l->attn_v_stored.data;
+            if ((q8 != 0 && q8 != 3) ||
+                (q8 && (l->attn_k_stored.type != sq->type || l->attn_v_stored.type != sq->type)))
+                return rf_fail(err, RF_ERR_FORMAT,
+                               "%s: layer %d stores Q, K and V in different types", what, i);
+            bool adjacent = (q8 || (w[1] == w[0] + D * D && w[2] == w[1] + D * D)) &&
                             (!hp->use_bias || (b[1] == b[0] + D && b[2] == b[1] + D));
             if (pass == 0) {
                 copies += !adjacent;
@@ -425,9 +508,10 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
                 l->attn_qkv_b = b[0]; /* NULL without biases */
                 continue;
             }
-            l->attn_qkv_w = next;
+            l->attn_qkv_w = q8 ? NULL : next;
             for (int p = 0; p < 3; p++, next += D * D)
-                memcpy(next, w[p], D * D * sizeof(float));
+                if (!q8)
+                    memcpy(next, w[p], D * D * sizeof(float));
             if (!hp->use_bias)
                 continue;
             l->attn_qkv_b = next;
@@ -520,6 +604,7 @@ void rf_model_free(rf_model *model)
     free(model->w.layers);
     free(model->owned_f32);
     free(model->owned_qkv);
+    rf_model_free_packed(model);
     if (model->map) {
         rf_mapped_file f = {model->map, model->map_size};
         rf_unmap_file(&f);

@@ -3,8 +3,13 @@
  * float32 weight pointers, labels and the tokenizer.
  *
  * Weights stored as f32 in the file point straight into the read-only
- * mapping; f16/bf16 weights are widened to f32 once at load time into
- * `owned_f32`. Every matrix is PyTorch's nn.Linear layout: (out x in),
+ * mapping; f16/bf16/q8 weights are widened to f32 once at load time into
+ * `owned_f32`, except the layers' six matrices (Q, K, V, attention output,
+ * FFN up and down) and, in q8 files, the word embeddings (unless an MLM
+ * head may share them): those stay as stored (the rf_stored_matrix
+ * fields). The embeddings are read a row at a time; the layer matrices'
+ * f32 pointers stay NULL until a context that computes in f32 needs them
+ * (rf_model_pack); bf16 and int8 compute pack them from the stored form. Every matrix is PyTorch's nn.Linear layout: (out x in),
  * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
  * T type_vocab_size, N num_labels. RoFormer-v2 leaves pointers NULL: every
  * norm's (RF_NORM_RMS has no parameters), the encoder Linears' biases
@@ -17,6 +22,21 @@
 #include "roformer.h"
 #include "text/tokenizer.h"
 
+#include <stdint.h>
+
+typedef struct rf_bf16_layer rf_bf16_layer; /* packed_weights.h */
+typedef struct rf_int8_layer rf_int8_layer;
+
+/* A matrix as the file stores it when that is not f32, pointing into the
+ * file: q8 (int8 rows and one f32 scale per row, i.e. per output channel)
+ * or f16 / bf16. data NULL: not kept this way (f32 in the file, or
+ * widened at load). */
+typedef struct {
+    rf_dtype type;       /* RF_DTYPE_Q8, RF_DTYPE_F16 or RF_DTYPE_BF16 */
+    const void *data;    /* (N, K) row-major */
+    const float *scale;  /* q8: (N) */
+} rf_stored_matrix;
+
 typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
     const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */
@@ -28,10 +48,15 @@ typedef struct {
     const float *ffn_up_w, *ffn_up_b;       /* (F, D), (F) */
     const float *ffn_down_w, *ffn_down_b;   /* (D, F), (D) */
     const float *out_norm_w, *out_norm_b;   /* (D), (D): LayerNorm after FFN + residual */
+    /* the same matrices as a q8, f16 or bf16 file stores them (else data
+       NULL); their f32 pointers above are NULL until widened */
+    rf_stored_matrix attn_q_stored, attn_k_stored, attn_v_stored;
+    rf_stored_matrix attn_out_stored, ffn_up_stored, ffn_down_stored;
 } rf_layer_weights;
 
 typedef struct {
-    const float *token_embd;                /* (V, E) */
+    const float *token_embd;                /* (V, E); NULL when read from token_embd_stored */
+    rf_stored_matrix token_embd_stored;     /* (V, E) rows of a q8 file, kept int8 (no MLM head) */
     const float *token_types;               /* (T, E) */
     const float *embd_norm_w, *embd_norm_b; /* (E), (E) */
     const float *embd_proj_w, *embd_proj_b; /* (D, E), (D); NULL when E == D */
@@ -66,6 +91,15 @@ struct rf_model {
     void *owned_bytes;      /* GGUF image held in memory (HF directory loads), or NULL */
     float *owned_f32;       /* widened f16/bf16 weights, or NULL */
     float *owned_qkv;       /* stacked Q, K, V copied where not adjacent in memory, or NULL */
+    float *widened_layers;  /* the stored layer matrices widened to f32 for f32
+                               compute (rf_model_pack), Q, K, V stacked; or NULL */
+    /* the layers' matrices packed for bf16 / int8 compute, made by the
+       first context that needs them (rf_model_pack), else NULL */
+    rf_bf16_layer *bf16_layers;  /* [num_layers], pointing into bf16_weights */
+    uint16_t *bf16_weights;
+    rf_int8_layer *int8_layers;  /* [num_layers], pointing into int8_weights */
+    int8_t *int8_weights;        /* every layer's panels, then every scale, then
+                                    every channel sum */
 };
 
 /* Loads a model from a GGUF image in memory (what rf_model_load does after

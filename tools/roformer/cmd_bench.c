@@ -28,7 +28,7 @@
 static const char usage[] =
     "usage: roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]\n"
     "                      [--runs N] [--warmup W] [--lengths-from FILE] [--skip-padding]\n"
-    "                      [--compute f32|bf16]\n"
+    "                      [--compute f32|bf16|int8]\n"
     "Times the encoder on a batch of B random sequences of L tokens (default 8 x 128)\n"
     "and prints tokens/s; the last line is a JSON object.\n"
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
@@ -41,8 +41,8 @@ static const char usage[] =
     "                       line), padded to the longest; replaces --seq-len/--batch\n"
     "  --skip-padding       run only the real tokens through the linear layers and\n"
     "                       attention per sequence (as the job commands do)\n"
-    "  --compute f32|bf16   arithmetic of the encoder's matrix products (default f32;\n"
-    "                       bf16 needs AVX512_BF16)\n";
+    "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
+    "                       f32; bf16 needs AVX512_BF16, int8 AVX2)\n";
 
 typedef struct {
     const char *model;
@@ -269,7 +269,8 @@ int cmd_bench(int argc, char **argv)
     double tps = real_tokens / (med * 1e-3);
     long threads = a.threads > 0 ? a.threads : sysconf(_SC_NPROCESSORS_ONLN);
     rf_blas_info blas = rf_blas_get_info();
-    const char *compute_name = a.compute == RF_COMPUTE_BF16 ? "bf16" : "f32";
+    const char *compute_name = a.compute == RF_COMPUTE_BF16   ? "bf16"
+                               : a.compute == RF_COMPUTE_INT8 ? "int8" : "f32";
 
     printf("model: %s (%d layers, hidden %d, %d heads, FFN %d), loaded in %.1f ms, context %.1f ms\n",
            a.model, (int)hp->num_layers, (int)hp->hidden_size, (int)hp->num_heads,

@@ -1,5 +1,5 @@
 /*
- * cmd_convert.c — `roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16]
+ * cmd_convert.c — `roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16|q8]
  * [--jieba-dict PATH] [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]`.
  */
 #include "cli.h"
@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16]\n"
+    "usage: roformer convert HF_DIR -o MODEL.gguf [--dtype f32|f16|bf16|q8]\n"
     "                        [--jieba-dict PATH] [--tokenizer auto|wobert|bert]\n"
     "                        [--pooler-activation tanh|linear]\n"
     "\n"
@@ -18,7 +18,8 @@ static const char usage[] =
     "\n"
     "  -o, --output PATH    the GGUF file to write\n"
     "  --dtype T            storage type of the weight matrices (default f32);\n"
-    "                       biases and LayerNorm weights stay f32\n"
+    "                       biases and LayerNorm weights stay f32; q8: int8 with\n"
+    "                       one f32 scale per row (for --compute int8)\n"
     "  --jieba-dict PATH    jieba dictionary for word-level (wobert) models\n"
     "                       (default: python3-jieba's dict.txt)\n"
     "  --tokenizer MODE     wobert (jieba words) or bert (characters); default auto,\n"
@@ -45,7 +46,7 @@ int cmd_convert(int argc, char **argv)
             out = argv[++i];
         } else if (!strcmp(a, "--dtype")) {
             if (!has_value)
-                return cli_usage_error("convert", "--dtype needs f32, f16 or bf16");
+                return cli_usage_error("convert", "--dtype needs f32, f16, bf16 or q8");
             const char *v = argv[++i];
             if (!strcmp(v, "f32"))
                 params.dtype = RF_DTYPE_F32;
@@ -53,8 +54,10 @@ int cmd_convert(int argc, char **argv)
                 params.dtype = RF_DTYPE_F16;
             else if (!strcmp(v, "bf16"))
                 params.dtype = RF_DTYPE_BF16;
+            else if (!strcmp(v, "q8"))
+                params.dtype = RF_DTYPE_Q8;
             else
-                return cli_usage_error("convert", "--dtype must be f32, f16 or bf16, not '%s'", v);
+                return cli_usage_error("convert", "--dtype must be f32, f16, bf16 or q8, not '%s'", v);
         } else if (!strcmp(a, "--jieba-dict")) {
             if (!has_value)
                 return cli_usage_error("convert", "--jieba-dict needs a path");

@@ -40,7 +40,7 @@ static const char usage[] =
     "  --host ADDR                   address to bind (default 127.0.0.1)\n"
     "  --port N                      port (default 8080; 0 = any free port, printed)\n"
     "  --threads N                   compute threads (default: all cores)\n"
-    "  --compute f32|bf16            arithmetic of the matrix products (default f32)\n"
+    "  --compute f32|bf16|int8       arithmetic of the matrix products (default f32)\n"
     "  --max-batch-tokens N          real tokens per batch across requests (default 16384)\n"
     "  --max-client-batch-size N     inputs per request, more is 413 (default 32)\n"
     "  --max-concurrent-requests N   requests at once, more is 429 (default 512)\n"

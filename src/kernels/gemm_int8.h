@@ -1,0 +1,124 @@
+/*
+ * gemm_int8.h — the Linear layer in 8-bit integers (opt-in compute type
+ * RF_COMPUTE_INT8), on CPUs with AVX2.
+ *
+ * Quantization (symmetric, no zero points):
+ *   weights  per output channel n: s_w[n] = max_k |W[n][k]| / 127,
+ *            Wq[n][k] = round(W[n][k] / s_w[n])               in [-127, 127]
+ *   inputs   per row i, at run time, around its center c_x[i] = (max_k
+ *            X[i][k] + min_k X[i][k]) / 2: s_x[i] = (max - min) / 254,
+ *            Xq[i][k] = round((X[i][k] - c_x[i]) / s_x[i])    in [-127, 127]
+ *   Y[i][n] = act(s_x[i] s_w[n] sum_k Xq[i][k] Wq[n][k]
+ *                 + c_x[i] s_w[n] sum_k Wq[n][k] + b[n])
+ * The center costs nothing in the product (the weights' sums are packed
+ * with them) and doubles the resolution of one-signed rows such as GELU
+ * outputs, where a symmetric range would leave half the codes unused.
+ * (round: to nearest, ties to even). The integer sums are exact (int32).
+ *
+ * The AVX2 product is VPMADDUBSW (u8 x s8 -> pairs summed in saturating
+ * int16) then VPMADDWD by ones (-> int32). Its first operand is unsigned,
+ * so it gets |Xq| and the weights get the sign of Xq (VPSIGNB on both):
+ * |Xq| * (+-Wq) = Xq * Wq, and a pair sums to at most 2 * 127 * 127 =
+ * 32258 < 32767, so nothing saturates and the sum is exact. (ONNX
+ * Runtime's AVX2 u8 x s8 form, with u8 activations up to 255, can
+ * saturate there; the price here is one VPSIGNB per product and 7 bits
+ * of magnitude for the inputs instead of 8.)
+ *
+ * Packed weights: panels of 16 output channels; panel p holds, for each
+ * quad of inputs k = 4i..4i+3, the 64 bytes Wq[16p + j][4i + e] at
+ * [i][j][e], so one 32-byte load feeds 8 channels x 4 inputs. N is padded
+ * with zero channels to a multiple of 16, K with zero inputs to a multiple
+ * of 4. Beside the panels, each channel's sum of its Wq (colsum).
+ *
+ * On CPUs with AVX512-VNNI (and AVX512BW) the product is VPDPBUSD instead,
+ * reading the same panels, 16 channels per instruction: u8 x s8 summed
+ * straight into int32, so the inputs go in as Xq + 128 (a sign-bit flip)
+ * and 128 * colsum[n] comes off the sums afterwards, which are then the
+ * same exact integers. That build was written without a VNNI CPU to run
+ * it on; the tests compare it exactly with the naive sums wherever one
+ * runs them.
+ */
+#ifndef RF_GEMM_INT8_H
+#define RF_GEMM_INT8_H
+
+#include "roformer.h"
+#include "model/threadpool.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True when this CPU runs the int8 kernel (AVX2). */
+bool rf_int8_supported(void);
+
+typedef enum {
+    RF_INT8_AVX2, /* VPMADDUBSW + VPMADDWD */
+    RF_INT8_VNNI, /* VPDPBUSD (AVX512-VNNI) */
+} rf_int8_kernel;
+
+/* The product's build: VNNI where the CPU has it, else AVX2, unless set.
+ * rf_int8_kernel_set (tests) refuses one the CPU lacks: returns false. */
+rf_int8_kernel rf_int8_kernel_get(void);
+bool rf_int8_kernel_set(rf_int8_kernel kernel);
+
+/* K rounded up to a multiple of 4: the row length, in bytes, of
+ * quantized inputs. */
+static inline int rf_int8_row_bytes(int K)
+{
+    return (K + 3) / 4 * 4;
+}
+
+/* A weight matrix ready for rf_linear_int8. */
+typedef struct {
+    const int8_t *panels; /* rf_int8_packed_size(N, K) bytes, 64-byte aligned */
+    const float *scale;   /* [N] s_w, per output channel */
+    const int32_t *colsum; /* [rf_int8_colsum_count(N)] sum over k of Wq[n][k] */
+} rf_int8_matrix;
+
+/* Entries of a packed matrix's colsum: N padded like the panels (the
+ * padding channels' sums are 0). */
+size_t rf_int8_colsum_count(int N);
+
+/* Bytes of W (N x K) packed. */
+size_t rf_int8_packed_size(int N, int K);
+
+/* Quantizes rows of the f32 W (N x K, rows ldw apart) per row as above:
+ * Wq (N x K, row-major) and scale [N]. What the converter stores
+ * (--dtype q8) and what int8 compute does to f32 weights. */
+void rf_int8_quantize_rows(const float *W, int N, int K, size_t ldw, int8_t *Wq, float *scale);
+
+/* The inverse: out (N x K) = Wq[n][k] * scale[n] (f32 compute from a q8
+ * file). */
+void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, size_t K, float *out);
+
+/* Packs rows [n0, n0 + n) of a packed matrix of K inputs from Wq (n x K,
+ * rows ldw apart), and their sums into colsum[n0 .. n0 + n). `dst`
+ * (rf_int8_packed_size of the whole matrix) and colsum must be zeroed
+ * first, once: padding is never written. Several calls fill one matrix
+ * from separate tensors (Q, K and V). */
+void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst,
+                       int32_t *colsum);
+
+/* Bytes of the scratch rf_linear_int8 needs for M rows of K inputs (the
+ * quantized rows and their scales). */
+size_t rf_int8_scratch_size(int M, int K);
+
+/* Y (M x N) = act(X (M x K) . W^T + b) as above, X quantized per row into
+ * `scratch` (rf_int8_scratch_size, 64-byte aligned). Split over the
+ * pool's threads like rf_linear. Needs rf_int8_supported(). */
+void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_matrix *W,
+                    const float *b, int N, rf_activation act, float *Y, void *scratch);
+
+/* The integer product alone, for tests: C (M x N) = Xq . Wq^T in int32,
+ * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. */
+void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C);
+
+/* Naive twins. rf_int8_quantize_row_naive: one input row as above,
+ * scalar (returns the scale, *center the center).
+ * rf_linear_int8_naive: X and W quantized by the naive rules, integer sums
+ * in int64, the same epilogue; W is the f32 (N x K) matrix. */
+float rf_int8_quantize_row_naive(const float *x, int K, int8_t *q, float *center);
+void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const float *b, int N,
+                          rf_activation act, float *Y);
+
+#endif
