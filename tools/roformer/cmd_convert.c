@@ -3,6 +3,7 @@
  * [--jieba-dict PATH] [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]`.
  */
 #include "cli.h"
+#include "convert_options.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,50 +41,19 @@ int cmd_convert(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
+        int taken = cli_convert_option("convert", argc, argv, &i, &params);
+        if (taken == 1)
+            continue;
+        if (taken)
+            return taken;
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!has_value)
                 return cli_usage_error("convert", "%s needs a path", a);
             out = argv[++i];
-        } else if (!strcmp(a, "--dtype")) {
-            if (!has_value)
-                return cli_usage_error("convert", "--dtype needs f32, f16, bf16 or q8");
-            const char *v = argv[++i];
-            if (!strcmp(v, "f32"))
-                params.dtype = RF_DTYPE_F32;
-            else if (!strcmp(v, "f16"))
-                params.dtype = RF_DTYPE_F16;
-            else if (!strcmp(v, "bf16"))
-                params.dtype = RF_DTYPE_BF16;
-            else if (!strcmp(v, "q8"))
-                params.dtype = RF_DTYPE_Q8;
-            else
-                return cli_usage_error("convert", "--dtype must be f32, f16, bf16 or q8, not '%s'", v);
         } else if (!strcmp(a, "--jieba-dict")) {
             if (!has_value)
                 return cli_usage_error("convert", "--jieba-dict needs a path");
             params.jieba_dict = argv[++i];
-        } else if (!strcmp(a, "--tokenizer")) {
-            if (!has_value)
-                return cli_usage_error("convert", "--tokenizer needs auto, wobert or bert");
-            const char *v = argv[++i];
-            if (!strcmp(v, "auto"))
-                params.tokenizer = RF_TOKENIZER_AUTO;
-            else if (!strcmp(v, "wobert"))
-                params.tokenizer = RF_TOKENIZER_WOBERT;
-            else if (!strcmp(v, "bert"))
-                params.tokenizer = RF_TOKENIZER_BERT;
-            else
-                return cli_usage_error("convert", "--tokenizer must be auto, wobert or bert, not '%s'", v);
-        } else if (!strcmp(a, "--pooler-activation")) {
-            if (!has_value)
-                return cli_usage_error("convert", "--pooler-activation needs tanh or linear");
-            const char *v = argv[++i];
-            if (!strcmp(v, "tanh"))
-                params.pooler_activation = RF_ACT_TANH;
-            else if (!strcmp(v, "linear"))
-                params.pooler_activation = RF_ACT_LINEAR;
-            else
-                return cli_usage_error("convert", "--pooler-activation must be tanh or linear, not '%s'", v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("convert", "unknown option '%s'", a);
         } else if (!dir) {

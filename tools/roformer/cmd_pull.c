@@ -1,11 +1,12 @@
 /*
- * cmd_pull.c — `roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]
+ * cmd_pull.c — `roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16|q8]
  * [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]
  * [--progress|--no-progress]` and
  * `roformer pull --list`: a checkpoint from the HuggingFace hub into the
  * cache (rf_hub_pull), or what the cache holds.
  */
 #include "cli.h"
+#include "convert_options.h"
 #include "download_bar.h"
 #include "progress.h"
 
@@ -13,7 +14,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16]\n"
+    "usage: roformer pull OWNER/NAME[@REVISION] [--dtype f32|f16|bf16|q8]\n"
     "                     [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]\n"
     "                     [--progress|--no-progress]\n"
     "       roformer pull --list\n"
@@ -116,43 +117,17 @@ int cmd_pull(int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool has_value = i + 1 < argc;
+        int taken = cli_convert_option("pull", argc, argv, &i, &convert);
+        if (taken == 1)
+            continue;
+        if (taken)
+            return taken;
         if (!strcmp(a, "--list")) {
             list = true;
         } else if (!strcmp(a, "--progress")) {
             progress = CLI_PROGRESS_ON;
         } else if (!strcmp(a, "--no-progress")) {
             progress = CLI_PROGRESS_OFF;
-        } else if (!strcmp(a, "--dtype")) {
-            const char *v = has_value ? argv[++i] : "";
-            if (!strcmp(v, "f32"))
-                convert.dtype = RF_DTYPE_F32;
-            else if (!strcmp(v, "f16"))
-                convert.dtype = RF_DTYPE_F16;
-            else if (!strcmp(v, "bf16"))
-                convert.dtype = RF_DTYPE_BF16;
-            else
-                return cli_usage_error("pull", "--dtype must be f32, f16 or bf16, not '%s'", v);
-        } else if (!strcmp(a, "--tokenizer")) {
-            const char *v = has_value ? argv[++i] : "";
-            if (!strcmp(v, "auto"))
-                convert.tokenizer = RF_TOKENIZER_AUTO;
-            else if (!strcmp(v, "wobert"))
-                convert.tokenizer = RF_TOKENIZER_WOBERT;
-            else if (!strcmp(v, "bert"))
-                convert.tokenizer = RF_TOKENIZER_BERT;
-            else
-                return cli_usage_error("pull", "--tokenizer must be auto, wobert or bert, not '%s'",
-                                       v);
-        } else if (!strcmp(a, "--pooler-activation")) {
-            const char *v = has_value ? argv[++i] : "";
-            if (!strcmp(v, "tanh"))
-                convert.pooler_activation = RF_ACT_TANH;
-            else if (!strcmp(v, "linear"))
-                convert.pooler_activation = RF_ACT_LINEAR;
-            else
-                return cli_usage_error("pull", "--pooler-activation must be tanh or linear, not '%s'",
-                                       v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("pull", "unknown option '%s'", a);
         } else if (!spec) {
