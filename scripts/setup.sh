@@ -4,7 +4,8 @@
 #
 # --bench adds what the comparison and training scripts need: PyTorch
 # (python3-torch: scripts/compare.sh's PyTorch peer and ONNX export,
-# scripts/train_default_model.py) and Node.js with npm (compare.sh's ONNX
+# scripts/train_default_model.py), python3-onnx (the ort-int8 peer, quantized by
+# ../shared/tools/quantize_ort_int8.py) and Node.js with npm (compare.sh's ONNX
 # Runtime peer, which npm then installs into build/peer). scripts/compare.sh
 # runs it itself.
 set -e
@@ -24,7 +25,7 @@ need="$need libmicrohttpd-dev curl python3-requests wrk"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
 if [ "$bench" -eq 1 ]; then
-    need="$need python3-torch"
+    need="$need python3-torch python3-onnx"
     # Node.js may come from elsewhere (NodeSource's nodejs package carries
     # npm, and conflicts with Debian's npm): ask Debian only when npm is missing.
     command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
