@@ -474,10 +474,15 @@ rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_po
                         float *cosine, rf_item_status *items, rf_error *err);
 
 /* Sequence classification: probs[n][num_labels], the softmax of the logits
- * (the sigmoid when num_labels == 1, as HF's pipeline). Needs a
- * sequence-classification model. */
+ * (the sigmoid when num_labels == 1, as HF's pipeline); rows of failed
+ * inputs are NaN. Needs a sequence-classification model. */
 rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
                       rf_item_status *items, rf_error *err);
+/* The same inputs' raw scores: logits[n][num_labels], the classification
+ * head's output before softmax / sigmoid (what HF's model returns, TEI's
+ * "raw_scores"). Rows of failed inputs are NaN. */
+rf_status rf_classify_logits(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *logits,
+                             rf_item_status *items, rf_error *err);
 
 /* Fill-mask: for every [MASK] of the text, the top_k tokens by probability. */
 typedef struct {

@@ -3,11 +3,15 @@
  * models: per-input failures with and without `items`, head checks,
  * batching that does not change results, and every result freed (the
  * sanitizer build checks the leaks). Numbers against HF are checked end to
- * end by test_jobs_cli.sh.
+ * end by test_jobs_cli.sh, except the classification logits, checked here
+ * against the reference's expected.safetensors.
  */
 #include "check.h"
 #include "roformer.h"
 
+#include "formats/checkpoint_open.h"
+
+#include <cJSON.h>
 #include <math.h>
 
 static rf_model *load(const char *ref, const char *name)
@@ -61,6 +65,8 @@ static void test_embed(const rf_model *m)
           "similarity: identical texts 1, bad text_b fails alone ('%s')", items[1].error.message);
     CHECK(rf_classify(pl, in, 1, out, NULL, &err) == RF_ERR_UNSUPPORTED,
           "classify on an MLM model: unsupported");
+    CHECK(rf_classify_logits(pl, in, 1, out, NULL, &err) == RF_ERR_UNSUPPORTED,
+          "classify logits on an MLM model: unsupported");
 
     rf_fill_mask_result fm[2];
     rf_text masked[2] = {txt("北京是[MASK]国的首都，[MASK]海"), txt("没有掩码")};
@@ -151,6 +157,82 @@ static void test_qa(const rf_model *m)
     }
 }
 
+/* rf_classify_logits against HF's logits of the reference cases c00 (one
+ * text) and c01 (four texts, which HF ran as one padded batch), all five
+ * in one call with a bad input among them; rf_classify's probabilities are
+ * their softmax. */
+static void test_classify_logits(const rf_model *m, const char *ref)
+{
+    char path[512];
+    size_t len;
+    snprintf(path, sizeof path, "%s/models/tiny-word-cls/cases.jsonl", ref);
+    char *cases = check_read_file(path, &len);
+    snprintf(path, sizeof path, "%s/models/tiny-word-cls/expected.safetensors", ref);
+    rf_checkpoint *expected = NULL;
+    rf_error err;
+    rf_pipeline *pl = NULL;
+    CHECK(rf_checkpoint_open(path, &expected, &err) == RF_OK, "%s", err.message);
+    CHECK(rf_pipeline_create(m, NULL, &pl, &err) == RF_OK, "pipeline: %s", err.message);
+    if (!cases || !expected || !pl)
+        goto done;
+
+    /* texts 0..4 from c00 and c01; text 5 is invalid UTF-8 */
+    enum { N = 3, N_TEXTS = 6 };
+    rf_text in[N_TEXTS];
+    char *owned[N_TEXTS] = {0};
+    int n = 0;
+    for (char *line = strtok(cases, "\n"); line && n < 5; line = strtok(NULL, "\n")) {
+        cJSON *c = cJSON_Parse(line);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id"), *t;
+        if (cJSON_IsString(id) && !strcmp(id->valuestring, "c00"))
+            owned[n++] = strdup(cJSON_GetObjectItemCaseSensitive(c, "text")->valuestring);
+        else if (cJSON_IsString(id) && !strcmp(id->valuestring, "c01"))
+            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(c, "texts"))
+                if (n < 5)
+                    owned[n++] = strdup(t->valuestring);
+        cJSON_Delete(c);
+    }
+    CHECK(n == 5, "c00 and c01 give 5 texts (%d)", n);
+    owned[5] = strdup("bad \xff byte");
+    for (int i = 0; i < N_TEXTS; i++)
+        in[i] = txt(owned[i] ? owned[i] : "");
+    const rf_ck_tensor *e0 = rf_checkpoint_find(expected, "c00.logits"),
+                       *e1 = rf_checkpoint_find(expected, "c01.logits");
+    CHECK(e0 && e1 && e0->dtype == RF_CK_F32 && e1->dtype == RF_CK_F32, "expected logits present");
+    if (n != 5 || !e0 || !e1)
+        goto free_texts;
+    float want[5 * N], logits[N_TEXTS * N], probs[N_TEXTS * N];
+    memcpy(want, e0->data, sizeof(float) * N);
+    memcpy(want + N, e1->data, sizeof(float) * 4 * N);
+    rf_item_status items[N_TEXTS];
+    CHECK(rf_classify_logits(pl, in, N_TEXTS, logits, items, &err) == RF_OK, "logits: %s",
+          err.message);
+    float diff = 0;
+    for (int k = 0; k < 5 * N; k++)
+        diff = fmaxf(diff, fabsf(logits[k] - want[k]));
+    CHECK(diff < 1e-4f, "classify logits = HF's (c00, c01): max |diff| %g", diff);
+    printf("  classify logits vs HF: c00 %.6f %.6f %.6f, max |diff| %.3g\n", logits[0],
+           logits[1], logits[2], diff);
+    CHECK(items[5].status == RF_ERR_INPUT && isnan(logits[5 * N]) && items[4].status == RF_OK,
+          "classify logits: a bad input fails alone, its row NaN");
+    CHECK(rf_classify(pl, in, 5, probs, NULL, &err) == RF_OK, "classify: %s", err.message);
+    diff = 0;
+    for (int i = 0; i < 5; i++) {
+        float p[N];
+        rf_softmax(logits + i * N, N, p);
+        for (int k = 0; k < N; k++)
+            diff = fmaxf(diff, fabsf(p[k] - probs[i * N + k]));
+    }
+    CHECK(diff < 1e-6f, "rf_classify = softmax of rf_classify_logits (max |diff| %g)", diff);
+free_texts:
+    for (int i = 0; i < N_TEXTS; i++)
+        free(owned[i]);
+done:
+    free(cases);
+    rf_checkpoint_free(expected);
+    rf_pipeline_free(pl);
+}
+
 int main(void)
 {
     const char *ref = check_reference();
@@ -159,7 +241,9 @@ int main(void)
         return check_done();
     }
     rf_model *mlm = load(ref, "tiny-word-mlm"), *ner = load(ref, "tiny-char-proj"),
-             *qa = load(ref, "tiny-qa");
+             *qa = load(ref, "tiny-qa"), *cls = load(ref, "tiny-word-cls");
+    if (cls)
+        test_classify_logits(cls, ref);
     if (mlm)
         test_embed(mlm);
     if (ner)
@@ -169,5 +253,6 @@ int main(void)
     rf_model_free(mlm);
     rf_model_free(ner);
     rf_model_free(qa);
+    rf_model_free(cls);
     return check_done();
 }
