@@ -40,6 +40,14 @@ def cli(roformer, model, cmd, lines, *args):
     return [json.loads(l) for l in out.splitlines()]
 
 
+def forward(roformer, model, lines):
+    """`roformer forward` on JSON lines: one output object per line."""
+    inp = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+    out = subprocess.run([roformer, "forward", "-m", model], input=inp.encode(),
+                         stdout=subprocess.PIPE, check=True, timeout=120).stdout.decode()
+    return [json.loads(l) for l in out.splitlines()]
+
+
 def close(a, b):
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return abs(a - b) <= TOL
@@ -96,6 +104,26 @@ def suite_cls(url, roformer, model):
     r = post(url, "/predict", {"inputs": [[SENTENCES[2]], [SENTENCES[0], SENTENCES[1]]]})
     report("/predict batch of a text and a pair",
            r.status_code == 200 and close(r.json(), [as_tei(exp[2]), as_tei(pair_exp[0])]), r.text[:300])
+
+    # raw_scores: the head's logits, as `roformer forward` prints them, all
+    # labels (config.json's id2label), best first
+    id2label = json.load(open(os.path.join(model, "config.json")))["id2label"]
+    def as_raw(logits):
+        order = sorted(range(len(logits)), key=lambda k: -logits[k])
+        return [{"label": id2label[str(k)], "score": logits[k]} for k in order]
+    fwd = forward(roformer, model, [{"text": s} for s in SENTENCES[:3]] +
+                  [{"text": SENTENCES[0], "text_pair": SENTENCES[1]}])
+    raw_exp = [as_raw(f["logits"]) for f in fwd]
+    r = post(url, "/predict", {"inputs": SENTENCES[0], "raw_scores": True})
+    report("/predict raw_scores: the logits of `roformer forward`, best first",
+           r.status_code == 200 and close(r.json(), raw_exp[0]) and
+           any(p["score"] < 0 for p in r.json()), r.text[:300])
+    r = post(url, "/predict", {"inputs": [[s] for s in SENTENCES[:3]] + [[SENTENCES[0], SENTENCES[1]]],
+                               "raw_scores": True})
+    report("/predict raw_scores batch of texts and a pair: `roformer forward`'s logits",
+           r.status_code == 200 and close(r.json(), raw_exp), r.text[:300])
+    error_is(post(url, "/predict", {"inputs": "x", "raw_scores": "yes"}), 422,
+             "raw_scores of the wrong type is 422 naming it", "raw_scores")
 
     # /embed, /v1/embeddings, /similarity
     raw = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES])]

@@ -15,6 +15,7 @@
 typedef enum {
     SERVE_KIND_EMBED,     /* rf_embed, not normalized (each request normalizes its own) */
     SERVE_KIND_CLASSIFY,  /* rf_classify */
+    SERVE_KIND_LOGITS,    /* rf_classify_logits ("raw_scores") */
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa, one window per input */
@@ -29,7 +30,7 @@ typedef struct serve_job {
 
     /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
     float *vectors;               /* embed: [n][hidden_size] */
-    float *probs;                 /* classify: [n][num_labels] */
+    float *probs;                 /* classify: [n][num_labels]; logits: the raw scores */
     rf_fill_mask_result *fill;
     rf_ner_result *ner;
     rf_qa_result *qa;

@@ -181,10 +181,10 @@ static rf_head_kind head_needed(serve_api api)
     }
 }
 
-static serve_kind kind_of(serve_api api)
+static serve_kind kind_of(const serve_request *r)
 {
-    switch (api) {
-    case SERVE_API_PREDICT: return SERVE_KIND_CLASSIFY;
+    switch (r->api) {
+    case SERVE_API_PREDICT: return r->raw_scores ? SERVE_KIND_LOGITS : SERVE_KIND_CLASSIFY;
     case SERVE_API_FILL_MASK: return SERVE_KIND_FILL_MASK;
     case SERVE_API_NER: return SERVE_KIND_NER;
     case SERVE_API_QA: return SERVE_KIND_QA;
@@ -227,13 +227,14 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     const rf_hparams *hp = rf_model_hparams(s->model);
     size_t n = (size_t)r->n_texts, D = (size_t)hp->hidden_size;
     size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
-    serve_job job = {.kind = kind_of(r->api), .texts = r->texts, .n = r->n_texts,
+    serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = r->n_texts,
                      .tokens = tokens, .top_k = r->top_k};
     job.items = calloc(n, sizeof *job.items);
     bool ok = job.items != NULL;
     switch (job.kind) {
     case SERVE_KIND_EMBED: ok = ok && (job.vectors = malloc(sizeof(float) * n * D)); break;
-    case SERVE_KIND_CLASSIFY: ok = ok && (job.probs = malloc(sizeof(float) * n * N)); break;
+    case SERVE_KIND_CLASSIFY:
+    case SERVE_KIND_LOGITS: ok = ok && (job.probs = malloc(sizeof(float) * n * N)); break;
     case SERVE_KIND_FILL_MASK: ok = ok && (job.fill = calloc(n, sizeof *job.fill)); break;
     case SERVE_KIND_NER: ok = ok && (job.ner = calloc(n, sizeof *job.ner)); break;
     case SERVE_KIND_QA: ok = ok && (job.qa = calloc(n, sizeof *job.qa)); break;
@@ -314,10 +315,6 @@ static void handle_engine(const serve_server *s, serve_api api, const char *body
     } else if (head != RF_HEAD_NONE && rf_model_hparams(s->model)->head != head) {
         serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
                    rf_head_name(head), rf_head_name(rf_model_hparams(s->model)->head));
-        respond_error(resp, log, &err);
-    } else if (r.raw_scores) {
-        serve_fail(&err, 422, "Validation",
-                   "raw_scores: not supported; scores are probabilities (softmax)");
         respond_error(resp, log, &err);
     } else if (count_tokens(s, &r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);

@@ -88,7 +88,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
-    float *probs = kind == SERVE_KIND_CLASSIFY ? malloc(sizeof(float) * T * r->N) : NULL;
+    bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
+    float *probs = classify ? malloc(sizeof(float) * T * r->N) : NULL;
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
@@ -97,7 +98,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_pipeline_stats before, after;
     rf_pipeline_get_stats(r->pl, &before);
     if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
-        (kind == SERVE_KIND_CLASSIFY && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
+        (classify && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
@@ -112,6 +113,9 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         break;
     case SERVE_KIND_CLASSIFY:
         st = rf_classify(r->pl, texts, total, probs, items, &err);
+        break;
+    case SERVE_KIND_LOGITS:
+        st = rf_classify_logits(r->pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_FILL_MASK:
         st = rf_fill_mask(r->pl, texts, total, top_k, fill, items, &err);
