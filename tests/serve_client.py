@@ -86,6 +86,15 @@ def suite_cls(url, roformer, model):
            info.get("labels") == ["negative", "neutral", "positive"] and info.get("hidden_size") == 32
            and info.get("max_client_batch_size") == 32 and info.get("max_input_length") == 40
            and isinstance(info.get("version"), str), info)
+    config = json.load(open(os.path.join(model, "config.json")))
+    tei = {"model_id": os.path.basename(model), "model_sha": None, "model_dtype": "float32",
+           "model_type": {"classifier": {"id2label": config["id2label"], "label2id": config["label2id"]}},
+           "max_concurrent_requests": 512, "max_input_length": 40, "max_batch_tokens": 16384,
+           "max_batch_requests": None, "max_client_batch_size": 32}
+    report("GET /info: TEI's fields, model_type with config.json's id2label and label2id",
+           all(info.get(k, "absent") == v for k, v in tei.items()) and
+           isinstance(info.get("tokenization_workers"), int) and info.get("head") == "cls",
+           {k: info.get(k, "absent") for k in tei})
 
     # /predict: one text, one pair, a batch mixing both
     exp = cli(roformer, model, "classify", [{"text": s} for s in SENTENCES])
@@ -257,6 +266,10 @@ def suite_cls(url, roformer, model):
 # ==== the other heads ====
 
 def suite_mlm(url, roformer, model):
+    info = requests.get(url + "/info", timeout=10).json()
+    report("GET /info of a model with a pooler: TEI's embedding model_type, pooling \"pooler\"",
+           info.get("model_type") == {"embedding": {"pooling": "pooler"}} and info.get("head") == "mlm",
+           info.get("model_type"))
     texts = ["今天[MASK]气很好", "我们[MASK]天去[MASK]京"]
     exp = cli(roformer, model, "fill-mask", [{"text": t} for t in texts], "--top-k", "3")
     r = post(url, "/fill-mask", {"inputs": texts, "top_k": 3})
@@ -278,6 +291,9 @@ def suite_mlm(url, roformer, model):
 
 
 def suite_ner(url, roformer, model):
+    info = requests.get(url + "/info", timeout=10).json()
+    report("GET /info of a model without a pooler: TEI's embedding model_type, pooling \"cls\"",
+           info.get("model_type") == {"embedding": {"pooling": "cls"}}, info.get("model_type"))
     texts = ["张三在北京工作", "李四去上海"]
     exp = cli(roformer, model, "ner", [{"text": t} for t in texts])
     r = post(url, "/ner", {"inputs": texts})
@@ -338,6 +354,10 @@ def suite_limits(url, roformer, model):
     error_is(post(url, "/embed", {"inputs": "x"}, headers={"Authorization": "Bearer wrong"}), 401,
              "a wrong key is 401")
     error_is(requests.get(url + "/info", timeout=10), 401, "GET /info needs the key too")
+    info = requests.get(url + "/info", headers={"Authorization": "Bearer secret"}, timeout=10).json()
+    report("GET /info: the limits the server was started with",
+           info.get("max_client_batch_size") == 4 and info.get("max_concurrent_requests") == 1 and
+           info.get("payload_limit") == 1000, info)
     report("GET /health needs no key", requests.get(url + "/health", timeout=10).status_code == 200)
     r = post(url, "/embed", {"inputs": "x"}, headers=auth)
     report("the right key is 200", r.status_code == 200, r.text[:200])

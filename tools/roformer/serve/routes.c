@@ -109,29 +109,82 @@ static void respond_error(serve_response *resp, serve_log_entry *log, const serv
 
 /* ==== GET routes ==== */
 
+/* TEI's model_type: a sequence classifier is {"classifier": {"id2label":
+ * {"0": label, ...}, "label2id": {label: 0, ...}}}, any other model
+ * {"embedding": {"pooling": ...}} (the pooling /embed uses). TEI calls a
+ * one-label classifier a "reranker" because it serves /rerank for it; this
+ * server has no /rerank, so it stays a classifier. */
+static cJSON *tei_model_type(const serve_server *s, const char *pooling)
+{
+    const rf_hparams *hp = rf_model_hparams(s->model);
+    cJSON *type = cJSON_CreateObject(), *inner = cJSON_CreateObject();
+    if (!type || !inner) {
+        cJSON_Delete(type);
+        cJSON_Delete(inner);
+        return NULL;
+    }
+    if (hp->head != RF_HEAD_SEQ_CLS) {
+        cJSON_AddItemToObject(type, "embedding", inner);
+        cJSON_AddStringToObject(inner, "pooling", pooling);
+        return type;
+    }
+    cJSON_AddItemToObject(type, "classifier", inner);
+    cJSON *id2label = cJSON_AddObjectToObject(inner, "id2label");
+    cJSON *label2id = cJSON_AddObjectToObject(inner, "label2id");
+    for (int32_t i = 0; id2label && label2id && i < hp->num_labels; i++) {
+        char id[16], fallback[32];
+        const char *l = rf_model_label(s->model, i);
+        if (!l) {
+            snprintf(fallback, sizeof fallback, "LABEL_%d", i);
+            l = fallback;
+        }
+        snprintf(id, sizeof id, "%d", i);
+        cJSON_AddStringToObject(id2label, id, l);
+        cJSON_AddNumberToObject(label2id, l, i);
+    }
+    return type;
+}
+
+/* TEI's fields (model_id, model_sha, model_dtype, model_type, the limits,
+ * tokenization_workers, version, ...), then the model's own. */
 static void handle_info(const serve_server *s, serve_response *resp)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
     static const char *const poolings[] = {"cls", "mean", "pooler"};
+    const char *pooling = poolings[s->pooling];
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "model_id", s->model_id);
-    cJSON_AddStringToObject(o, "model_type", rf_head_name(hp->head));
+    cJSON_AddNullToObject(o, "model_sha");
+    /* the encoder's arithmetic, in TEI's words */
+    cJSON_AddStringToObject(o, "model_dtype",
+                            s->compute == RF_COMPUTE_BF16   ? "bfloat16"
+                            : s->compute == RF_COMPUTE_INT8 ? "int8"
+                                                            : "float32");
+    cJSON_AddItemToObject(o, "model_type", tei_model_type(s, pooling));
+    cJSON_AddNumberToObject(o, "max_concurrent_requests", s->max_concurrent);
+    cJSON_AddNumberToObject(o, "max_input_length", s->max_input_length);
+    cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
+    cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
+    cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
+    cJSON_AddBoolToObject(o, "auto_truncate", false);
+    /* each request is tokenized on its own connection's thread */
+    cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
+    cJSON_AddNullToObject(o, "sha");
+
+    cJSON_AddStringToObject(o, "head", rf_head_name(hp->head));
+    cJSON_AddStringToObject(o, "weights_dtype", rf_dtype_name(hp->dtype));
     cJSON_AddNumberToObject(o, "hidden_size", hp->hidden_size);
     cJSON_AddNumberToObject(o, "num_layers", hp->num_layers);
     cJSON_AddNumberToObject(o, "vocab_size", hp->vocab_size);
     cJSON_AddNumberToObject(o, "max_position", hp->max_position);
     cJSON_AddStringToObject(o, "tokenizer", rf_tokenizer_mode_name(hp->tokenizer));
-    cJSON_AddStringToObject(o, "pooling", poolings[s->pooling]);
+    cJSON_AddStringToObject(o, "pooling", pooling);
     for (int32_t i = 0; labels && i < hp->num_labels; i++) {
         const char *l = rf_model_label(s->model, i);
         cJSON_AddItemToArray(labels, cJSON_CreateString(l ? l : ""));
     }
     cJSON_AddItemToObject(o, "labels", labels);
-    cJSON_AddNumberToObject(o, "max_input_length", s->max_input_length);
-    cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
-    cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
-    cJSON_AddNumberToObject(o, "max_concurrent_requests", s->max_concurrent);
     cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
     respond_json(resp, 200, o);
 }
