@@ -311,6 +311,70 @@ def suite_qa(url, roformer, model):
     error_is(post(url, "/qa", {"inputs": {"question": "x"}}), 422, "/qa without context is 422",
              "inputs.context")
 
+    # long contexts (the reference cases', up to 934 characters) on a server
+    # started with --max-input-length 64: refused, truncated, or read in
+    # windows with doc_stride, each as `roformer qa` with the same options
+    long_items = []
+    for line in open(os.path.join(model, "cases.jsonl"), encoding="utf-8"):
+        case = json.loads(line)
+        for q, c in zip(case.get("texts") or [case["text"]], case.get("text_pairs") or [case["text_pair"]]):
+            if len(c) > 100:
+                long_items.append({"question": q, "context": c})
+    error_is(post(url, "/qa", {"inputs": [items[0]] + long_items}), 422,
+             "/qa over --max-input-length without truncate or doc_stride is 422 naming it", "doc_stride")
+    exp = cli(roformer, model, "qa", long_items, "--max-length", "64")
+    r = post(url, "/qa", {"inputs": long_items, "truncate": True})
+    report("/qa truncate: equals `roformer qa --max-length 64`",
+           r.status_code == 200 and close(r.json(), exp), r.text[:300])
+    options = [(16, None), (16, 2), (30, 4), (None, 3)]
+    expected = {}
+    for stride, answer in options:
+        flags = ["--max-length", "64"]
+        flags += ["--doc-stride", str(stride)] if stride is not None else []
+        flags += ["--max-answer-tokens", str(answer)] if answer is not None else []
+        expected[(stride, answer)] = cli(roformer, model, "qa", long_items if stride is not None else items,
+                                         *flags)
+    def qa_body(stride, answer):
+        body = {"inputs": long_items if stride is not None else items}
+        if stride is not None:
+            body["doc_stride"] = stride
+        if answer is not None:
+            body["max_answer_tokens"] = answer
+        return body
+    for stride, answer in options:
+        r = post(url, "/qa", qa_body(stride, answer))
+        report("/qa doc_stride %s, max_answer_tokens %s: equals `roformer qa` with those flags"
+               % (stride, answer), r.status_code == 200 and close(r.json(), expected[(stride, answer)]),
+               r.text[:300])
+    report("the options change the answers (the checks above can tell them apart)",
+           expected[(16, None)] != expected[(16, 2)] and expected[(16, 2)] != expected[(30, 4)],
+           expected)
+    # concurrent requests with different options: batched only with their like
+    results, errors = [], []
+    def client(k):
+        try:
+            for rep in range(4):
+                opt = options[(k + rep) % len(options)]
+                rr = post(url, "/qa", qa_body(*opt))
+                results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    report("8 concurrent clients with different doc_stride / max_answer_tokens each get their own answers",
+           not errors and len(results) == 32 and all(results), errors[:2] or results)
+    error_is(post(url, "/qa", {"inputs": items, "doc_stride": -1}), 422, "doc_stride -1 is 422 naming it",
+             "doc_stride")
+    error_is(post(url, "/qa", {"inputs": items, "max_answer_tokens": 0}), 422,
+             "max_answer_tokens 0 is 422 naming it", "max_answer_tokens")
+    error_is(post(url, "/qa", {"inputs": items, "max_answer_tokens": 2.5}), 422,
+             "max_answer_tokens 2.5 is 422 naming it", "max_answer_tokens")
+    error_is(post(url, "/qa", {"inputs": long_items, "doc_stride": 60}), 422,
+             "a doc_stride that leaves no progress in a 64-token window is 422 naming it", "doc_stride")
+
 
 # ==== limits: --api-key, --max-client-batch-size 4, --payload-limit 1000,
 # --max-concurrent-requests 1 ====

@@ -100,7 +100,7 @@ if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts"
 MODEL=$M/tiny-char-proj
 if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
 MODEL=$M/tiny-qa
-if start qa "$MODEL"; then client qa; stop qa; else check "qa server starts" false; fi
+if start qa "$MODEL" --max-input-length 64; then client qa; stop qa; else check "qa server starts" false; fi
 
 # ==== Limits: key, request size, concurrency; JSON log ====
 MODEL=$M/tiny-word-cls

@@ -49,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(r.texts[i].pair == NULL || api == SERVE_API_QA || api == SERVE_API_PREDICT);
     }
     FUZZ_ASSERT(r.top_k >= 1 && r.top_k <= 1000);
+    FUZZ_ASSERT(r.max_answer_tokens >= 1 && r.doc_stride >= -1);
     serve_request_free(&r);
     return 0;
 }

@@ -35,8 +35,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Takes the oldest job and the later ones of its kind that fit the token
- * budget, in queue order. Called with the lock held. */
+/* Takes the oldest job and the later ones that can share its library call
+ * and fit the token budget, in queue order. Called with the lock held. */
 static int take_batch(serve_batcher *b, serve_job **batch)
 {
     serve_job *first = b->head, **link = &b->head, *prev = NULL;
@@ -44,7 +44,7 @@ static int take_batch(serve_batcher *b, serve_job **batch)
     int32_t tokens = 0;
     for (serve_job *j = b->head; j && n < MAX_BATCH_JOBS;) {
         serve_job *next = j->next;
-        bool take = j == first || (j->kind == first->kind &&
+        bool take = j == first || (serve_jobs_share_call(j, first) &&
                                    tokens + j->tokens <= b->max_batch_tokens);
         if (take) {
             batch[n++] = j;

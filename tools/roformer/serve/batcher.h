@@ -1,7 +1,8 @@
 /*
  * batcher.h — the queue between the HTTP threads and the engine. Request
  * threads submit jobs and wait; one batcher thread takes the oldest job
- * and every other waiting job of the same kind while their real tokens fit
+ * and every other waiting job that can share its call (the same kind; for
+ * QA the same arguments: serve_jobs_share_call) while their real tokens fit
  * in max_batch_tokens (the oldest is always taken, however long), runs
  * them as one call (runner.h) and wakes their threads. While it runs, new
  * jobs gather for the next batch: 32 clients sending a sentence each share

@@ -18,7 +18,7 @@ typedef enum {
     SERVE_KIND_LOGITS,    /* rf_classify_logits ("raw_scores") */
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
-    SERVE_KIND_QA,        /* rf_qa, one window per input */
+    SERVE_KIND_QA,        /* rf_qa */
 } serve_kind;
 
 typedef struct serve_job {
@@ -27,6 +27,7 @@ typedef struct serve_job {
     int32_t n;          /* texts */
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
+    int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
 
     /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
     float *vectors;               /* embed: [n][hidden_size] */
@@ -46,5 +47,15 @@ typedef struct serve_job {
     double forward_seconds;       /* its batch's forward passes */
     struct serve_job *next;
 } serve_job;
+
+/* Whether a and b can run in one library call: the same kind and, for QA,
+ * the same rf_qa arguments (fill-mask runs the largest top_k asked and
+ * trims it per job). */
+static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
+{
+    return a->kind == b->kind &&
+           (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
+                                         a->doc_stride == b->doc_stride));
+}
 
 #endif

@@ -272,16 +272,30 @@ static int parse_openai(serve_request *r, const cJSON *root, int32_t max_client_
     return 0;
 }
 
-static int parse_top_k(serve_request *r, const cJSON *root, serve_error *err)
+/* An optional integer field in [lo, hi]; absent or null keeps *out. */
+static int take_int(const cJSON *obj, const char *name, int32_t lo, int32_t hi, int32_t *out,
+                    serve_error *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "top_k");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!v || cJSON_IsNull(v))
         return 0;
     /* range first: converting a double out of int32's range is undefined */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1000) ||
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
         v->valuedouble != (double)(int32_t)v->valuedouble)
-        return invalid(err, "%s: expected an integer from 1 to 1000", "top_k");
-    r->top_k = (int32_t)v->valuedouble;
+        return serve_fail(err, 422, "Validation", "%s: expected an integer from %d to %d", name,
+                          lo, hi);
+    *out = (int32_t)v->valuedouble;
+    return 0;
+}
+
+/* The job's own integer options, as the CLI's flags allow them. */
+static int parse_job_options(serve_request *r, const cJSON *root, serve_error *err)
+{
+    if (r->api == SERVE_API_FILL_MASK)
+        return take_int(root, "top_k", 1, 1000, &r->top_k, err);
+    if (r->api == SERVE_API_QA)
+        return take_int(root, "max_answer_tokens", 1, 1 << 20, &r->max_answer_tokens, err) ||
+               take_int(root, "doc_stride", 0, 1 << 20, &r->doc_stride, err);
     return 0;
 }
 
@@ -289,7 +303,8 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
                         serve_request *out, serve_error *err)
 {
     *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
-                           .truncate = api == SERVE_API_SCM, .top_k = 5};
+                           .truncate = api == SERVE_API_SCM, .top_k = 5,
+                           .max_answer_tokens = 15, .doc_stride = -1};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
     while (root && end && end < body + len && (*end == ' ' || *end == '\t' || *end == '\r' ||
@@ -328,7 +343,7 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
              take_bool(root, "normalize", &out->normalize, err) ||
              take_bool(root, "raw_scores", &out->raw_scores, err) ||
              take_bool(root, "add_special_tokens", &out->add_special_tokens, err) ||
-             (api == SERVE_API_FILL_MASK && parse_top_k(out, root, err)) ? -1 : 0;
+             parse_job_options(out, root, err) ? -1 : 0;
 done:
     cJSON_Delete(root);
     if (rc)

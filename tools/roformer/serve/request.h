@@ -11,7 +11,8 @@
  *   predict       "inputs": str | [str, str] (one pair) | [[str] | [str, str], ...]
  *   similarity    "inputs": {"source_sentence": str, "sentences": [str, ...]}
  *   openai        "input": str | [str, ...], "model", "encoding_format"
- *   qa            "inputs": {"question", "context"} | [{...}, ...]
+ *   qa            "inputs": {"question", "context"} | [{...}, ...],
+ *                 "max_answer_tokens", "doc_stride"
  *   scm           "inputs": {"A", "B", "C"} | [{...}, ...]
  */
 #ifndef RF_SERVE_REQUEST_H
@@ -61,6 +62,8 @@ typedef struct {
     bool add_special_tokens; /* tokenize; default true */
     bool base64;             /* openai encoding_format "base64" */
     int32_t top_k;           /* fill-mask; default 5 */
+    int32_t max_answer_tokens; /* qa; default 15, as HF and `roformer qa` */
+    int32_t doc_stride;      /* qa; default -1: no windows (`roformer qa --doc-stride`) */
     char *model;             /* openai "model", echoed back; NULL when absent */
 } serve_request;
 

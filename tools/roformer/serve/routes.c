@@ -245,28 +245,60 @@ static serve_kind kind_of(const serve_request *r)
     }
 }
 
+/* The tokens rf_qa runs for question + context `e` read in windows of
+ * `window` tokens, each starting `stride` context tokens before the
+ * previous one ends (rf_qa's plan: every window repeats [CLS] question
+ * [SEP] and ends with [SEP]). An input rf_qa will refuse (no room for
+ * context, a stride that makes no progress) counts its own length; rf_qa
+ * says why it fails. */
+static int32_t qa_window_tokens(const rf_encoding *e, int32_t window, int32_t stride)
+{
+    int32_t header = 1;
+    while (header < e->n && e->type_ids[header] == 0)
+        header++;
+    int32_t context = e->n - header - 1, room = window - header - 1, total = 0;
+    if (e->n <= window || room < 1 || stride >= room)
+        return e->n;
+    for (int32_t first = 0;; first += room - stride) {
+        int32_t count = context - first < room ? context - first : room;
+        total += header + count + 1;
+        if (first + count >= context)
+            return total;
+    }
+}
+
 /* Tokenizes every text into encs[] (truncated at --max-input-length when
  * the request allows it), sums the tokens and refuses a text that is too
- * long. Returns 0 or -1 with *err set. */
+ * long. A QA request with doc_stride reads a long context in windows of
+ * --max-input-length tokens instead: nothing is too long, and the tokens
+ * are those of its windows. Returns 0 or -1 with *err set. */
 static int count_tokens(const serve_server *s, const serve_request *r, rf_encoding *encs,
                         int32_t *tokens, serve_error *err)
 {
+    bool windows = r->api == SERVE_API_QA && r->doc_stride >= 0;
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
         const rf_text *t = &r->texts[i];
         char field[64];
         rf_error e;
         if (rf_tokenize(s->model, t->text, t->text_len, t->pair, t->pair ? t->pair_len : 0,
-                        r->truncate ? s->max_input_length : 0, &encs[i], &e) != RF_OK) {
+                        r->truncate && !windows ? s->max_input_length : 0, &encs[i],
+                        &e) != RF_OK) {
             field_name(r, i, field, sizeof field);
             return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
+        }
+        if (windows) {
+            *tokens += qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
+            continue;
         }
         if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE) {
             field_name(r, i, field, sizeof field);
             return serve_fail(err, 422, "Validation",
                               "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
-                              "it",
-                              field, encs[i].n, s->max_input_length);
+                              "it%s",
+                              field, encs[i].n, s->max_input_length,
+                              r->api == SERVE_API_QA ? " or \"doc_stride\" to read it in windows"
+                                                     : "");
         }
         *tokens += encs[i].n;
     }
@@ -281,7 +313,8 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     size_t n = (size_t)r->n_texts, D = (size_t)hp->hidden_size;
     size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
     serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = r->n_texts,
-                     .tokens = tokens, .top_k = r->top_k};
+                     .tokens = tokens, .top_k = r->top_k,
+                     .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride};
     job.items = calloc(n, sizeof *job.items);
     bool ok = job.items != NULL;
     switch (job.kind) {

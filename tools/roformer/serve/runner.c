@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Answers longer than this many tokens are not considered (HF's default). */
-#define QA_MAX_ANSWER_TOKENS 15
-
 struct serve_runner {
     const rf_model *model;
     rf_pipeline *pl;
@@ -124,7 +121,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         st = rf_token_classify(r->pl, texts, total, ner, items, &err);
         break;
     case SERVE_KIND_QA:
-        st = rf_qa(r->pl, texts, total, QA_MAX_ANSWER_TOKENS, -1, qa, items, &err);
+        st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
+                   items, &err);
         break;
     }
     if (st != RF_OK)

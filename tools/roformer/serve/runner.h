@@ -20,8 +20,9 @@ rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *p
                               rf_pooling pooling, serve_runner **out, rf_error *err);
 void serve_runner_free(serve_runner *r);
 
-/* Runs jobs[0..n), all of jobs[0]->kind, filling each job's results and
- * status. Returns the forward-pass seconds spent. */
+/* Runs jobs[0..n), all sharing jobs[0]'s call (serve_jobs_share_call),
+ * filling each job's results and status. Returns the forward-pass seconds
+ * spent. */
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n);
 
 #endif
