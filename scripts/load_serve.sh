@@ -12,7 +12,9 @@
 #   p99 at 1 connection vs the CLI's time per sentence with --batch-size 1.
 # The CLI runs before and after the server's runs, and the mean is used, so
 # that a change in the machine's load shows (their spread is printed).
-# Run from the repository root after `make`. Environment: ROFORMER (the CLI,
+# Last, the same p99 against the engine's own p99 on one sentence at a time
+# (the library, through tools/python). Run from the repository root after
+# `make`. Environment: ROFORMER (the CLI,
 # default build/roformer), THREADS (compute threads, default 0 = all cores),
 # SENTENCES (use only the first N sentences, default all 1200: a base-size
 # model embeds them in minutes on a few cores), ROFORMER_DATA (default
@@ -125,3 +127,25 @@ echo "roformer embed --batch-size 1: $(echo "$single_s $n" | awk '{printf "%.2f"
      "(before / after: $single_a s / $single_b s for all)"
 echo "server p99 at 1 connection: $p99_1 ms =" \
      "$(echo "$p99_1 $single_s $n" | awk '{printf "%.2f", $1 / ($2 / $3 * 1000)}') x the CLI's time per sentence (target <= 1.2)"
+# The p99 above compares a tail with a mean: the longest 1% of these reviews
+# take several times the mean on their own. So time the engine itself on
+# each sentence alone (the library through the Python package, same model
+# and threads, no server) and compare the same percentile.
+$py - "$model" "$threads" "$tmp/sentences.txt" "$p99_1" <<'PYEOF'
+import os, sys, time
+sys.path.insert(0, os.path.join(os.getcwd(), "tools", "python"))
+import roformer
+model, threads, path, server_p99 = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+sentences = open(path, encoding="utf-8").read().splitlines()
+times = []
+with roformer.Model(model, threads=threads or None) as m:
+    m.encode(sentences[:20])
+    for s in sentences:
+        t0 = time.perf_counter()
+        m.encode([s])
+        times.append((time.perf_counter() - t0) * 1000)
+times.sort()
+p50, p99 = times[len(times) // 2], times[int(len(times) * 0.99)]
+print(f"the engine on one sentence at a time (no server): p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+print(f"server p99 at 1 connection: {server_p99:.3f} ms = {server_p99 / p99:.2f} x the engine's own p99 per sentence (target <= 1.2)")
+PYEOF
