@@ -67,10 +67,10 @@ static void test_cache_dir(void)
     char dir[RF_HUB_PATH_MAX];
     rf_error err;
     rf_hub_repo r;
-    setenv("HOME", "/home/u", 1);
+    setenv("HOME", "/users/u", 1);
     unsetenv("ROFORMER_CACHE");
     unsetenv("XDG_CACHE_HOME");
-    CHECK(rf_hub_cache_dir(dir, sizeof dir, &err) == RF_OK && !strcmp(dir, "/home/u/.cache/roformer"),
+    CHECK(rf_hub_cache_dir(dir, sizeof dir, &err) == RF_OK && !strcmp(dir, "/users/u/.cache/roformer"),
           "HOME: %s", dir);
     setenv("XDG_CACHE_HOME", "/xdg", 1);
     CHECK(rf_hub_cache_dir(dir, sizeof dir, &err) == RF_OK && !strcmp(dir, "/xdg/roformer"),
