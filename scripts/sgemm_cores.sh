@@ -1,6 +1,8 @@
 #!/bin/sh
-# sgemm_cores.sh — the fp32 FMA peak of one core (tests/bench/fma_peak.c), and
-# sgemm GFLOP/s on this machine for each OpenBLAS core type the
+# sgemm_cores.sh — the fp32 FMA peak of one core (tests/bench/fma_peak.c:
+# with 256-bit AVX2 FMAs, with 512-bit FMAs when the CPU has AVX-512F, and
+# which of the two is the CPU's peak, the one to read sgemm rates against),
+# and sgemm GFLOP/s on this machine for each OpenBLAS core type the
 # CPU can run (the one OpenBLAS detects, Haswell, and SkylakeX when the CPU has
 # AVX-512F), with 1 and 2 OpenBLAS threads and with 2 threads that each run a
 # single-threaded sgemm on half of the rows or half of the columns
@@ -12,9 +14,13 @@ RUNS=${1:-10}
 mkdir -p build
 cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(pkg-config --cflags openblas) \
     tests/bench/sgemm_bench.c -o build/sgemm_bench $(pkg-config --libs openblas) -lpthread
-if grep -qw fma /proc/cpuinfo; then
-    cc -O2 -std=c11 -D_GNU_SOURCE -mavx2 -mfma tests/bench/fma_peak.c -o build/fma_peak && ./build/fma_peak
-fi
+# fma_peak picks its kernels at run time: built without -m flags, it runs on every x86-64 CPU
+case $(uname -m) in
+x86_64)
+    cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror tests/bench/fma_peak.c -o build/fma_peak
+    ./build/fma_peak
+    ;;
+esac
 cores="detected Haswell"
 grep -qw avx512f /proc/cpuinfo && cores="$cores SkylakeX"
 for core in $cores; do
