@@ -102,6 +102,28 @@ if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts"
 MODEL=$M/tiny-qa
 if start qa "$MODEL" --max-input-length 64; then client qa; stop qa; else check "qa server starts" false; fi
 
+# ==== --compute int8 (CPUs with AVX2): /info says so, /embed answers ====
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    if start int8 "$M/tiny-word-mlm" --compute int8; then
+        curl -s --max-time 30 "$URL/info" >"$TMP/int8-info"
+        check "serve --compute int8: /info model_dtype is int8" $PY -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["model_dtype"] == "int8"' "$TMP/int8-info"
+        curl -s --max-time 30 -w '\n%{http_code}' -H 'Content-Type: application/json' \
+            -d '{"inputs": ["今天天气很好", "北京是中国的首都"]}' "$URL/embed" >"$TMP/int8-embed"
+        check "serve --compute int8: POST /embed is 200 with two vectors" $PY -c '
+import json, sys
+body, status = open(sys.argv[1]).read().rsplit("\n", 1)
+vecs = json.loads(body)
+assert status == "200" and len(vecs) == 2 and all(len(v) == 64 for v in vecs)' "$TMP/int8-embed"
+        stop int8
+    else
+        check "int8 server starts" false
+    fi
+else
+    check_skip "this CPU has no AVX2: serve --compute int8 not run"
+fi
+
 # ==== Limits: key, request size, concurrency; JSON log ====
 MODEL=$M/tiny-word-cls
 if start limits "$MODEL" --api-key secret --max-client-batch-size 4 --payload-limit 1000 \

@@ -29,6 +29,13 @@ def model_dir(name):
     return path
 
 
+def cpu_has(flag):
+    """Whether the CPU has `flag` (a /proc/cpuinfo name such as "avx2"), as
+    the shell tests decide what the library must accept."""
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and flag in line.split() for line in f)
+
+
 def data_lines(rel, n):
     path = os.path.join(DATA, rel)
     if not os.path.exists(path):

@@ -17,7 +17,7 @@ import dask.bag as db  # noqa: E402
 
 import roformer  # noqa: E402
 import roformer.dask as rd  # noqa: E402
-from conftest import data_lines, model_dir, run_cli  # noqa: E402
+from conftest import cpu_has, data_lines, model_dir, run_cli  # noqa: E402
 
 TIMEOUT = 90
 BAD = b"bad \xff"
@@ -91,6 +91,29 @@ def test_encode_takes_a_dataframe_column(client, texts):
     with roformer.Model(M, threads=1) as m:
         want = m.encode(texts[:50], batch_size=1)
     assert len(got) == 50 and all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_int8_equals_single_process(client, texts):
+    """compute="int8" reaches the workers' models: the single-process int8
+    numbers exactly, not the f32 ones."""
+    if not cpu_has("avx2"):
+        pytest.skip('this CPU has no AVX2: compute="int8" on the cluster not run')
+    M, MC = model_dir("tiny-word-mlm"), model_dir("tiny-word-cls")
+    bag = db.from_sequence(texts, npartitions=4)
+    got = run(client, rd.encode(bag, M, compute="int8", batch_size=8, errors="skip"))
+    labels = run(client, rd.classify(bag, MC, compute="int8", top_k=None, errors="skip"))
+    want, f32, want_labels = [], [], []
+    with roformer.Model(M, threads=1, compute="int8") as m, roformer.Model(M, threads=1) as m32, \
+            roformer.Model(MC, threads=1, compute="int8") as mc:
+        for part in partitions(bag):
+            want += list(m.encode(part, batch_size=8, errors="skip"))
+            f32 += list(m32.encode(part, batch_size=8, errors="skip"))
+            want_labels += mc.classify(part, top_k=None, errors="skip")
+    assert got[57] is None and labels[57] is None
+    ok = [i for i in range(len(texts)) if i != 57]
+    assert all(np.array_equal(got[i], want[i]) for i in ok)
+    assert any(not np.array_equal(got[i], f32[i]) for i in ok), "int8 not in effect"
+    assert labels == want_labels
 
 
 def test_classify_equals_single_process(client, texts):

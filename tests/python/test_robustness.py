@@ -1,7 +1,7 @@
 """The package's edges: errors (the library's messages, errors="raise"|"skip"
 keeping positions), threads (shared model, own contexts, GIL released),
 memory (RSS flat over 10,000 calls) and the ctypes declarations (every
-struct's layout as the C compiler sees roformer.h)."""
+struct's layout and enum value as the C compiler sees roformer.h)."""
 
 import os
 import pickle
@@ -204,7 +204,7 @@ def test_no_leak_over_10000_calls(mlm):
 
 # ==== the ctypes declarations ====
 
-def test_struct_layouts_match_the_header():
+def test_struct_layouts_and_constants_match_the_header():
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler")
@@ -216,6 +216,11 @@ def test_struct_layouts_match_the_header():
         lines.append('printf("%s %%zu\\n", sizeof(%s));' % (name, name))
         for field, _ in s._fields_:
             lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (name, field, name, field))
+    # every enum value the bindings mirror (RF_OK, RF_HEAD_*, RF_COMPUTE_*, ...)
+    constants = [n for n in dir(_capi) if n.startswith("RF_")]
+    assert "RF_COMPUTE_INT8" in constants
+    for n in constants:
+        lines.append('printf("%s %%d\\n", (int)%s);' % (n, n))
     lines.append("return 0; }")
     tmp = os.path.join(tempfile.gettempdir(), "rf_layout_%d" % os.getpid())
     with open(tmp + ".c", "w") as f:
@@ -232,6 +237,8 @@ def test_struct_layouts_match_the_header():
         assert int(got[s.__name__]) == __import__("ctypes").sizeof(s), s.__name__
         for field, _ in s._fields_:
             assert int(got[s.__name__ + "." + field]) == getattr(s, field).offset, (s.__name__, field)
+    for n in constants:
+        assert int(got[n]) == getattr(_capi, n), n
 
 
 def test_library_found_beside_the_build(monkeypatch):

@@ -3,8 +3,9 @@ functions of include/roformer.h declared for ctypes.
 
 This module mirrors the header and nothing more: no Python conveniences
 (those are in model.py). Every struct here must have the C layout exactly;
-tests/python/test_bindings.py compiles the header and compares each field's
-offset and each struct's size with these declarations.
+tests/python/test_robustness.py compiles the header and compares each field's
+offset, each struct's size and each RF_ constant's value with these
+declarations.
 
 ctypes.CDLL releases the GIL for the duration of every foreign call, so
 calls into the library from several Python threads run in parallel.
@@ -53,7 +54,7 @@ RF_ERR_INPUT = 5
 
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
 RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER = range(3)
-RF_COMPUTE_F32, RF_COMPUTE_BF16 = 0, 1
+RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
 
 # ==== Structs ====
 

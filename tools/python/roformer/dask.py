@@ -9,7 +9,10 @@ Tasks carry the model's path, never the model: each worker process loads a
 model once, on its first task, and keeps it (worker_model(), a per-process
 cache keyed by path and load options); every thread of the worker shares
 it, each with its own context. Models load with threads=1 by default: run
-one Dask worker thread per core and let Dask spread the work.
+one Dask worker thread per core and let Dask spread the work. threads,
+compute ("f32", "bf16" or "int8", as Model's) and max_length are those load
+options; a worker whose CPU lacks the compute type's instructions fails its
+tasks with the library's message.
 
 Each partition is one call of the single-process method on its items
 (Model.encode, Model.classify), so results equal those calls exactly. (The

@@ -28,7 +28,7 @@ import numpy as np
 from . import _capi as C
 
 _POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "pooler": C.RF_POOLING_POOLER}
-_COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16}
+_COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
 _ERRORS = ("raise", "skip")
@@ -229,15 +229,19 @@ class Model:
 
         m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None)
 
-    threads: compute threads per call (None: all cores); compute: "f32" or
-    "bf16" (CPUs with AVX512_BF16); max_length: truncate every input to that
-    many tokens (None: no truncation; an input longer than the model's
-    maximum then fails). A context manager; close() frees it.
+    threads: compute threads per call (None: all cores); compute: the
+    encoder layers' arithmetic, "f32", "bf16" (CPUs with AVX512_BF16) or
+    "int8" (CPUs with AVX2: the four Linear products of every layer in 8-bit
+    integers, as the CLI's --compute int8); on a CPU without the instructions
+    the constructor raises Error with the library's message. max_length:
+    truncate every input to that many tokens (None: no truncation; an input
+    longer than the model's maximum then fails). A context manager; close()
+    frees it.
     """
 
     def __init__(self, path, threads=None, compute="f32", max_length=None):
         if compute not in _COMPUTES:
-            raise ValueError('compute must be "f32" or "bf16", not %r' % (compute,))
+            raise ValueError('compute must be "f32", "bf16" or "int8", not %r' % (compute,))
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError("threads must be a positive integer or None")
         self.path = os.fsdecode(path)
@@ -259,6 +263,8 @@ class Model:
             raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r"
                              % (hp.max_position, max_length))
         self.max_length = max_length
+        if compute != "f32":
+            self._check_compute()
         self.hidden_size = hp.hidden_size
         self.labels = [self._label(i) for i in range(hp.num_labels)]
         self.info = self._info()
@@ -285,6 +291,21 @@ class Model:
     def __repr__(self):
         return "roformer.Model(%r, head=%r, hidden_size=%d)" % (
             self.path, self.info["head"], self.hidden_size)
+
+    def _check_compute(self):
+        """Creates and frees a one-token context, so that a CPU without the
+        compute type's instructions fails at load, with the library's
+        message, rather than at the first call. (The model's packed weights,
+        made by the first context, stay for the later ones.)"""
+        cp = C.rf_context_default_params()
+        cp.max_seq_len, cp.n_threads, cp.compute = 1, 1, _COMPUTES[self.compute]
+        ctx = c_void_p()
+        err = C.rf_error()
+        st = C.rf_context_create(self._state.handle, byref(cp), byref(ctx), byref(err))
+        if st != C.RF_OK:
+            self.close()
+            _raise(st, err)
+        C.rf_context_free(ctx)
 
     def _thread_slots(self):
         ticket = getattr(self._local, "ticket", None)
