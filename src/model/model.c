@@ -448,18 +448,16 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             *kept = (rf_stored_matrix){t->type, t->data, scale};
             continue;
         }
-        if (t->type == RF_DTYPE_Q8) {
+        uint64_t count = t->nbytes / rf_dtype_size(t->type);
+        if (t->type == RF_DTYPE_Q8)
             rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1],
                                     (size_t)t->ne[0], next);
-            *table[i].slot = next;
-            next += t->nbytes;
-            continue;
-        }
-        uint64_t count = t->nbytes / 2;
-        if (t->type == RF_DTYPE_F16)
+        else if (t->type == RF_DTYPE_F16)
             rf_widen_f16(t->data, next, count);
         else
             rf_widen_bf16(t->data, next, count);
+        /* the f32 copy is what the model reads from now on */
+        rf_model_release_file_pages(model, t->data, t->nbytes);
         *table[i].slot = next;
         next += count;
     }
@@ -520,6 +518,12 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
         }
     }
     return RF_OK;
+}
+
+void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes)
+{
+    rf_mapped_file f = {model->map, model->map_size};
+    rf_mapped_file_release(&f, data, bytes);
 }
 
 /* ==== Loading ==== */
