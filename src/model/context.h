@@ -2,7 +2,8 @@
  * context.h — what a context is inside the library: the model it runs, its
  * thread pool, and every scratch buffer of the forward pass, sized once at
  * rf_context_create from max_batch x max_seq_len and carved out of one
- * allocation. The forward pass allocates nothing.
+ * allocation, buffers that are never live together sharing memory. The
+ * forward pass allocates nothing.
  *
  * T = max_batch * max_seq_len tokens, E embedding_size, D hidden,
  * F intermediate, L max_seq_len, Dh head size, n threads.
@@ -23,21 +24,43 @@ struct rf_context {
     bool skip_padding;  /* rf_context_params.skip_padding */
     rf_pool *pool;
     float *arena;       /* the one allocation every buffer below points into */
-    float *emb;         /* [T][E] embeddings before embeddings_project (E != D only) */
+    size_t arena_bytes; /* its size */
+    /*
+     * The forward pass runs in phases, and buffers of different phases
+     * share memory: two regions besides x, each holding one phase's
+     * buffers at a time (a buffer is dead once the next phase writes over
+     * it, and no product reads and writes the same region):
+     *
+     *   phase                  wide: [T][max(3D, F, E)]      narrow: [T][max(D, E)]
+     *   embeddings (E != D)    emb, read into x              -
+     *   layer: Q|K|V + RoPE    qkv written                   -
+     *   layer: attention       qkv read                      attn written
+     *   layer: Wo              attn_proj written (qkv dead)  attn read
+     *   layer: FFN up          ffn written (attn_proj dead)  -
+     *   layer: FFN down        ffn read                      ffn_proj written (attn dead)
+     *   heads                  head_in, qa                   head_mid
+     *
+     * x [T][D] lives throughout: the hidden state, then the heads' input.
+     */
     float *x;           /* [T][D] hidden state, updated layer by layer */
-    float *qkv;         /* [T][3D] Q, K, V projections side by side in each row,
-                           heads side by side within each */
-    float *attn;        /* [T][D] attention context */
-    float *proj;        /* [T][D] a Linear output before residual + LayerNorm */
-    float *ffn;         /* [T][F] intermediate activations */
+    float *emb;         /* wide: [T][E] embeddings before embeddings_project
+                           (E != D only, else NULL) */
+    float *qkv;         /* wide: [T][3D] Q, K, V projections side by side in
+                           each row, heads side by side within each */
+    float *attn_proj;   /* wide: [T][D] attention output projection, before
+                           residual + LayerNorm */
+    float *ffn;         /* wide: [T][F] intermediate activations */
+    float *head_in;     /* wide: [T][D] rows gathered for a head (CLS rows,
+                           MLM positions) */
+    float *qa;          /* wide: [T][2] QA logits before splitting into start / end */
+    float *attn;        /* narrow: [T][D] attention context */
+    float *ffn_proj;    /* narrow: [T][D] FFN output, before residual + LayerNorm */
+    float *head_mid;    /* narrow: [T][max(D, E)] a head's hidden layer */
     float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
                            block, one per thread (rf_attention_scratch) */
     float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
     float *rope_sin;    /* [L][Dh/2] */
     float *rope_cos;    /* [L][Dh/2] */
-    float *head_in;     /* [T][D] rows gathered for a head (CLS rows, MLM positions) */
-    float *head_mid;    /* [T][max(D, E)] a head's hidden layer */
-    float *qa;          /* [T][2] QA logits before splitting into start / end */
     int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
                            (skip_padding) */
     rf_compute_type compute;

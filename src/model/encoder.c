@@ -208,15 +208,15 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, ctx->proj);
-    add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
+                 RF_ACT_LINEAR, ctx->attn_proj);
+    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
     /* pass 4: feed-forward, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, ffn_up), lw->ffn_up_b, F,
                  hp->hidden_act, ctx->ffn);
     layer_linear(ctx, ctx->ffn, T, F, LAYER_MATRIX(ctx, lw, layer, ffn_down), lw->ffn_down_b, D,
-                 RF_ACT_LINEAR, ctx->proj);
-    add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
+                 RF_ACT_LINEAR, ctx->ffn_proj);
+    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
 /* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on
