@@ -5,8 +5,8 @@
  * Weights stored as f32 in the file point straight into the read-only
  * mapping; f16/bf16/q8 weights are widened to f32 once at load time into
  * `owned_f32`, except the layers' six matrices (Q, K, V, attention output,
- * FFN up and down) and, in q8 files, the word embeddings (unless an MLM
- * head may share them): those stay as stored (the rf_stored_matrix
+ * FFN up and down) and the word embeddings (unless an MLM head may share
+ * them): those stay as stored (the rf_stored_matrix
  * fields). The embeddings are read a row at a time; the layer matrices'
  * f32 pointers stay NULL until a context that computes in f32 needs them
  * (rf_model_pack); bf16 and int8 compute pack them from the stored form.
@@ -59,7 +59,8 @@ typedef struct {
 
 typedef struct {
     const float *token_embd;                /* (V, E); NULL when read from token_embd_stored */
-    rf_stored_matrix token_embd_stored;     /* (V, E) rows of a q8 file, kept int8 (no MLM head) */
+    rf_stored_matrix token_embd_stored;     /* (V, E) rows of a q8, f16 or bf16 file as stored
+                                               (no MLM head) */
     const float *token_types;               /* (T, E) */
     const float *embd_norm_w, *embd_norm_b; /* (E), (E) */
     const float *embd_proj_w, *embd_proj_b; /* (D, E), (D); NULL when E == D */
