@@ -467,12 +467,13 @@ static void test_resize(void)
 
 /* ==== scratch size ==== */
 
-/* Buffers of different phases share memory (context.h): per token, x and
- * one row of max(3D, F, E) and one of max(D, E) floats, 240 for this
- * model, where a buffer per use would take E + 3D + D + D + F + D +
- * max(D, E) = 496. Besides those: each thread's attention scores, the mask
- * and the RoPE tables, and with int8 the quantized input of one product;
- * each buffer starts on 16 floats. */
+/* Buffers of different phases share memory (context.h): x [T][D], one
+ * region of max(T 3D, R F, T E) floats and one of T max(D, E), where R is
+ * the FFN's block of rows (every row in f32); a buffer per use would take
+ * T (E + 3D + D + D + F + D + max(D, E)), 496 T floats for this model
+ * against 240 T. Besides those: each thread's attention scores, the mask
+ * and the RoPE tables, and with int8 the quantized input of the larger of
+ * a [T][D] and an [R][F] product; each buffer starts on 16 floats. */
 static void test_scratch_size(void)
 {
     rf_model m;
@@ -481,7 +482,7 @@ static void test_scratch_size(void)
         int B, L, threads;
         rf_compute_type compute;
     } shapes[] = {{1, 4, 1, RF_COMPUTE_F32}, {3, MAXPOS, 2, RF_COMPUTE_F32},
-                  {8, MAXPOS, 3, RF_COMPUTE_INT8}};
+                  {8, MAXPOS, 3, RF_COMPUTE_INT8}, {20, MAXPOS, 2, RF_COMPUTE_INT8}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         if (shapes[i].compute == RF_COMPUTE_INT8 && !rf_int8_supported())
             continue;
@@ -497,16 +498,21 @@ static void test_scratch_size(void)
             continue;
         }
         size_t T = (size_t)p.max_batch * (size_t)p.max_seq_len, L = (size_t)p.max_seq_len;
-        size_t wide = 3 * D > F ? 3 * D : F, narrow = D > E ? D : E;
-        if (E > wide)
-            wide = E;
-        size_t floats = T * (D + wide + narrow) + (size_t)p.n_threads * rf_attention_scratch((int)L) +
+        size_t R = p.compute == RF_COMPUTE_F32 || T < RF_FFN_ROWS ? T : RF_FFN_ROWS;
+        size_t wide = T * 3 * D > R * F ? T * 3 * D : R * F;
+        if (T * E > wide)
+            wide = T * E;
+        size_t floats = T * D + wide + T * (D > E ? D : E) +
+                        (size_t)p.n_threads * rf_attention_scratch((int)L) +
                         (size_t)p.max_batch * L + L * (D / H) + 8 * 16;
-        if (p.compute == RF_COMPUTE_INT8)
-            floats += rf_int8_scratch_size((int)T, D > F ? D : F) / sizeof(float) + 16;
-        CHECK(ctx->arena_bytes <= floats * sizeof(float),
-              "%d x %d tokens, %d threads: %zu bytes of scratch, at most %zu expected",
-              p.max_batch, p.max_seq_len, p.n_threads, ctx->arena_bytes, floats * sizeof(float));
+        if (p.compute == RF_COMPUTE_INT8) {
+            size_t td = rf_int8_scratch_size((int)T, D), rf = rf_int8_scratch_size((int)R, F);
+            floats += (td > rf ? td : rf) / sizeof(float) + 16;
+        }
+        CHECK(ctx->ffn_rows == (int)R && ctx->arena_bytes <= floats * sizeof(float),
+              "%d x %d tokens, %d threads: FFN blocks of %d rows (%zu expected), %zu bytes of "
+              "scratch, at most %zu expected", p.max_batch, p.max_seq_len, p.n_threads,
+              ctx->ffn_rows, R, ctx->arena_bytes, floats * sizeof(float));
         rf_context_free(ctx);
     }
     rf_model_free_packed(&m);

@@ -56,11 +56,13 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     size_t D = (size_t)hp->hidden_size, E = (size_t)hp->embedding_size;
     size_t F = (size_t)hp->intermediate_size, Dh = D / (size_t)hp->num_heads;
     /* the two shared regions, one phase's buffers at a time (context.h) */
-    size_t wide = 3 * D > F ? 3 * D : F, narrow = D > E ? D : E;
-    if (E != D && E > wide)
-        wide = E;
+    size_t R = ctx->compute != RF_COMPUTE_F32 && T > RF_FFN_ROWS ? RF_FFN_ROWS : T;
+    ctx->ffn_rows = (int)R;
+    size_t wide = T * 3 * D > R * F ? T * 3 * D : R * F, narrow = T * (D > E ? D : E);
+    if (E != D && T * E > wide)
+        wide = T * E;
     ctx->x = carve(c, T * D);
-    float *wide_rows = carve(c, T * wide), *narrow_rows = carve(c, T * narrow);
+    float *wide_rows = carve(c, wide), *narrow_rows = carve(c, narrow);
     ctx->emb = E != D ? wide_rows : NULL;
     ctx->qkv = ctx->attn_proj = ctx->ffn = ctx->head_in = ctx->qa = wide_rows;
     ctx->attn = ctx->ffn_proj = ctx->head_mid = narrow_rows;
@@ -68,16 +70,17 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     ctx->mask_bias = carve(c, (size_t)ctx->max_batch * L);
     ctx->rope_sin = carve(c, L * Dh / 2);
     ctx->rope_cos = carve(c, L * Dh / 2);
+    /* a layer product's input: [T][D], or [R][F] in the FFN's down product */
     if (ctx->bf16_layers) {
-        size_t widest = F > D ? F : D;
+        size_t td = rf_bf16_scratch_size((int)T, (int)D), rf = rf_bf16_scratch_size((int)R, (int)F);
         /* uint16 elements, two to a float */
-        ctx->x_bf16 = (uint16_t *)(void *)carve(c, (rf_bf16_scratch_size((int)T, (int)widest) + 1) / 2);
+        ctx->x_bf16 = (uint16_t *)(void *)carve(c, ((td > rf ? td : rf) + 1) / 2);
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
             c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     }
     if (ctx->int8_layers) {
-        size_t widest = F > D ? F : D;
-        ctx->x_int8 = carve(c, (rf_int8_scratch_size((int)T, (int)widest) + 3) / 4);
+        size_t td = rf_int8_scratch_size((int)T, (int)D), rf = rf_int8_scratch_size((int)R, (int)F);
+        ctx->x_int8 = carve(c, ((td > rf ? td : rf) + 3) / 4);
     }
 }
 

@@ -18,9 +18,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* In bf16 and int8 compute the FFN runs on blocks of this many rows (up
+ * then down per block), so that its activations take [RF_FFN_ROWS][F]
+ * floats whatever the batch; at 1024 rows each block's products are still
+ * large ones. Their kernels give a row the same result whatever rows come
+ * with it. f32 runs the FFN on every row at once: OpenBLAS's sums depend
+ * on the shape of the product, and blocks would move its results (by up
+ * to 3e-6 on small-fp16 at 1536 tokens). */
+#define RF_FFN_ROWS 1024
+
 struct rf_context {
     const rf_model *model;
     int max_batch, max_seq_len;
+    int ffn_rows;       /* R: rows per FFN block, RF_FFN_ROWS or (f32) T */
     bool skip_padding;  /* rf_context_params.skip_padding */
     rf_pool *pool;
     float *arena;       /* the one allocation every buffer below points into */
@@ -29,16 +39,17 @@ struct rf_context {
      * The forward pass runs in phases, and buffers of different phases
      * share memory: two regions besides x, each holding one phase's
      * buffers at a time (a buffer is dead once the next phase writes over
-     * it, and no product reads and writes the same region):
+     * it, and no product reads and writes the same region). R =
+     * ffn_rows:
      *
-     *   phase                  wide: [T][max(3D, F, E)]      narrow: [T][max(D, E)]
-     *   embeddings (E != D)    emb, read into x              -
-     *   layer: Q|K|V + RoPE    qkv written                   -
-     *   layer: attention       qkv read                      attn written
-     *   layer: Wo              attn_proj written (qkv dead)  attn read
-     *   layer: FFN up          ffn written (attn_proj dead)  -
-     *   layer: FFN down        ffn read                      ffn_proj written (attn dead)
-     *   heads                  head_in, qa                   head_mid
+     *   phase                  wide: max(T 3D, R F, T E)      narrow: [T][max(D, E)]
+     *   embeddings (E != D)    emb, read into x               -
+     *   layer: Q|K|V + RoPE    qkv written                    -
+     *   layer: attention       qkv read                       attn written
+     *   layer: Wo              attn_proj written (qkv dead)   attn read
+     *   layer: FFN, per block  ffn written, then read         ffn_proj rows written
+     *                          (attn_proj dead)               (attn dead)
+     *   heads                  head_in, qa                    head_mid
      *
      * x [T][D] lives throughout: the hidden state, then the heads' input.
      */
@@ -49,7 +60,8 @@ struct rf_context {
                            each row, heads side by side within each */
     float *attn_proj;   /* wide: [T][D] attention output projection, before
                            residual + LayerNorm */
-    float *ffn;         /* wide: [T][F] intermediate activations */
+    float *ffn;         /* wide: [R][F] intermediate activations of one block
+                           of rows */
     float *head_in;     /* wide: [T][D] rows gathered for a head (CLS rows,
                            MLM positions) */
     float *qa;          /* wide: [T][2] QA logits before splitting into start / end */
@@ -66,14 +78,14 @@ struct rf_context {
     rf_compute_type compute;
     /* RF_COMPUTE_BF16 only (else NULL): */
     const rf_bf16_layer *bf16_layers; /* [num_layers] the model's packed weights */
-    uint16_t *x_bf16;           /* [T][max(D, F) rounded to even] a product's
-                                   input rounded to bf16 */
+    uint16_t *x_bf16;           /* rf_bf16_scratch_size of [T][D] or [R][F],
+                                   the larger: a product's input rounded to bf16 */
     uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
                                    packed K, V and rounded Q, P per thread */
     /* RF_COMPUTE_INT8 only (else NULL): */
     const rf_int8_layer *int8_layers; /* [num_layers] the model's packed weights */
-    void *x_int8;               /* rf_int8_scratch_size(T, max(D, F)): a product's
-                                   input quantized */
+    void *x_int8;               /* rf_int8_scratch_size of [T][D] or [R][F], the
+                                   larger: a product's input quantized */
 };
 
 /* Embeddings and every encoder layer on a validated batch: the result is

@@ -221,11 +221,15 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
                  RF_ACT_LINEAR, ctx->attn_proj);
     add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
-    /* pass 4: feed-forward, residual, LayerNorm (v2: RMS norm) */
-    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, ffn_up), lw->ffn_up_b, F,
-                 hp->hidden_act, ctx->ffn);
-    layer_linear(ctx, ctx->ffn, T, F, LAYER_MATRIX(ctx, lw, layer, ffn_down), lw->ffn_down_b, D,
-                 RF_ACT_LINEAR, ctx->ffn_proj);
+    /* pass 4: feed-forward on blocks of ffn_rows rows (context.h),
+       residual, LayerNorm (v2: RMS norm) */
+    for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
+        int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
+        layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
+                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
+        layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D);
+    }
     add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
