@@ -3,10 +3,13 @@
  * model built in memory (no fixtures needed): every bad batch and output
  * request gets its status and message, results do not depend on the
  * thread count or on padding, hidden_states ends with last_hidden_state,
- * a sequence with every key masked still gives finite numbers, and a
- * resized context computes what a new one of that size does.
+ * a sequence with every key masked still gives finite numbers, a
+ * resized context computes what a new one of that size does, and the
+ * scratch of a context is no larger than its buffers' sharing allows.
  */
-#include "model/model.h"
+#include "kernels/gemm_int8.h"
+#include "model/attention.h"
+#include "model/context.h"
 
 #include "check.h"
 
@@ -462,6 +465,59 @@ static void test_resize(void)
     rf_context_free(big);
 }
 
+/* ==== scratch size ==== */
+
+/* Buffers of different phases share memory (context.h): x [T][D], one
+ * region of max(T 3D, R F, T E) floats and one of T max(D, E), where R is
+ * the FFN's block of rows (every row in f32); a buffer per use would take
+ * T (E + 3D + D + D + F + D + max(D, E)), 496 T floats for this model
+ * against 240 T. Besides those: each thread's attention scores, the mask
+ * and the RoPE tables, and with int8 the quantized input of the larger of
+ * a [T][D] and an [R][F] product; each buffer starts on 16 floats. */
+static void test_scratch_size(void)
+{
+    rf_model m;
+    build_model(&m, RF_HEAD_MLM, true);
+    struct {
+        int B, L, threads;
+        rf_compute_type compute;
+    } shapes[] = {{1, 4, 1, RF_COMPUTE_F32}, {3, MAXPOS, 2, RF_COMPUTE_F32},
+                  {8, MAXPOS, 3, RF_COMPUTE_INT8}, {20, MAXPOS, 2, RF_COMPUTE_INT8}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (shapes[i].compute == RF_COMPUTE_INT8 && !rf_int8_supported())
+            continue;
+        rf_context_params p = rf_context_default_params();
+        p.max_batch = shapes[i].B;
+        p.max_seq_len = shapes[i].L;
+        p.n_threads = shapes[i].threads;
+        p.compute = shapes[i].compute;
+        rf_context *ctx;
+        rf_error err;
+        if (rf_context_create(&m, &p, &ctx, &err) != RF_OK) {
+            CHECK(0, "context %d x %d: %s", p.max_batch, p.max_seq_len, err.message);
+            continue;
+        }
+        size_t T = (size_t)p.max_batch * (size_t)p.max_seq_len, L = (size_t)p.max_seq_len;
+        size_t R = p.compute == RF_COMPUTE_F32 || T < RF_FFN_ROWS ? T : RF_FFN_ROWS;
+        size_t wide = T * 3 * D > R * F ? T * 3 * D : R * F;
+        if (T * E > wide)
+            wide = T * E;
+        size_t floats = T * D + wide + T * (D > E ? D : E) +
+                        (size_t)p.n_threads * rf_attention_scratch((int)L) +
+                        (size_t)p.max_batch * L + L * (D / H) + 8 * 16;
+        if (p.compute == RF_COMPUTE_INT8) {
+            size_t td = rf_int8_scratch_size((int)T, D), rf = rf_int8_scratch_size((int)R, F);
+            floats += (td > rf ? td : rf) / sizeof(float) + 16;
+        }
+        CHECK(ctx->ffn_rows == (int)R && ctx->arena_bytes <= floats * sizeof(float),
+              "%d x %d tokens, %d threads: FFN blocks of %d rows (%zu expected), %zu bytes of "
+              "scratch, at most %zu expected", p.max_batch, p.max_seq_len, p.n_threads,
+              ctx->ffn_rows, R, ctx->arena_bytes, floats * sizeof(float));
+        rf_context_free(ctx);
+    }
+    rf_model_free_packed(&m);
+}
+
 int main(void)
 {
     test_create();
@@ -474,5 +530,6 @@ int main(void)
     test_fully_masked();
     test_qkv_copied();
     test_resize();
+    test_scratch_size();
     return check_done();
 }

@@ -149,7 +149,17 @@ static void check_weights(const rf_model *m, const st_file *f, const char *pre, 
         snprintf(hf, sizeof hf, "%s%s", pre, suffix);                           \
         check_weight(f, hf, ptr, count, s, name);                               \
     } while (0)
-    W("embeddings.word_embeddings.weight", w->token_embd, V * E, mat);
+    /* without an MLM head, f16 / bf16 word embeddings stay as the file
+       stores them (read a row at a time): widened here to compare */
+    const rf_stored_matrix *se = &w->token_embd_stored;
+    bool half = !w->token_embd && se->data && (se->type == RF_DTYPE_F16 || se->type == RF_DTYPE_BF16);
+    float *widened = half ? malloc((size_t)(V * E) * sizeof *widened) : NULL;
+    if (widened && se->type == RF_DTYPE_F16)
+        rf_widen_f16(se->data, widened, (size_t)(V * E));
+    else if (widened)
+        rf_widen_bf16(se->data, widened, (size_t)(V * E));
+    W("embeddings.word_embeddings.weight", half ? widened : w->token_embd, V * E, mat);
+    free(widened);
     W("embeddings.token_type_embeddings.weight", w->token_types, 2 * E, mat);
     W("embeddings.LayerNorm.weight", w->embd_norm_w, E, EXACT);
     W("embeddings.LayerNorm.bias", w->embd_norm_b, E, EXACT);
@@ -382,6 +392,10 @@ static void check_dtype(const char *ref, const char *name, rf_dtype dtype, stora
         return;
     CHECK(m->hp.dtype == dtype, "%s: dtype %s reported", name, rf_dtype_name(m->hp.dtype));
     CHECK(m->owned_f32 != NULL, "%s: %s weights widened once", name, rf_dtype_name(dtype));
+    CHECK(m->hp.head == RF_HEAD_MLM ? m->w.token_embd != NULL
+                                    : !m->w.token_embd && m->w.token_embd_stored.type == dtype,
+          "%s: %s word embeddings %s", name, rf_dtype_name(dtype),
+          m->hp.head == RF_HEAD_MLM ? "widened for the tied MLM decoder" : "kept as stored");
     /* the layer matrices stay as stored until f32 compute needs them */
     CHECK(!m->w.layers[0].ffn_up_w && m->w.layers[0].ffn_up_stored.type == dtype,
           "%s: %s layer matrices kept as stored at load", name, rf_dtype_name(dtype));

@@ -15,8 +15,9 @@
  * its random weights leave 7% of its tokens within 0.05 of a tie, and
  * quantizing its weights alone (inputs kept f32) already gives 1137. Prints the minimum cosine,
  * the max |diff| and the argmax agreement per model. Two int8 contexts of
- * one model share one packed copy of its weights. On a CPU without AVX2
- * the context must be refused with RF_ERR_UNSUPPORTED.
+ * one model share one packed copy of its weights. The FFN's blocks of
+ * rows change no result (check_ffn_blocks). On a CPU without AVX2 the
+ * context must be refused with RF_ERR_UNSUPPORTED.
  */
 #include "kernels/gemm_int8.h"
 #include "model/context.h"
@@ -319,6 +320,55 @@ static void check_half_file(const char *dir, const char *label)
     free(path);
 }
 
+/* The FFN runs on blocks of RF_FFN_ROWS rows: in a batch of 20 x 64
+ * tokens the last four sequences are in the second block (rows 1024 to
+ * 1279), and they come out exactly as in a batch of 16 (one block) made of
+ * sequences 4 to 19. (The model must have E == D: an f32 embeddings
+ * projection depends on the rows around, by ~1e-6, which quantizing can
+ * turn into more.) */
+static void check_ffn_blocks(const char *dir, const char *label)
+{
+    enum { B = 20, L = 64, SHIFT = 4, FIRST_IN_BLOCK_2 = RF_FFN_ROWS / L };
+    rf_model *model = NULL;
+    rf_context *ctx = NULL;
+    rf_error err;
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = B;
+    cp.max_seq_len = L;
+    cp.n_threads = 2;
+    cp.compute = RF_COMPUTE_INT8;
+    rf_status st = rf_model_load(dir, &model, &err);
+    if (st == RF_OK)
+        st = rf_context_create(model, &cp, &ctx, &err);
+    CHECK(st == RF_OK, "%s: int8 context: %s", label, st == RF_OK ? "" : err.message);
+    if (st != RF_OK) {
+        rf_model_free(model);
+        return;
+    }
+    const rf_hparams *hp = rf_model_hparams(model);
+    static int32_t ids[B * L];
+    for (int i = 0; i < B * L; i++)
+        ids[i] = 5 + (i * 13 + i / L) % (hp->vocab_size - 5);
+    size_t seq = (size_t)L * (size_t)hp->hidden_size;
+    float *all = calloc(B * seq, sizeof *all), *part = calloc((B - SHIFT) * seq, sizeof *part);
+    rf_batch whole = {B, L, ids, NULL, NULL}, last = {B - SHIFT, L, ids + SHIFT * L, NULL, NULL};
+    rf_outputs o_all = {.last_hidden_state = all}, o_part = {.last_hidden_state = part};
+    float d = INFINITY;
+    if (all && part && rf_forward(ctx, &whole, &o_all, &err) == RF_OK &&
+        rf_forward(ctx, &last, &o_part, &err) == RF_OK) {
+        d = 0.0f;
+        for (size_t i = 0; i < (B - FIRST_IN_BLOCK_2) * seq; i++)
+            d = fmaxf(d, fabsf(all[FIRST_IN_BLOCK_2 * seq + i] - part[(FIRST_IN_BLOCK_2 - SHIFT) * seq + i]));
+    }
+    CHECK(hp->embedding_size == hp->hidden_size && ctx->ffn_rows == RF_FFN_ROWS && d == 0.0f,
+          "%s: int8 FFN in blocks of %d rows: the second block's sequences as in one block, max "
+          "|diff| %g", label, ctx->ffn_rows, d);
+    free(all);
+    free(part);
+    rf_context_free(ctx);
+    rf_model_free(model);
+}
+
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
@@ -365,6 +415,8 @@ int main(void)
                 check_q8(dir, names[i]->d_name);
             if (!strcmp(names[i]->d_name, "tiny-word-cls"))
                 check_half_file(dir, names[i]->d_name);
+            if (!strcmp(names[i]->d_name, "small-fp16"))
+                check_ffn_blocks(dir, names[i]->d_name);
         }
         free(names[i]);
     }

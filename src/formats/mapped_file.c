@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -49,4 +50,17 @@ void rf_unmap_file(rf_mapped_file *m)
         munmap(m->data, m->size);
     m->data = NULL;
     m->size = 0;
+}
+
+void rf_mapped_file_release(const rf_mapped_file *m, const void *start, size_t bytes)
+{
+    uintptr_t map = (uintptr_t)m->data, from = (uintptr_t)start;
+    if (!m->data || from < map || from - map > m->size || bytes > m->size - (from - map))
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (from + page - 1) / page * page, end = (from + bytes) / page * page;
+    /* a read-only private mapping never written: dropping its pages loses
+       nothing, the next read faults them in from the file again */
+    if (end > first)
+        madvise((void *)first, end - first, MADV_DONTNEED);
 }

@@ -55,29 +55,32 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     size_t L = (size_t)ctx->max_seq_len, T = (size_t)ctx->max_batch * L;
     size_t D = (size_t)hp->hidden_size, E = (size_t)hp->embedding_size;
     size_t F = (size_t)hp->intermediate_size, Dh = D / (size_t)hp->num_heads;
-    ctx->emb = carve(c, E != D ? T * E : 0);
+    /* the two shared regions, one phase's buffers at a time (context.h) */
+    size_t R = ctx->compute != RF_COMPUTE_F32 && T > RF_FFN_ROWS ? RF_FFN_ROWS : T;
+    ctx->ffn_rows = (int)R;
+    size_t wide = T * 3 * D > R * F ? T * 3 * D : R * F, narrow = T * (D > E ? D : E);
+    if (E != D && T * E > wide)
+        wide = T * E;
     ctx->x = carve(c, T * D);
-    ctx->qkv = carve(c, T * 3 * D);
-    ctx->attn = carve(c, T * D);
-    ctx->proj = carve(c, T * D);
-    ctx->ffn = carve(c, T * F);
+    float *wide_rows = carve(c, wide), *narrow_rows = carve(c, narrow);
+    ctx->emb = E != D ? wide_rows : NULL;
+    ctx->qkv = ctx->attn_proj = ctx->ffn = ctx->head_in = ctx->qa = wide_rows;
+    ctx->attn = ctx->ffn_proj = ctx->head_mid = narrow_rows;
     ctx->scores = carve(c, (size_t)n_threads * (size_t)rf_attention_scratch((int)L));
     ctx->mask_bias = carve(c, (size_t)ctx->max_batch * L);
     ctx->rope_sin = carve(c, L * Dh / 2);
     ctx->rope_cos = carve(c, L * Dh / 2);
-    ctx->head_in = carve(c, T * D);
-    ctx->head_mid = carve(c, T * (D > E ? D : E));
-    ctx->qa = carve(c, T * 2);
+    /* a layer product's input: [T][D], or [R][F] in the FFN's down product */
     if (ctx->bf16_layers) {
-        size_t widest = F > D ? F : D;
+        size_t td = rf_bf16_scratch_size((int)T, (int)D), rf = rf_bf16_scratch_size((int)R, (int)F);
         /* uint16 elements, two to a float */
-        ctx->x_bf16 = (uint16_t *)(void *)carve(c, (rf_bf16_scratch_size((int)T, (int)widest) + 1) / 2);
+        ctx->x_bf16 = (uint16_t *)(void *)carve(c, ((td > rf ? td : rf) + 1) / 2);
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
             c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     }
     if (ctx->int8_layers) {
-        size_t widest = F > D ? F : D;
-        ctx->x_int8 = carve(c, (rf_int8_scratch_size((int)T, (int)widest) + 3) / 4);
+        size_t td = rf_int8_scratch_size((int)T, (int)D), rf = rf_int8_scratch_size((int)R, (int)F);
+        ctx->x_int8 = carve(c, ((td > rf ? td : rf) + 3) / 4);
     }
 }
 
@@ -88,7 +91,7 @@ static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_s
                                int n_threads, rf_error *err)
 {
     const rf_hparams *hp = &ctx->model->hp;
-    /* the largest buffer is T x max(D, E, F) floats; refuse sizes that
+    /* the largest buffer is T x max(3D, E, F) floats; refuse sizes that
        overflow size_t long before they would be allocated */
     size_t widest = (size_t)hp->hidden_size;
     if ((size_t)hp->embedding_size > widest)
@@ -105,12 +108,13 @@ static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_s
     ctx->seq_off = calloc((size_t)max_batch + 1, sizeof *ctx->seq_off);
     struct carve c = {NULL, 0};
     carve_buffers(ctx, &c, n_threads);
-    ctx->arena = ctx->seq_off ? aligned_alloc(64, c.used * sizeof(float)) : NULL;
+    ctx->arena_bytes = c.used * sizeof(float);
+    ctx->arena = ctx->seq_off ? aligned_alloc(64, ctx->arena_bytes) : NULL;
     if (!ctx->arena) {
         free(ctx->seq_off);
         ctx->seq_off = NULL;
         return rf_fail(err, RF_ERR_NOMEM, "context: cannot allocate %zu MiB of scratch for %d x %d tokens",
-                       c.used * sizeof(float) >> 20, max_batch, max_seq_len);
+                       ctx->arena_bytes >> 20, max_batch, max_seq_len);
     }
     c = (struct carve){ctx->arena, 0};
     carve_buffers(ctx, &c, n_threads);

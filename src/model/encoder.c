@@ -27,6 +27,7 @@
  */
 #include "model/context.h"
 #include "model/attention.h"
+#include "formats/fp16.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/layernorm.h"
@@ -131,15 +132,24 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
             int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
             const float *restrict tt = w->token_types + (size_t)type * E;
             float *restrict row = e + (size_t)r * E;
+            const rf_stored_matrix *stored = &w->token_embd_stored;
             if (w->token_embd) {
                 const float *restrict word = w->token_embd + id * E;
                 for (int i = 0; i < E; i++)
                     row[i] = word[i] + tt[i];
-            } else { /* a q8 file's int8 rows */
-                const int8_t *restrict word = w->token_embd_stored.data + id * E;
-                float scale = w->token_embd_stored.scale[id];
+            } else if (stored->type == RF_DTYPE_Q8) { /* a q8 file's int8 rows */
+                const int8_t *restrict word = (const int8_t *)stored->data + id * E;
+                float scale = stored->scale[id];
                 for (int i = 0; i < E; i++)
                     row[i] = (float)word[i] * scale + tt[i];
+            } else { /* an f16 or bf16 file's rows, widened exactly in place */
+                const uint16_t *word = (const uint16_t *)stored->data + id * E;
+                if (stored->type == RF_DTYPE_F16)
+                    rf_widen_f16(word, row, (size_t)E);
+                else
+                    rf_widen_bf16(word, row, (size_t)E);
+                for (int i = 0; i < E; i++)
+                    row[i] += tt[i];
             }
         }
     /* pass 2: LayerNorm (v2: RMS norm) over E */
@@ -208,15 +218,19 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, ctx->proj);
-    add_norm(ctx, T, ctx->x, ctx->proj, lw->attn_norm_w, lw->attn_norm_b, D);
+                 RF_ACT_LINEAR, ctx->attn_proj);
+    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D);
 
-    /* pass 4: feed-forward, residual, LayerNorm (v2: RMS norm) */
-    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, ffn_up), lw->ffn_up_b, F,
-                 hp->hidden_act, ctx->ffn);
-    layer_linear(ctx, ctx->ffn, T, F, LAYER_MATRIX(ctx, lw, layer, ffn_down), lw->ffn_down_b, D,
-                 RF_ACT_LINEAR, ctx->proj);
-    add_norm(ctx, T, ctx->x, ctx->proj, lw->out_norm_w, lw->out_norm_b, D);
+    /* pass 4: feed-forward on blocks of ffn_rows rows (context.h),
+       residual, LayerNorm (v2: RMS norm) */
+    for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
+        int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
+        layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
+                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
+        layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D);
+    }
+    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
 /* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on

@@ -307,17 +307,16 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
-/* Where a tensor of `type` (not f32) whose f32 pointer is *slot stays as
+/* Where a tensor stored other than f32 whose f32 pointer is *slot stays as
  * stored: the layer matrices (attn_q_w, ..., ffn_down_w of some layer),
  * which bf16 and int8 compute pack from the stored form and f32 compute
- * widens when it first needs them, and q8 word embeddings, read a row at
+ * widens when it first needs them, and the word embeddings, read a row at
  * a time, unless an MLM head may use them as its decoder. NULL for any
  * other tensor: those are widened at load. */
-static rf_stored_matrix *kept_stored(rf_model *model, const float **slot, rf_dtype type)
+static rf_stored_matrix *kept_stored(rf_model *model, const float **slot)
 {
     if (slot == &model->w.token_embd)
-        return type == RF_DTYPE_Q8 && model->hp.head != RF_HEAD_MLM ? &model->w.token_embd_stored
-                                                                    : NULL;
+        return model->hp.head != RF_HEAD_MLM ? &model->w.token_embd_stored : NULL;
     rf_layer_weights *layers = model->w.layers;
     uintptr_t at = (uintptr_t)slot, base = (uintptr_t)layers;
     if (at < base || at >= base + (size_t)model->hp.num_layers * sizeof *layers)
@@ -400,8 +399,8 @@ static rf_status bind_tensors(meta *m, rf_model *model)
                 goto done;
             matched++;
         }
-        /* layer matrices (and q8 word embeddings) stay as stored */
-        if (t->type != RF_DTYPE_F32 && !kept_stored(model, e->slot, t->type))
+        /* layer matrices (and word embeddings) stay as stored */
+        if (t->type != RF_DTYPE_F32 && !kept_stored(model, e->slot))
             widen += t->nbytes / rf_dtype_size(t->type);
         found[i] = t;
         matched++;
@@ -443,23 +442,21 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             continue;
         }
         const float *scale = scales[i] ? (const float *)(const void *)scales[i]->data : NULL;
-        rf_stored_matrix *kept = kept_stored(model, table[i].slot, t->type);
+        rf_stored_matrix *kept = kept_stored(model, table[i].slot);
         if (kept) {
             *kept = (rf_stored_matrix){t->type, t->data, scale};
             continue;
         }
-        if (t->type == RF_DTYPE_Q8) {
+        uint64_t count = t->nbytes / rf_dtype_size(t->type);
+        if (t->type == RF_DTYPE_Q8)
             rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1],
                                     (size_t)t->ne[0], next);
-            *table[i].slot = next;
-            next += t->nbytes;
-            continue;
-        }
-        uint64_t count = t->nbytes / 2;
-        if (t->type == RF_DTYPE_F16)
+        else if (t->type == RF_DTYPE_F16)
             rf_widen_f16(t->data, next, count);
         else
             rf_widen_bf16(t->data, next, count);
+        /* the f32 copy is what the model reads from now on */
+        rf_model_release_file_pages(model, t->data, t->nbytes);
         *table[i].slot = next;
         next += count;
     }
@@ -520,6 +517,12 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
         }
     }
     return RF_OK;
+}
+
+void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes)
+{
+    rf_mapped_file f = {model->map, model->map_size};
+    rf_mapped_file_release(&f, data, bytes);
 }
 
 /* ==== Loading ==== */

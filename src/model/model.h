@@ -5,11 +5,14 @@
  * Weights stored as f32 in the file point straight into the read-only
  * mapping; f16/bf16/q8 weights are widened to f32 once at load time into
  * `owned_f32`, except the layers' six matrices (Q, K, V, attention output,
- * FFN up and down) and, in q8 files, the word embeddings (unless an MLM
- * head may share them): those stay as stored (the rf_stored_matrix
+ * FFN up and down) and the word embeddings (unless an MLM head may share
+ * them): those stay as stored (the rf_stored_matrix
  * fields). The embeddings are read a row at a time; the layer matrices'
  * f32 pointers stay NULL until a context that computes in f32 needs them
- * (rf_model_pack); bf16 and int8 compute pack them from the stored form. Every matrix is PyTorch's nn.Linear layout: (out x in),
+ * (rf_model_pack); bf16 and int8 compute pack them from the stored form.
+ * The file's pages of whatever is widened or packed into memory the model
+ * owns are then released from the process (rf_model_release_file_pages).
+ * Every matrix is PyTorch's nn.Linear layout: (out x in),
  * row-major. Dimensions: V vocab, E embedding_size, D hidden, F intermediate,
  * T type_vocab_size, N num_labels. RoFormer-v2 leaves pointers NULL: every
  * norm's (RF_NORM_RMS has no parameters), the encoder Linears' biases
@@ -56,7 +59,8 @@ typedef struct {
 
 typedef struct {
     const float *token_embd;                /* (V, E); NULL when read from token_embd_stored */
-    rf_stored_matrix token_embd_stored;     /* (V, E) rows of a q8 file, kept int8 (no MLM head) */
+    rf_stored_matrix token_embd_stored;     /* (V, E) rows of a q8, f16 or bf16 file as stored
+                                               (no MLM head) */
     const float *token_types;               /* (T, E) */
     const float *embd_norm_w, *embd_norm_b; /* (E), (E) */
     const float *embd_proj_w, *embd_proj_b; /* (D, E), (D); NULL when E == D */
@@ -115,5 +119,12 @@ rf_status rf_model_load_buffer(const void *data, size_t size, const char *what, 
  * weights are stacked and attn_qkv_b stays NULL. `what` names the model in
  * messages. */
 rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err);
+
+/* Releases the pages of a tensor of the model's file (data, bytes) whose
+ * contents the model now holds in memory it owns (widened, dequantized or
+ * packed), so that they leave the process's resident memory; reads of data
+ * still work, from the file (rf_mapped_file_release). Nothing happens for a
+ * model not read from a file mapping, or data outside it. */
+void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes);
 
 #endif

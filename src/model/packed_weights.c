@@ -4,12 +4,14 @@
  * layer matrices of an f16, bf16 or q8 file for f32 compute. Packing reads
  * the f32 weights, or the stored ones widened one matrix at a time (the
  * int8 copy: quantized per output channel), or, for int8 from a q8 file,
- * the file's int8 rows and scales as they are. It does not choose the compute type or check the CPU: the context
- * does.
+ * the file's int8 rows and scales as they are; then the file's pages of
+ * what it read are released (release_source). It does not choose the
+ * compute type or check the CPU: the context does.
  */
 #include "model/packed_weights.h"
 #include "error.h"
 #include "formats/fp16.h"
+#include "formats/gguf.h"
 #include "kernels/gemm_bf16.h"
 
 #include <pthread.h>
@@ -57,6 +59,22 @@ static struct layer_matrix layer_matrix(const rf_layer_weights *lw, int which, i
     }
 }
 
+/* Once the model holds its own form of m (widened or packed), the pages
+ * of the file m was read from leave the process's resident memory: with
+ * int8 from a q8 file, they would otherwise stay counted next to the packed
+ * copy although nothing reads them again. */
+static void release_source(const rf_model *model, const struct layer_matrix *m)
+{
+    if (m->f32) {
+        rf_model_release_file_pages(model, m->f32, (size_t)m->N * (size_t)m->K * sizeof(float));
+        return;
+    }
+    size_t part = (size_t)(m->N / m->n_parts) * (size_t)m->K;
+    for (int p = 0; p < m->n_parts; p++)
+        rf_model_release_file_pages(model, m->stored[p].data,
+                                    part * rf_dtype_size(m->stored[p].type));
+}
+
 /* The f32 form of m: its f32 weights, or the stored ones widened into
  * `tmp` (max N x K floats). */
 static const float *f32_of(const struct layer_matrix *m, float *tmp)
@@ -93,6 +111,7 @@ static rf_status widen_layers(rf_model *model, rf_error *err)
             if (m.f32)
                 continue;
             widen_matrix(m.stored, m.n_parts, m.N, m.K, next);
+            release_source(model, &m);
             *slots[which] = next;
             next += (size_t)m.N * m.K;
         }
@@ -141,6 +160,7 @@ static rf_status pack_bf16(rf_model *model, rf_error *err)
         for (int which = 0; which < 4; which++) {
             struct layer_matrix m = layer_matrix(&model->w.layers[i], which, D, F);
             rf_bf16_pack(f32_of(&m, tmp), m.N, m.K, next);
+            release_source(model, &m);
             *slots[which] = next;
             next += rf_bf16_packed_size(m.N, m.K);
         }
@@ -220,6 +240,7 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
         for (int which = 0; which < 4; which++) {
             struct layer_matrix m = layer_matrix(&model->w.layers[i], which, D, F);
             *slots[which] = pack_int8_matrix(&c, &m);
+            release_source(model, &m);
         }
     }
     free(rows);
