@@ -27,7 +27,6 @@
  */
 #include "model/context.h"
 #include "model/attention.h"
-#include "formats/fp16.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/layernorm.h"
@@ -132,22 +131,12 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
             int type = batch->token_type_ids ? batch->token_type_ids[t] : 0;
             const float *restrict tt = w->token_types + (size_t)type * E;
             float *restrict row = e + (size_t)r * E;
-            const rf_stored_matrix *stored = &w->token_embd_stored;
             if (w->token_embd) {
                 const float *restrict word = w->token_embd + id * E;
                 for (int i = 0; i < E; i++)
                     row[i] = word[i] + tt[i];
-            } else if (stored->type == RF_DTYPE_Q8) { /* a q8 file's int8 rows */
-                const int8_t *restrict word = (const int8_t *)stored->data + id * E;
-                float scale = stored->scale[id];
-                for (int i = 0; i < E; i++)
-                    row[i] = (float)word[i] * scale + tt[i];
-            } else { /* an f16 or bf16 file's rows, widened exactly in place */
-                const uint16_t *word = (const uint16_t *)stored->data + id * E;
-                if (stored->type == RF_DTYPE_F16)
-                    rf_widen_f16(word, row, (size_t)E);
-                else
-                    rf_widen_bf16(word, row, (size_t)E);
+            } else { /* a q8, f16 or bf16 file's row, widened in place */
+                rf_stored_matrix_widen(&w->token_embd_stored, id, 1, (size_t)E, row);
                 for (int i = 0; i < E; i++)
                     row[i] += tt[i];
             }

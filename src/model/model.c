@@ -307,6 +307,18 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
+void rf_stored_matrix_widen(const rf_stored_matrix *m, size_t row0, size_t rows, size_t K,
+                            float *out)
+{
+    size_t first = row0 * K, count = rows * K;
+    if (m->type == RF_DTYPE_Q8)
+        rf_int8_dequantize_rows((const int8_t *)m->data + first, m->scale + row0, rows, K, out);
+    else if (m->type == RF_DTYPE_F16)
+        rf_widen_f16((const uint16_t *)m->data + first, out, count);
+    else
+        rf_widen_bf16((const uint16_t *)m->data + first, out, count);
+}
+
 /* Where a tensor stored other than f32 whose f32 pointer is *slot stays as
  * stored: the layer matrices (attn_q_w, ..., ffn_down_w of some layer),
  * which bf16 and int8 compute pack from the stored form and f32 compute
@@ -448,13 +460,8 @@ static rf_status bind_tensors(meta *m, rf_model *model)
             continue;
         }
         uint64_t count = t->nbytes / rf_dtype_size(t->type);
-        if (t->type == RF_DTYPE_Q8)
-            rf_int8_dequantize_rows((const int8_t *)t->data, scale, (size_t)t->ne[1],
-                                    (size_t)t->ne[0], next);
-        else if (t->type == RF_DTYPE_F16)
-            rf_widen_f16(t->data, next, count);
-        else
-            rf_widen_bf16(t->data, next, count);
+        rf_stored_matrix_widen(&(rf_stored_matrix){t->type, t->data, scale}, 0,
+                               (size_t)(count / t->ne[0]), (size_t)t->ne[0], next);
         /* the f32 copy is what the model reads from now on */
         rf_model_release_file_pages(model, t->data, t->nbytes);
         *table[i].slot = next;

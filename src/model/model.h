@@ -40,6 +40,11 @@ typedef struct {
     const float *scale;  /* q8: (N) */
 } rf_stored_matrix;
 
+/* out (rows x K) = rows [row0, row0 + rows) of m, a matrix of K columns,
+ * in f32: f16 and bf16 widened exactly, q8 as q * scale of its row. */
+void rf_stored_matrix_widen(const rf_stored_matrix *m, size_t row0, size_t rows, size_t K,
+                            float *out);
+
 typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
     const float *attn_k_w, *attn_k_b;       /* (D, D), (D) */

@@ -10,7 +10,6 @@
  */
 #include "model/packed_weights.h"
 #include "error.h"
-#include "formats/fp16.h"
 #include "formats/gguf.h"
 #include "kernels/gemm_bf16.h"
 
@@ -27,15 +26,9 @@ static pthread_mutex_t pack_lock = PTHREAD_MUTEX_INITIALIZER;
  * n_parts rows each, stacked (Q, K and V). */
 static void widen_matrix(const rf_stored_matrix *parts, int n_parts, int N, int K, float *out)
 {
-    size_t rows = (size_t)(N / n_parts), count = rows * (size_t)K;
-    for (int p = 0; p < n_parts; p++, out += count) {
-        if (parts[p].type == RF_DTYPE_Q8)
-            rf_int8_dequantize_rows(parts[p].data, parts[p].scale, rows, (size_t)K, out);
-        else if (parts[p].type == RF_DTYPE_F16)
-            rf_widen_f16(parts[p].data, out, count);
-        else
-            rf_widen_bf16(parts[p].data, out, count);
-    }
+    size_t rows = (size_t)(N / n_parts);
+    for (int p = 0; p < n_parts; p++, out += rows * (size_t)K)
+        rf_stored_matrix_widen(&parts[p], 0, rows, (size_t)K, out);
 }
 
 /* One of a layer's four matrices (0 Q|K|V, 1 attention output, 2 FFN up,
