@@ -2,16 +2,19 @@
  * compute_compare.h — what the tests of a reduced-precision compute type
  * (test_bf16, test_int8) share when they set it beside the engine's f32
  * result: one forward pass of a reference case into freshly allocated
- * outputs of the model's head, and the argmax and top-two margin of a
- * strided row of logits.
+ * outputs of the model's head, the argmax and top-two margin of a strided
+ * row of logits, and compare_case, which checks one case's outputs against
+ * f32 by a compare_rule and adds them up in compare_stats.
  */
 #ifndef RF_TEST_COMPUTE_COMPARE_H
 #define RF_TEST_COMPUTE_COMPARE_H
 
+#include "check.h"
 #include "reference_cases.h"
 #include "roformer.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +72,84 @@ static float top2_margin(const float *v, int n, int stride)
         }
     }
     return a - b;
+}
+
+/* What a compute type must keep of the f32 result. */
+typedef struct {
+    const char *name;   /* "bf16", "int8": in the messages */
+    double min_cosine;  /* of every real token's last_hidden_state row */
+    float argmax_tie;   /* f32 logits whose top two are closer may swap */
+    bool ties_anywhere; /* sequence and QA argmax may swap at a tie too, not
+                           only token classification's */
+} compare_rule;
+
+typedef struct {
+    double min_cosine;
+    float max_diff;
+    int agree, total;
+} compare_stats;
+
+/* One argmax over n values (stride apart) of the f32 and the compute
+ * type's results; a difference is allowed only when `tie_ok` and the f32
+ * top two are within rule->argmax_tie. */
+static void compare_argmax(const compare_rule *rule, const char *label, const char *what,
+                           const float *f32, const float *q, int n, int stride, bool tie_ok,
+                           compare_stats *s)
+{
+    int a = argmax(f32, n, stride), b = argmax(q, n, stride);
+    s->total++;
+    s->agree += a == b;
+    float margin = top2_margin(f32, n, stride);
+    CHECK(a == b || (tie_ok && margin < rule->argmax_tie),
+          "%s %s: %s argmax %d, f32 argmax %d (f32 margin %g)", label, what, rule->name, b, a,
+          margin);
+}
+
+/* Case c's outputs h against its f32 outputs f: every real token's
+ * cosine, and the argmax of the model's head. */
+static void compare_case(const compare_rule *rule, const char *label, const rf_hparams *hp,
+                         const test_case *c, const outputs *f, const outputs *h, compare_stats *s)
+{
+    size_t D = (size_t)hp->hidden_size;
+    int NL = hp->num_labels;
+    for (int b = 0; b < c->B; b++) {
+        for (int t = 0; t < c->L; t++) {
+            size_t row = (size_t)b * c->L + t;
+            if (!c->mask[row])
+                continue;
+            const float *x = f->last + row * D, *y = h->last + row * D;
+            double dot = 0, xx = 0, yy = 0;
+            for (size_t i = 0; i < D; i++) {
+                dot += (double)x[i] * y[i];
+                xx += (double)x[i] * x[i];
+                yy += (double)y[i] * y[i];
+                float d = fabsf(x[i] - y[i]);
+                if (!(d <= s->max_diff))
+                    s->max_diff = d;
+            }
+            double cosine = dot / sqrt(xx * yy);
+            if (!(cosine >= s->min_cosine))
+                s->min_cosine = cosine;
+            CHECK(cosine >= rule->min_cosine, "%s %s[%d] token %d: cosine %.6f to f32", label,
+                  c->id, b, t, cosine);
+            if (hp->head == RF_HEAD_TOKEN_CLS)
+                compare_argmax(rule, label, c->id, f->logits + row * NL, h->logits + row * NL, NL,
+                               1, true, s);
+        }
+        if (hp->head == RF_HEAD_SEQ_CLS)
+            compare_argmax(rule, label, c->id, f->logits + (size_t)b * NL,
+                           h->logits + (size_t)b * NL, NL, 1, rule->ties_anywhere, s);
+        if (hp->head == RF_HEAD_QA) {
+            int real = 0;
+            while (real < c->L && c->mask[(size_t)b * c->L + real])
+                real++;
+            size_t off = (size_t)b * c->L;
+            compare_argmax(rule, label, "start", f->start + off, h->start + off, real, 1,
+                           rule->ties_anywhere, s);
+            compare_argmax(rule, label, "end", f->end + off, h->end + off, real, 1,
+                           rule->ties_anywhere, s);
+        }
+    }
 }
 
 #endif

@@ -1,13 +1,15 @@
 /*
  * reference_cases.h — one case of <reference>/models/<model>/cases.jsonl:
  * its id, token ids, type ids and mask ([B][L]) and the names of the
- * outputs stored for it in expected.safetensors. Shared by the tests that
- * run the reference cases.
+ * outputs stored for it in expected.safetensors, and by_name, which
+ * scandir uses to list <reference>/models in name order. Shared by the
+ * tests that run the reference cases.
  */
 #ifndef RF_TEST_REFERENCE_CASES_H
 #define RF_TEST_REFERENCE_CASES_H
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,12 @@ static inline int case_has(const test_case *c, const char *what)
             return 1;
     }
     return 0;
+}
+
+/* scandir's comparator: entries in name order. */
+static inline int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
 }
 
 #endif

@@ -29,6 +29,7 @@
 #include "model/packed_weights.h"
 
 #include "check.h"
+#include "convert_temp.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -215,29 +216,6 @@ static size_t int8_copy_bytes(const rf_hparams *hp)
         bytes += rf_int8_packed_size(N[k], K[k]) + (size_t)N[k] * sizeof(float) +
                  rf_int8_colsum_count(N[k]) * sizeof(int32_t);
     return bytes * (size_t)hp->num_layers;
-}
-
-/* Converts dir with `dtype` to a temporary file; returns its path (free,
- * unlink) or NULL. */
-static char *convert_temp(const char *dir, rf_dtype dtype)
-{
-    char *path = strdup("/tmp/rf_pages_XXXXXX.gguf");
-    int fd = path ? mkstemps(path, 5) : -1;
-    rf_convert_params cv = rf_convert_default_params();
-    cv.dtype = dtype;
-    rf_error err;
-    rf_status st = fd < 0 ? RF_ERR_IO : rf_convert(dir, path, &cv, &err);
-    CHECK(st == RF_OK, "convert %s --dtype %s: %s", dir, rf_dtype_name(dtype),
-          fd < 0 ? "no temporary file" : err.message);
-    if (fd >= 0)
-        close(fd);
-    if (st != RF_OK) {
-        if (fd >= 0)
-            unlink(path);
-        free(path);
-        return NULL;
-    }
-    return path;
 }
 
 /* Loads `path`, reads every stored layer matrix, packs for `compute`, and

@@ -10,7 +10,7 @@
  * Asserted: every row's cosine >= 0.995; sequence classification and QA
  * argmax equal on every case; token classification equal on >= 98% of
  * tokens per model, every token that differs being a near tie in f32 (top
- * two within ARGMAX_TIE, about what int8 moves a logit of these models by).
+ * two within rule.argmax_tie, about what int8 moves a logit of these models by).
  * The target is 99% of tokens, which tiny-char-proj misses (1136 of 1152):
  * its random weights leave 7% of its tokens within 0.05 of a tie, and
  * quantizing its weights alone (inputs kept f32) already gives 1137. Prints the minimum cosine,
@@ -23,6 +23,7 @@
 #include "model/context.h"
 
 #include "check.h"
+#include "convert_temp.h"
 #include "compute_compare.h"
 #include "reference_cases.h"
 
@@ -31,73 +32,12 @@
 #include <math.h>
 #include <unistd.h>
 
-#define MIN_COSINE 0.995
-/* f32 logits whose top two are closer than this may swap under int8 */
-#define ARGMAX_TIE 0.2f
+/* every real token within cosine 0.995 of f32; f32 logits whose top two
+ * are within 0.2 (about what int8 moves a logit of these models by) may
+ * swap, in token classification only */
+static const compare_rule rule = {"int8", 0.995, 0.2f, false};
+
 #define MIN_TOKEN_AGREEMENT 0.98
-
-typedef struct {
-    double min_cosine;
-    float max_diff;
-    int agree, total;
-} int8_stats;
-
-/* One argmax over n values (stride apart) of f32 and int8 results; a
- * difference is allowed only when `tie_ok` and the f32 top two are within
- * ARGMAX_TIE. */
-static void compare_argmax(const char *label, const char *what, const float *f32, const float *q,
-                           int n, int stride, bool tie_ok, int8_stats *s)
-{
-    int a = argmax(f32, n, stride), b = argmax(q, n, stride);
-    s->total++;
-    s->agree += a == b;
-    float margin = top2_margin(f32, n, stride);
-    CHECK(a == b || (tie_ok && margin < ARGMAX_TIE),
-          "%s %s: int8 argmax %d, f32 argmax %d (f32 margin %g)", label, what, b, a, margin);
-}
-
-static void compare_case(const char *label, const rf_hparams *hp, const test_case *c,
-                         const outputs *f, const outputs *h, int8_stats *s)
-{
-    size_t D = (size_t)hp->hidden_size;
-    int NL = hp->num_labels;
-    for (int b = 0; b < c->B; b++) {
-        for (int t = 0; t < c->L; t++) {
-            size_t row = (size_t)b * c->L + t;
-            if (!c->mask[row])
-                continue;
-            const float *x = f->last + row * D, *y = h->last + row * D;
-            double dot = 0, xx = 0, yy = 0;
-            for (size_t i = 0; i < D; i++) {
-                dot += (double)x[i] * y[i];
-                xx += (double)x[i] * x[i];
-                yy += (double)y[i] * y[i];
-                float d = fabsf(x[i] - y[i]);
-                if (!(d <= s->max_diff))
-                    s->max_diff = d;
-            }
-            double cosine = dot / sqrt(xx * yy);
-            if (!(cosine >= s->min_cosine))
-                s->min_cosine = cosine;
-            CHECK(cosine >= MIN_COSINE, "%s %s[%d] token %d: cosine %.6f to f32", label, c->id, b,
-                  t, cosine);
-            if (hp->head == RF_HEAD_TOKEN_CLS)
-                compare_argmax(label, c->id, f->logits + row * NL, h->logits + row * NL, NL, 1, true,
-                               s);
-        }
-        if (hp->head == RF_HEAD_SEQ_CLS)
-            compare_argmax(label, c->id, f->logits + (size_t)b * NL, h->logits + (size_t)b * NL, NL,
-                           1, false, s);
-        if (hp->head == RF_HEAD_QA) {
-            int real = 0;
-            while (real < c->L && c->mask[(size_t)b * c->L + real])
-                real++;
-            size_t off = (size_t)b * c->L;
-            compare_argmax(label, "start", f->start + off, h->start + off, real, 1, false, s);
-            compare_argmax(label, "end", f->end + off, h->end + off, real, 1, false, s);
-        }
-    }
-}
 
 static void check_model(const char *load_path, const char *case_dir, const char *label)
 {
@@ -131,7 +71,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
           "%s: int8 contexts share the model's packed weights", label);
     cp.max_batch = 8;
 
-    int8_stats s = {.min_cosine = 1.0};
+    compare_stats s = {.min_cosine = 1.0};
     for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
         test_case c;
         if (read_case(line, &c) != 0 || c.B > cp.max_batch) {
@@ -144,7 +84,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
         rf_status b = a == RF_OK ? run(ctx_int8, hp, &c, &h, &err) : a;
         CHECK(a == RF_OK && b == RF_OK, "%s %s: forward: %s", label, c.id, err.message);
         if (a == RF_OK && b == RF_OK)
-            compare_case(label, hp, &c, &f, &h, &s);
+            compare_case(&rule, label, hp, &c, &f, &h, &s);
         free_outputs(&f);
         if (a == RF_OK)
             free_outputs(&h);
@@ -165,29 +105,6 @@ done:
     rf_context_free(second);
     rf_model_free(model);
     free(cases);
-}
-
-/* Converts dir with `dtype` to a temporary file; returns its path (free,
- * unlink) or NULL. */
-static char *convert_temp(const char *dir, rf_dtype dtype)
-{
-    char *path = strdup("/tmp/rf_int8_XXXXXX.gguf");
-    int fd = mkstemps(path, 5);
-    rf_convert_params cv = rf_convert_default_params();
-    cv.dtype = dtype;
-    rf_error err;
-    rf_status st = fd < 0 ? RF_ERR_IO : rf_convert(dir, path, &cv, &err);
-    CHECK(st == RF_OK, "convert %s --dtype %s: %s", dir, rf_dtype_name(dtype),
-          fd < 0 ? "no temporary file" : err.message);
-    if (fd >= 0)
-        close(fd);
-    if (st != RF_OK) {
-        if (fd >= 0)
-            unlink(path);
-        free(path);
-        return NULL;
-    }
-    return path;
 }
 
 static long file_size(const char *path)
@@ -253,7 +170,7 @@ static void check_q8(const char *dir, const char *label)
     }
     CHECK(same == hp->num_layers, "%s: int8 weights from the q8 file equal those from f32 in %d "
           "of %d layers", label, same, hp->num_layers);
-    int8_stats s[2] = {{.min_cosine = 1.0}, {.min_cosine = 1.0}};
+    compare_stats s[2] = {{.min_cosine = 1.0}, {.min_cosine = 1.0}};
     for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
         test_case c;
         if (read_case(line, &c) != 0 || c.B > cp.max_batch) {
@@ -266,8 +183,8 @@ static void check_q8(const char *dir, const char *label)
             ok = run(ctx[i], hp, &c, &o[i], &err) == RF_OK && ok;
         CHECK(ok, "%s %s: forward: %s", label, c.id, err.message);
         if (ok) {
-            compare_case(label, hp, &c, &o[0], &o[1], &s[0]);
-            compare_case(label, hp, &c, &o[0], &o[2], &s[1]);
+            compare_case(&rule, label, hp, &c, &o[0], &o[1], &s[0]);
+            compare_case(&rule, label, hp, &c, &o[0], &o[2], &s[1]);
         }
         for (int i = 0; i < 3; i++)
             free_outputs(&o[i]);
@@ -367,11 +284,6 @@ static void check_ffn_blocks(const char *dir, const char *label)
     free(part);
     rf_context_free(ctx);
     rf_model_free(model);
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
 }
 
 int main(void)

@@ -419,11 +419,6 @@ static void remove_bin_only_dir(const char *tmp)
     rmdir(tmp);
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 int main(void)
 {
     const char *ref = check_reference();
