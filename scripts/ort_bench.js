@@ -17,16 +17,8 @@
 // over the median time), threads.
 'use strict';
 const fs = require('fs');
-const path = require('path');
 
-function loadOrt() {
-  const candidates = [process.env.ORT_NODE_MODULES, path.join(__dirname, '..', 'build', 'peer', 'node_modules')];
-  for (const dir of candidates) {
-    if (!dir) continue;
-    try { return require(path.join(dir, 'onnxruntime-node')); } catch (e) { /* next */ }
-  }
-  return require('onnxruntime-node');
-}
+const loadOrt = require('./ort_load');
 
 function parseArgs(argv) {
   const a = { threads: 2, runs: 5, warmup: 1, shapes: [], lengths: null, check: null, model: null };

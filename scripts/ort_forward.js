@@ -9,17 +9,9 @@
 // "attention_mask": [[...]]} ([batch][len], right-padded). Each output line:
 // {"NAME": {"dims": [...], "data": [...]}, ...} for every graph output, in order.
 'use strict';
-const path = require('path');
 const readline = require('readline');
 
-function loadOrt() {
-  const candidates = [process.env.ORT_NODE_MODULES, path.join(__dirname, '..', 'build', 'peer', 'node_modules')];
-  for (const dir of candidates) {
-    if (!dir) continue;
-    try { return require(path.join(dir, 'onnxruntime-node')); } catch (e) { /* next */ }
-  }
-  return require('onnxruntime-node');
-}
+const loadOrt = require('./ort_load');
 
 function parseArgs(argv) {
   const a = { model: null, threads: 2 };
