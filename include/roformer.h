@@ -29,8 +29,8 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
- * The jobs (embeddings, classification, similarity, fill-mask, NER, QA)
- * take many inputs at once and batch them:
+ * The jobs (embeddings, classification, similarity, fill-mask, NER, QA,
+ * CAIL2019-SCM case matching) take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
  *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
@@ -394,7 +394,7 @@ typedef struct {
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 
-/* ==== Jobs: embed, classify, similarity, fill-mask, token classification, QA ====
+/* ==== Jobs: embed, classify, similarity, fill-mask, token classification, QA, SCM ====
  *
  * A pipeline owns a context and the batch buffers. Every job takes several
  * inputs at once: they are tokenized, grouped by similar length into batches
@@ -551,6 +551,68 @@ typedef struct {
 
 rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
                 int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
+
+/* CAIL2019-SCM similar case matching: for each triplet of documents
+ * (A, B, C), which of B and C is closer to A.
+ *
+ *   RF_SCM_EMBED: the cosine of the documents' embeddings (rf_embed, not
+ *     normalised, with params->pooling); each distinct document (equal
+ *     bytes) is embedded once, in the order it first appears.
+ *   RF_SCM_PAIR: a sequence-classification model scores (A, B) and (A, C);
+ *     the score is the probability of its last label (for a binary matcher,
+ *     label 1 = similar).
+ *
+ * The pipeline's options apply as in every job (truncation at max_length,
+ * batch size, compute type); documents are long, so a pipeline with
+ * max_length set is the usual choice. Work goes to the pipeline in chunks
+ * of RF_SCM_CHUNK distinct documents (embed) or triplets (pair), so the
+ * same triplets give the same bits from every caller. */
+typedef enum {
+    RF_SCM_EMBED = 0,
+    RF_SCM_PAIR = 1,
+} rf_scm_mode;
+
+#define RF_SCM_CHUNK 64
+
+/* Documents A, B, C: UTF-8, not NUL-terminated. A triplet with a NULL
+ * document fails (RF_ERR_INPUT) and still takes its place in its chunk. */
+typedef struct {
+    const char *doc[3];
+    size_t len[3];
+} rf_triplet;
+
+typedef struct {
+    char prediction;      /* 'B' when sim_ab >= sim_ac, else 'C'; 0: the triplet failed */
+    float sim_ab, sim_ac; /* cosines (embed) or probabilities (pair); NaN: failed */
+} rf_scm_result;
+
+/* Called after each chunk: `done` of `total` distinct documents (embed) or
+ * triplets (pair). */
+typedef void (*rf_progress_fn)(void *user, int64_t done, int64_t total);
+
+typedef struct {
+    rf_scm_mode mode;
+    rf_pooling pooling;        /* embed mode: how a document becomes a vector */
+    rf_progress_fn progress;   /* NULL: none */
+    void *progress_user;
+} rf_scm_params;
+
+/* RF_SCM_EMBED, RF_POOLING_CLS, no progress. */
+rf_scm_params rf_scm_default_params(void);
+/* out[n]; *n_documents (may be NULL) receives the distinct documents
+ * embedded (0 in pair mode). A failed document fails each triplet it is
+ * in, its message prefixed with the side ("B: ..."). Pair mode needs a
+ * sequence-classification model (else RF_ERR_UNSUPPORTED). */
+rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
+                 const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
+                 rf_item_status *items, rf_error *err);
+/* Embeds docs[n] as rf_scm's embed mode does (chunks of RF_SCM_CHUNK, not
+ * normalised): vecs[n][hidden_size], NaN rows for failed documents. For
+ * spreading a corpus's distinct documents over several processes, chunk by
+ * chunk, with the same bits as rf_scm. */
+rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n,
+                                 rf_pooling pooling, float *vecs, rf_item_status *items,
+                                 rf_error *err);
 
 /* ---- The building blocks of the jobs, usable on their own ---- */
 

@@ -19,6 +19,7 @@ typedef enum {
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa */
+    SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
 } serve_kind;
 
 typedef struct serve_job {
@@ -35,7 +36,8 @@ typedef struct serve_job {
     rf_fill_mask_result *fill;
     rf_ner_result *ner;
     rf_qa_result *qa;
-    rf_item_status *items;        /* [n] each input's outcome */
+    rf_scm_result *scm;           /* scm: [n / 3], one per triplet */
+    rf_item_status *items;        /* [n] each input's outcome (scm: [n / 3], each triplet's) */
     rf_status status;             /* RF_OK unless the whole run failed */
     rf_error error;
 

@@ -241,6 +241,7 @@ static serve_kind kind_of(const serve_request *r)
     case SERVE_API_FILL_MASK: return SERVE_KIND_FILL_MASK;
     case SERVE_API_NER: return SERVE_KIND_NER;
     case SERVE_API_QA: return SERVE_KIND_QA;
+    case SERVE_API_SCM: return SERVE_KIND_SCM;
     default: return SERVE_KIND_EMBED;
     }
 }
@@ -324,6 +325,7 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     case SERVE_KIND_FILL_MASK: ok = ok && (job.fill = calloc(n, sizeof *job.fill)); break;
     case SERVE_KIND_NER: ok = ok && (job.ner = calloc(n, sizeof *job.ner)); break;
     case SERVE_KIND_QA: ok = ok && (job.qa = calloc(n, sizeof *job.qa)); break;
+    case SERVE_KIND_SCM: ok = ok && (job.scm = calloc(n / 3, sizeof *job.scm)); break;
     }
     if (!ok) {
         serve_fail(err, 500, "Backend", "out of memory for %zu inputs", n);
@@ -340,11 +342,15 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
         respond_error(resp, log, err);
         goto done;
     }
-    for (int32_t i = 0; i < r->n_texts; i++) {
+    /* scm's items are its triplets, named as the client sent them */
+    for (int32_t i = 0; i < (job.kind == SERVE_KIND_SCM ? r->n_items : r->n_texts); i++) {
         if (job.items[i].status == RF_OK)
             continue;
         char field[64];
-        field_name(r, i, field, sizeof field);
+        if (job.kind == SERVE_KIND_SCM)
+            snprintf(field, sizeof field, r->batch ? "inputs[%d]" : "inputs", i);
+        else
+            field_name(r, i, field, sizeof field);
         serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
         respond_error(resp, log, err);
         goto done;
@@ -360,7 +366,7 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
         json = serve_json_openai(r, job.vectors, (int32_t)D, s->model_id, tokens);
         break;
     case SERVE_API_SIMILARITY: json = serve_json_similarity(r, job.vectors, (int32_t)D); break;
-    case SERVE_API_SCM: json = serve_json_scm(r, job.vectors, (int32_t)D); break;
+    case SERVE_API_SCM: json = serve_json_scm(r, job.scm); break;
     case SERVE_API_PREDICT: json = serve_json_predict(r, s->model, job.probs, (int32_t)N); break;
     case SERVE_API_FILL_MASK: json = serve_json_fill_mask(r, s->model, job.fill); break;
     case SERVE_API_NER: json = serve_json_ner(r, s->model, job.ner); break;
@@ -381,6 +387,7 @@ done:
     free(job.fill);
     free(job.ner);
     free(job.qa);
+    free(job.scm);
 }
 
 static void handle_engine(const serve_server *s, serve_api api, const char *body, size_t len,

@@ -2,8 +2,10 @@
  * runner.c — one library call for a batch of jobs (see runner.h). It joins
  * the jobs' texts in queue order, calls the job function once with
  * per-input statuses (so one bad input fails only its own request), then
- * hands every job its slice: vectors and probabilities are copied, the
- * fill-mask / NER / QA result structs are moved (the job frees them).
+ * hands every job its slice: vectors, probabilities and scm results are
+ * copied, the fill-mask / NER / QA result structs are moved (the job frees
+ * them). The texts of scm jobs are triplets (A, B, C), so a batch of them
+ * is one rf_scm call over all their triplets.
  */
 #include "serve/runner.h"
 
@@ -90,13 +92,16 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
+    rf_triplet *triplets = kind == SERVE_KIND_SCM ? calloc(T, sizeof *triplets) : NULL;
+    rf_scm_result *scm = kind == SERVE_KIND_SCM ? malloc(sizeof *scm * T) : NULL;
     rf_error err = {{0}};
     rf_status st = RF_OK;
     rf_pipeline_stats before, after;
     rf_pipeline_get_stats(r->pl, &before);
     if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
         (classify && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
-        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
+        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
+        (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
         goto done;
@@ -124,6 +129,17 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
         break;
+    case SERVE_KIND_SCM: {
+        rf_scm_params params = rf_scm_default_params();
+        params.pooling = r->pooling;
+        for (int32_t k = 0; k < total / 3; k++)
+            for (int s = 0; s < 3; s++) {
+                triplets[k].doc[s] = texts[3 * k + s].text;
+                triplets[k].len[s] = texts[3 * k + s].text_len;
+            }
+        st = rf_scm(r->pl, triplets, total / 3, &params, scm, NULL, items, &err);
+        break;
+    }
     }
     if (st != RF_OK)
         goto done;
@@ -132,6 +148,11 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
         serve_job *job = jobs[j];
         job->status = RF_OK;
+        if (scm) {
+            memcpy(job->items, items + o / 3, sizeof *items * (job->n / 3));
+            memcpy(job->scm, scm + o / 3, sizeof *scm * (job->n / 3));
+            continue;
+        }
         memcpy(job->items, items + o, sizeof *items * job->n);
         if (vectors)
             memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
@@ -167,6 +188,8 @@ done:
     free(fill);
     free(ner);
     free(qa);
+    free(triplets);
+    free(scm);
     rf_pipeline_get_stats(r->pl, &after);
     return after.forward_seconds - before.forward_seconds;
 }
