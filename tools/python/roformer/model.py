@@ -28,7 +28,8 @@ import numpy as np
 from . import _capi as C
 from . import quantization, util
 
-_POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "pooler": C.RF_POOLING_POOLER}
+_POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "max": C.RF_POOLING_MAX,
+             "last": C.RF_POOLING_LAST, "pooler": C.RF_POOLING_POOLER}
 _COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
@@ -306,6 +307,9 @@ class Model:
         # a copy: the model's own struct goes with the model at close()
         hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
+        self.sentence_config = _sentence_config(handle)
+        if max_length is None and self.sentence_config:
+            max_length = self.sentence_config["max_seq_length"]
         if max_length is not None and not 2 <= max_length <= hp.max_position:
             self.close()
             raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r"
@@ -317,8 +321,10 @@ class Model:
         self.labels = [self._label(i) for i in range(hp.num_labels)]
         self.info = self._info()
         self.last_scm_documents = None  # distinct documents the last scm() embedded
-        self._prompts = {}
-        self.default_prompt_name = None  # a key of prompts that encode() uses by default
+        sc = self.sentence_config or {}
+        self._prompts = dict(sc.get("prompts", {}))
+        # a key of prompts that encode() uses by default
+        self.default_prompt_name = sc.get("default_prompt_name")
 
     # ==== Lifetime ====
 
@@ -427,6 +433,7 @@ class Model:
             "hidden_act": name(C.rf_activation_name, hp.hidden_act),
             "rotary_value": bool(hp.rotary_value),
             "pooler": name(C.rf_activation_name, hp.pooler_act) if hp.has_pooler else None,
+            "sentence_transformers": self.sentence_config,
             "tokenizer": {
                 "mode": name(C.rf_tokenizer_mode_name, hp.tokenizer),
                 "do_lower_case": bool(hp.do_lower_case),
@@ -440,9 +447,12 @@ class Model:
 
     def _pooling(self, pooling):
         if pooling is None:  # the CLI's default
+            if self.sentence_config:
+                return _POOLINGS[self.sentence_config["pooling"]]
             return C.RF_POOLING_POOLER if self._hp.has_pooler else C.RF_POOLING_CLS
         if pooling not in _POOLINGS:
-            raise ValueError('pooling must be "cls", "mean" or "pooler", not %r' % (pooling,))
+            raise ValueError('pooling must be "cls", "mean", "max", "last" or "pooler", not %r'
+                             % (pooling,))
         if pooling == "pooler" and not self._hp.has_pooler:
             raise ValueError('the model has no pooler; use pooling="cls" or "mean"')
         return _POOLINGS[pooling]
@@ -477,13 +487,17 @@ class Model:
     def encode_items(self, texts, batch_size=32, pooling=None, normalize_embeddings=False,
                      show_progress_bar=False, max_length=None):
         """encode() without the error policy: (array (n, hidden) with NaN rows
-        where an input failed, [None or (status, message) per input])."""
+        where an input failed, [None or (status, message) per input]). A
+        sentence-transformers model with a Normalize module always
+        normalizes, as that module does."""
         pairs = [_text_pair(t) for t in texts]
         use = self._pooling(pooling)
         out = np.full((len(pairs), self.hidden_size), np.nan, dtype=np.float32)
+        norm = bool(normalize_embeddings) or bool(self.sentence_config
+                                                  and self.sentence_config["normalize"])
 
         def call(pl, t, items, lo, hi, err):
-            return C.rf_embed(pl, t.array, t.n, use, bool(normalize_embeddings),
+            return C.rf_embed(pl, t.array, t.n, use, norm,
                               out[lo:hi].ctypes.data_as(C.c_float_p), items, byref(err))
 
         errs = self._run(pairs, batch_size, max_length or self.max_length, call,
@@ -509,8 +523,10 @@ class Model:
         .quantize_embeddings over the whole call's embeddings).
         convert_to_tensor: a torch tensor (needs torch); convert_to_numpy
         False: a list of one array per sentence. device: "cpu" or None.
-        normalize_embeddings: unit L2 norm (after truncate_dim). truncate_dim:
-        keep the first that many dimensions (Matryoshka-trained models).
+        normalize_embeddings: unit L2 norm (after truncate_dim; a model with
+        a sentence-transformers Normalize module is normalized before it
+        anyway). truncate_dim: keep the first that many dimensions
+        (Matryoshka-trained models).
         pooling: "cls", "mean", "max", "last", "pooler" or None (the
         model's own: its sentence-transformers pooling when it has one, else
         the CLI's default). A text pair is an (a, b) tuple. errors="skip"
@@ -1098,6 +1114,25 @@ def _triplet(t):
     if isinstance(t, (tuple, list)) and len(t) == 3 and all(isinstance(x, (str, bytes)) for x in t):
         return tuple(t), None
     return None, ("bad input", "a triplet is {\"A\", \"B\", \"C\"} or a tuple of three texts")
+
+
+def _sentence_config(handle):
+    """The model's sentence-transformers settings as a dict ("pooling",
+    "normalize", "max_seq_length" (None: not given), "do_lower_case",
+    "prompts", "default_prompt_name"), or None for a plain checkpoint."""
+    sc = C.rf_model_sentence_config(handle).contents
+    if not sc.present:
+        return None
+    return {
+        "pooling": C.rf_pooling_name(sc.pooling).decode(),
+        "normalize": bool(sc.normalize),
+        "max_seq_length": sc.max_seq_length or None,
+        "do_lower_case": bool(sc.do_lower_case),
+        "prompts": {sc.prompt_names[i].decode(): sc.prompts[i].decode()
+                    for i in range(sc.n_prompts)},
+        "default_prompt_name": (sc.default_prompt_name.decode()
+                                if sc.default_prompt_name else None),
+    }
 
 
 def _c_array(x, dtype):

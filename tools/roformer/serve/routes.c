@@ -150,8 +150,8 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
 static void handle_info(const serve_server *s, serve_response *resp)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    static const char *const poolings[] = {"cls", "mean", "pooler"};
-    const char *pooling = poolings[s->pooling];
+    /* TEI spells the last-token pooling "last_token" */
+    const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "model_id", s->model_id);
     cJSON_AddNullToObject(o, "model_sha");
