@@ -196,6 +196,9 @@ typedef struct {
 } rf_sentence_config;
 
 const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
+/* The text of the model's prompt `name`; name NULL: its default prompt.
+ * NULL when there is no such prompt (or no default). */
+const char *rf_model_prompt(const rf_model *model, const char *name);
 
 /* ==== Conversion from HuggingFace checkpoints ==== */
 

@@ -448,3 +448,16 @@ done:
         rf_st_config_free(out);
     return st;
 }
+
+/* ==== Prompts ==== */
+
+const char *rf_model_prompt(const rf_model *model, const char *name)
+{
+    const rf_sentence_config *c = rf_model_sentence_config(model);
+    if (!name)
+        name = c->default_prompt_name;
+    for (int32_t i = 0; name && i < c->n_prompts; i++)
+        if (!strcmp(c->prompt_names[i], name))
+            return c->prompts[i];
+    return NULL;
+}

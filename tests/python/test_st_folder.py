@@ -208,3 +208,49 @@ def test_folder_loads_directly(tmp_path):
         assert m.info["sentence_transformers"]["pooling"] == "last"
     with roformer.Model(model_dir(BASE)) as m:
         assert m.info["sentence_transformers"] is None and m.prompts == {}
+
+
+def post(url, path, body):
+    import urllib.request
+    req = urllib.request.Request(url + path, json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def test_serve_uses_the_folder(tmp_path):
+    import re
+    import time
+    prompts = {"prompts": {"query": "查询："}, "default_prompt_name": "query"}
+    gguf = convert(st_folder(str(tmp_path), "max", normalize=True,
+                             sbert={"max_seq_length": 24}, prompts=prompts))
+    texts = ["今天天气很好", "北京是中国的首都"]
+    want, _ = run_cli(["embed", "-m", gguf, "--threads", "1"], texts)  # the default prompt
+    log = open(os.path.join(str(tmp_path), "serve.log"), "w+")
+    p = subprocess.Popen(["timeout", "120", CLI, "serve", "-m", gguf, "--port", "0",
+                          "--threads", "1"], stderr=log)
+    try:
+        url = None
+        for _ in range(600):
+            log.seek(0)
+            m = re.search(r"listening on (http://127\.0\.0\.1:\d+)", log.read())
+            if m:
+                url = m.group(1)
+                break
+            time.sleep(0.1)
+        assert url, "the server did not start"
+        import urllib.request
+        with urllib.request.urlopen(url + "/info", timeout=60) as r:
+            info = json.loads(r.read())
+        assert info["pooling"] == "max" and info["max_input_length"] == 24
+        got = post(url, "/embed", {"inputs": texts})
+        # the server normalizes each row after pooling, the CLI inside rf_embed: the
+        # same rf_l2_normalize on the same pooled floats
+        assert np.array_equal(np.float32(got), np.float32([w["embedding"] for w in want]))
+        got = post(url, "/v1/embeddings", {"input": texts, "model": "m"})
+        assert np.array_equal(np.float32([d["embedding"] for d in got["data"]]),
+                              np.float32([w["embedding"] for w in want]))
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+        log.close()

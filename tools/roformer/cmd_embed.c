@@ -106,17 +106,14 @@ static char **prefix_texts(cli_batch *b, const char *prompt)
  * (NULL: none). A NAME the model lacks is a usage error (-1). */
 static int choose_prompt(embed_cmd *c, const rf_model *model)
 {
-    const rf_sentence_config *sc = rf_model_sentence_config(model);
-    const char *name = c->prompt_name ? c->prompt_name : sc->default_prompt_name;
-    if (c->prompt || !name)
+    if (c->prompt)
         return 0;
-    for (int32_t i = 0; i < sc->n_prompts; i++)
-        if (!strcmp(sc->prompt_names[i], name)) {
-            c->prompt = sc->prompts[i];
-            return 0;
-        }
+    c->prompt = rf_model_prompt(model, c->prompt_name);
+    if (c->prompt || !c->prompt_name)
+        return 0;
     cli_usage_error("embed", "--prompt-name '%s': the model has no such prompt (%d prompts; "
-                    "`roformer info` lists them)", name, (int)sc->n_prompts);
+                    "`roformer info` lists them)", c->prompt_name,
+                    (int)rf_model_sentence_config(model)->n_prompts);
     return -1;
 }
 

@@ -10,6 +10,7 @@
  */
 #include "serve/routes.h"
 
+#include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
 
@@ -390,6 +391,13 @@ static void handle_engine(const serve_server *s, serve_api api, const char *body
     serve_error err;
     if (serve_request_parse(api, body, len, s->max_client_batch, &r, &err)) {
         respond_error(resp, log, &err);
+        return;
+    }
+    /* the embedding routes: the model's default sentence-transformers prompt */
+    if ((api == SERVE_API_EMBED || api == SERVE_API_OPENAI) &&
+        serve_apply_prompt(s->model, NULL, &r, &err)) {
+        respond_error(resp, log, &err);
+        serve_request_free(&r);
         return;
     }
     rf_head_kind head = head_needed(api);
