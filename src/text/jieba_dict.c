@@ -11,10 +11,10 @@
 
 #include "error.h"
 #include "text/utf8.h"
+#include "zeroed_pages.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define LANES 16
 #define SMALL_FREQ 4096 /* ln() of frequencies below this comes from a table */
@@ -37,28 +37,6 @@ static uint64_t table_slots(uint64_t nodes)
     while (cap < nodes * 2 && cap <= MAX_SLOTS)
         cap *= 2;
     return cap;
-}
-
-/* A zeroed table of `cap` nodes, mapped straight from the kernel (which
- * hands out zeroed pages, so there is nothing to clear) and on 2 MB pages
- * where the system allows: every probe is a random access, so huge pages
- * save a TLB miss on each, and thousands of page faults while building. */
-static rf_jieba_node *alloc_nodes(uint64_t cap)
-{
-    size_t bytes = (size_t)cap * sizeof(rf_jieba_node);
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-#endif
-    return p;
-}
-
-static void free_nodes(rf_jieba_node *nodes, uint64_t cap)
-{
-    if (nodes)
-        munmap(nodes, (size_t)cap * sizeof *nodes);
 }
 
 /* Inserts the edge `key` starting the probe at `slot`; returns the node.
@@ -177,7 +155,9 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
         return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory");
     }
     uint64_t cap = table_slots(cps);
-    d->nodes = alloc_nodes(cap);
+    /* zeroed by the kernel, on 2 MB pages where allowed: every probe is a
+       random access, so huge pages save a TLB miss on each */
+    d->nodes = rf_zeroed_pages((size_t)cap * sizeof(rf_jieba_node));
     if (!d->nodes) {
         free(list_node);
         free(list_word);
@@ -216,7 +196,7 @@ void rf_jieba_dict_release(rf_jieba_dict *d)
 {
     if (!d)
         return;
-    free_nodes(d->nodes, d->mask + 1);
+    rf_zeroed_pages_free(d->nodes, (size_t)(d->mask + 1) * sizeof *d->nodes);
     free(d->root_child);
     memset(d, 0, sizeof *d);
 }
