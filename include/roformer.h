@@ -103,8 +103,9 @@ typedef enum {
 } rf_head_kind;
 
 typedef enum {
-    RF_TOKENIZER_WOBERT, /* jieba words, then BERT basic + WordPiece (RoFormerTokenizer) */
-    RF_TOKENIZER_BERT,   /* BERT basic + WordPiece only (BertTokenizer, char-level models) */
+    RF_TOKENIZER_AUTO = -1, /* conversion only: from tokenizer_config.json's tokenizer_class */
+    RF_TOKENIZER_WOBERT,    /* jieba words, then BERT basic + WordPiece (RoFormerTokenizer) */
+    RF_TOKENIZER_BERT,      /* BERT basic + WordPiece only (BertTokenizer, char-level models) */
 } rf_tokenizer_mode;
 
 /* What normalises the sum at the embeddings and after each sublayer. */
@@ -178,6 +179,20 @@ const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
 int32_t rf_model_tensor_count(const rf_model *model);
 
+/* How a sequence's hidden states become one vector (rf_embed and the
+ * sentence-transformers configuration below). */
+typedef enum {
+    RF_POOLING_CLS,    /* hidden state of [CLS] */
+    RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
+    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
+                          pooler activation (tanh, or none: linear) */
+    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
+    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
+} rf_pooling;
+
+/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
+const char *rf_pooling_name(rf_pooling pooling);
+
 /* How sentence-transformers runs the model, when it was converted from a
  * sentence-transformers folder (modules.json, 1_Pooling/config.json,
  * sentence_bert_config.json, config_sentence_transformers.json): the
@@ -185,7 +200,7 @@ int32_t rf_model_tensor_count(const rf_model *model);
  * unless told otherwise. Strings belong to the model. */
 typedef struct {
     bool present;                     /* false: a plain checkpoint; nothing below is set */
-    int32_t pooling;                  /* rf_pooling: CLS, MEAN, MAX or LAST */
+    rf_pooling pooling;               /* CLS, MEAN, MAX or LAST */
     bool normalize;                   /* a Normalize module follows the pooling */
     int32_t max_seq_length;           /* truncate inputs to this many tokens; 0: not given */
     bool do_lower_case;               /* the texts are lower-cased (the tokenizer does it) */
@@ -202,12 +217,14 @@ const char *rf_model_prompt(const rf_model *model, const char *name);
 
 /* ==== Conversion from HuggingFace checkpoints ==== */
 
-typedef enum {
-    RF_TOKENIZER_AUTO = -1, /* from tokenizer_config.json's tokenizer_class */
-} rf_tokenizer_choice;
+/* The tokenizer of a conversion: an rf_tokenizer_mode or RF_TOKENIZER_AUTO. */
+typedef rf_tokenizer_mode rf_tokenizer_choice;
 
+/* The pooler activation of a conversion (the values of rf_activation). */
 typedef enum {
-    RF_POOLER_ACT_AUTO = -1, /* config.json's pooler_activation, default tanh */
+    RF_POOLER_ACT_AUTO = -1,             /* config.json's pooler_activation, default tanh */
+    RF_POOLER_ACT_TANH = RF_ACT_TANH,     /* BERT's pooler */
+    RF_POOLER_ACT_LINEAR = RF_ACT_LINEAR, /* no activation (RoFormer-Sim) */
 } rf_pooler_choice;
 
 typedef struct {
@@ -215,8 +232,9 @@ typedef struct {
                                 (biases and LayerNorm weights stay f32); Q8:
                                 quantized per row, int8 + f32 scales */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
-    int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
-    int pooler_activation;   /* RF_POOLER_ACT_AUTO, RF_ACT_TANH or RF_ACT_LINEAR: the
+    rf_tokenizer_choice tokenizer;      /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or
+                                           RF_TOKENIZER_BERT */
+    rf_pooler_choice pooler_activation; /* RF_POOLER_ACT_AUTO, _TANH or _LINEAR: the
                                 pooler's activation, overriding config.json. RoFormer-Sim's
                                 publisher pools with no tanh (RF_ACT_LINEAR), which its
                                 config.json does not always say. A choice other than
@@ -362,8 +380,8 @@ typedef struct {
                              zero), where the default computes them as HF
                              does. A batch whose mask is not of that form runs
                              the default way. */
-    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default),
-                            RF_COMPUTE_BF16 or RF_COMPUTE_INT8 */
+    rf_compute_type compute; /* RF_COMPUTE_F32 (0, the default), RF_COMPUTE_BF16 or
+                                RF_COMPUTE_INT8 */
 } rf_context_params;
 
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
@@ -451,7 +469,7 @@ typedef struct {
                            model's max_position fails */
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
-    int32_t compute;    /* rf_compute_type of its context (default RF_COMPUTE_F32) */
+    rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
 } rf_pipeline_params;
 
 typedef struct rf_pipeline rf_pipeline;
@@ -476,18 +494,6 @@ typedef struct {
 } rf_pipeline_stats;
 
 void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
-
-typedef enum {
-    RF_POOLING_CLS,    /* hidden state of [CLS] */
-    RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
-    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
-                          pooler activation (tanh, or none: linear) */
-    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
-    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
-} rf_pooling;
-
-/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
-const char *rf_pooling_name(rf_pooling pooling);
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
  * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
@@ -663,15 +669,23 @@ float rf_cosine(const float *a, const float *b, int32_t n);
  * returns the count. */
 int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
                           const float *scores, int32_t n, rf_entity *out);
-/* The best answer span (see rf_qa). allowed[i]: RF_SPAN_ANSWER for a token
- * that may be in the answer, RF_SPAN_SOFTMAX_ONLY for one that only counts
- * in the softmax ([CLS]), 0 for one left out. Returns false when no token
- * may be in the answer. */
-enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
+/* What a token may be in rf_best_span. */
+typedef enum {
+    RF_SPAN_LEFT_OUT = 0,     /* neither in the answer nor in the softmax */
+    RF_SPAN_ANSWER = 1,       /* may be in the answer */
+    RF_SPAN_SOFTMAX_ONLY = 2, /* counts in the softmax only ([CLS]) */
+} rf_span_role;
+/* The best answer span (see rf_qa). allowed[i] is token i's rf_span_role,
+ * one byte each. Returns false when no token may be in the answer. */
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);
-/* ==== BLAS ==== */
+/* ==== Advanced: the OpenBLAS build ====
+ *
+ * Most programs need nothing here: contexts set OpenBLAS up themselves.
+ * These calls are for tools that report the BLAS build (`roformer info`)
+ * or choose its kernels before it loads (the CLI's re-execution with
+ * OPENBLAS_CORETYPE). */
 
 /* The OpenBLAS build every matrix product runs on. */
 typedef struct {
