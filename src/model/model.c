@@ -14,13 +14,11 @@
 
 #include "formats/convert.h"
 #include "error.h"
-#include "formats/fp16.h"
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"
 #include "formats/st_config.h"
 #include "formats/tensor_map.h"
-#include "kernels/gemm_int8.h"
 #include "model/packed_weights.h"
 
 #include <math.h>
@@ -308,18 +306,6 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         snprintf(buf + k, size - k, "]");
 }
 
-void rf_stored_matrix_widen(const rf_stored_matrix *m, size_t row0, size_t rows, size_t K,
-                            float *out)
-{
-    size_t first = row0 * K, count = rows * K;
-    if (m->type == RF_DTYPE_Q8)
-        rf_int8_dequantize_rows((const int8_t *)m->data + first, m->scale + row0, rows, K, out);
-    else if (m->type == RF_DTYPE_F16)
-        rf_widen_f16((const uint16_t *)m->data + first, out, count);
-    else
-        rf_widen_bf16((const uint16_t *)m->data + first, out, count);
-}
-
 /* Where a tensor stored other than f32 whose f32 pointer is *slot stays as
  * stored: the layer matrices (attn_q_w, ..., ffn_down_w of some layer),
  * which bf16 and int8 compute pack from the stored form and f32 compute
@@ -527,12 +513,6 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
     return RF_OK;
 }
 
-void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes)
-{
-    rf_mapped_file f = {model->map, model->map_size};
-    rf_mapped_file_release(&f, data, bytes);
-}
-
 /* ==== Loading ==== */
 
 static rf_status load_image(rf_model *model, const void *data, size_t size, const char *what,
@@ -649,4 +629,9 @@ int32_t rf_model_tensor_count(const rf_model *model)
 const rf_sentence_config *rf_model_sentence_config(const rf_model *model)
 {
     return &model->sentence;
+}
+
+const char *rf_model_prompt(const rf_model *model, const char *name)
+{
+    return rf_st_config_prompt(&model->sentence, name);
 }
