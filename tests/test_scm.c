@@ -9,6 +9,7 @@
  * tests/python/test_scm.py compares the CLI, Python and this job.
  */
 #include "check.h"
+#include "reference_cases.h"
 #include "roformer.h"
 
 #include <cJSON.h>
@@ -67,12 +68,12 @@ static void free_triplets(triplet_file *f)
 
 static bool same_bits(float a, float b) { return !memcmp(&a, &b, sizeof a); }
 
-static int64_t progress_done, progress_total, progress_calls;
+static int64_t progress_done, progress_seen_total, progress_calls;
 static void count_progress(void *user, int64_t done, int64_t total)
 {
     (void)user;
     progress_done = done;
-    progress_total = total;
+    progress_seen_total = total;
     progress_calls++;
 }
 
@@ -86,6 +87,47 @@ static rf_pipeline *pipeline(const rf_model *m, int32_t batch_size, int32_t max_
     rf_error err;
     CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);
     return pl;
+}
+
+/* rf_scm over the triplets against the expected scores: the same bits,
+ * the distinct documents counted, progress once per chunk of
+ * `progress_total` units, and a second call giving the same bits. */
+static void check_scm(rf_pipeline *pl, const triplet_file *f, rf_scm_params params,
+                      const float *want_ab, const float *want_ac, int32_t want_documents,
+                      int64_t progress_total, const char *what)
+{
+    int n = f->n;
+    rf_scm_result out[MAX_TRIPLETS], again[MAX_TRIPLETS];
+    rf_item_status items[MAX_TRIPLETS];
+    int32_t n_documents = -1;
+    rf_error err;
+    params.progress = count_progress;
+    progress_calls = 0;
+    CHECK(rf_scm(pl, f->t, n, &params, out, &n_documents, items, &err) == RF_OK, "%s: %s",
+          what, err.message);
+    int same = 0;
+    for (int k = 0; k < n; k++)
+        same += items[k].status == RF_OK && same_bits(out[k].sim_ab, want_ab[k]) &&
+                same_bits(out[k].sim_ac, want_ac[k]) &&
+                out[k].prediction == (want_ab[k] >= want_ac[k] ? 'B' : 'C');
+    CHECK(same == n, "%s: %d of %d triplets equal the building blocks to the bit", what, same, n);
+    CHECK(n_documents == want_documents, "%s: %d distinct documents, expected %d", what,
+          n_documents, want_documents);
+    CHECK(progress_calls == (progress_total + RF_SCM_CHUNK - 1) / RF_SCM_CHUNK &&
+              progress_done == progress_total && progress_seen_total == progress_total,
+          "%s: progress once per chunk: %ld calls, last %ld of %ld", what, (long)progress_calls,
+          (long)progress_done, (long)progress_seen_total);
+    /* the same triplets give the same bits again on the warm pipeline */
+    params.progress = NULL;
+    bool st_ok = rf_scm(pl, f->t, n, &params, again, NULL, NULL, &err) == RF_OK;
+    int repeated = 0;
+    for (int k = 0; k < n; k++)
+        repeated += again[k].prediction == out[k].prediction &&
+                    same_bits(again[k].sim_ab, out[k].sim_ab) &&
+                    same_bits(again[k].sim_ac, out[k].sim_ac);
+    CHECK(st_ok && repeated == n,
+          "%s: a second call, without items or a document count, gives the same bits (%d of %d)",
+          what, repeated, n);
 }
 
 /* Embed mode against distinct documents embedded chunk by chunk. */
@@ -108,50 +150,25 @@ static void test_embed_mode(const rf_model *m, const triplet_file *f, rf_pooling
             doc_of[3 * k + s] = d;
         }
     float *vecs = malloc(sizeof(float) * (size_t)n_docs * D);
+    float want_ab[MAX_TRIPLETS], want_ac[MAX_TRIPLETS];
     rf_error err;
     bool ok = true;
     for (int d = 0; d < n_docs && ok; d += RF_SCM_CHUNK)
         ok = rf_embed(pl, docs + d, n_docs - d < RF_SCM_CHUNK ? n_docs - d : RF_SCM_CHUNK,
                       pooling, false, vecs + (size_t)d * D, NULL, &err) == RF_OK;
     CHECK(ok, "building blocks: %s", err.message);
-
+    for (int k = 0; k < n && ok; k++) {
+        const float *a = vecs + (size_t)doc_of[3 * k] * D;
+        want_ab[k] = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 1] * D, D);
+        want_ac[k] = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 2] * D, D);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "embed, pooling %s, batch %d, max_length %d",
+             rf_pooling_name(pooling), batch_size, max_length);
     rf_scm_params params = rf_scm_default_params();
     params.pooling = pooling;
-    params.progress = count_progress;
-    progress_calls = 0;
-    rf_scm_result out[MAX_TRIPLETS];
-    rf_item_status items[MAX_TRIPLETS];
-    int32_t n_documents = -1;
-    CHECK(rf_scm(pl, f->t, n, &params, out, &n_documents, items, &err) == RF_OK, "rf_scm: %s",
-          err.message);
-    CHECK(n_documents == n_docs, "distinct documents: %d, expected %d", n_documents, n_docs);
-    CHECK(progress_calls == (n_docs + RF_SCM_CHUNK - 1) / RF_SCM_CHUNK &&
-              progress_done == n_docs && progress_total == n_docs,
-          "progress once per chunk of documents: %ld calls, last %ld of %ld",
-          (long)progress_calls, (long)progress_done, (long)progress_total);
-    int same = 0;
-    for (int k = 0; k < n; k++) {
-        const float *a = vecs + (size_t)doc_of[3 * k] * D;
-        float ab = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 1] * D, D);
-        float ac = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 2] * D, D);
-        same += items[k].status == RF_OK && same_bits(out[k].sim_ab, ab) &&
-                same_bits(out[k].sim_ac, ac) && out[k].prediction == (ab >= ac ? 'B' : 'C');
-    }
-    CHECK(same == n, "pooling %d, batch %d, max_length %d: %d of %d triplets equal the building "
-          "blocks to the bit", (int)pooling, batch_size, max_length, same, n);
-
-    /* The same triplets give the same bits when called again on a warm pipeline. */
-    rf_scm_result again[MAX_TRIPLETS];
-    params.progress = NULL;
-    bool st_ok = rf_scm(pl, f->t, n, &params, again, NULL, NULL, &err) == RF_OK;
-    int repeated = 0;
-    for (int k = 0; k < n; k++)
-        repeated += again[k].prediction == out[k].prediction &&
-                    same_bits(again[k].sim_ab, out[k].sim_ab) &&
-                    same_bits(again[k].sim_ac, out[k].sim_ac);
-    CHECK(st_ok && repeated == n,
-          "a second call, without items or a document count, gives the same bits (%d of %d)",
-          repeated, n);
+    if (ok)
+        check_scm(pl, f, params, want_ab, want_ac, n_docs, n_docs, what);
     free(vecs);
     rf_pipeline_free(pl);
 }
@@ -182,23 +199,8 @@ static void test_pair_mode(const rf_model *m, const triplet_file *f)
     CHECK(ok, "building blocks: %s", err.message);
     rf_scm_params params = rf_scm_default_params();
     params.mode = RF_SCM_PAIR;
-    params.progress = count_progress;
-    progress_calls = 0;
-    rf_scm_result out[MAX_TRIPLETS];
-    rf_item_status items[MAX_TRIPLETS];
-    int32_t n_documents = -1;
-    CHECK(rf_scm(pl, f->t, n, &params, out, &n_documents, items, &err) == RF_OK, "rf_scm: %s",
-          err.message);
-    int same = 0;
-    for (int k = 0; k < n; k++)
-        same += items[k].status == RF_OK && same_bits(out[k].sim_ab, want_ab[k]) &&
-                same_bits(out[k].sim_ac, want_ac[k]) &&
-                out[k].prediction == (want_ab[k] >= want_ac[k] ? 'B' : 'C');
-    CHECK(same == n, "pair mode: %d of %d triplets equal rf_classify's to the bit", same, n);
-    CHECK(n_documents == 0, "pair mode embeds no documents");
-    CHECK(progress_calls == (n + RF_SCM_CHUNK - 1) / RF_SCM_CHUNK && progress_done == n &&
-              progress_total == n,
-          "progress once per chunk of triplets");
+    if (ok)
+        check_scm(pl, f, params, want_ab, want_ac, 0, n, "pair, batch 4, max_length 128");
     free(probs);
     rf_pipeline_free(pl);
 }
@@ -279,17 +281,6 @@ static void test_failures(const rf_model *mlm, const rf_model *cls)
     rf_pipeline_free(epl);
 }
 
-static rf_model *load(const char *ref, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/models/%s", ref, name);
-    rf_model *m = NULL;
-    rf_error err;
-    if (rf_model_load(path, &m, &err) != RF_OK)
-        CHECK(0, "loading %s: %s", path, err.message);
-    return m;
-}
-
 int main(void)
 {
     const char *ref = check_reference();
@@ -297,7 +288,8 @@ int main(void)
         SKIP("reference fixtures absent (../shared/reference or $ROFORMER_REFERENCE)");
         return check_done();
     }
-    rf_model *mlm = load(ref, "tiny-word-mlm"), *cls = load(ref, "tiny-word-cls");
+    rf_model *mlm = load_reference_model(ref, "tiny-word-mlm");
+    rf_model *cls = load_reference_model(ref, "tiny-word-cls");
     if (mlm)
         test_failures(mlm, cls);
     triplet_file f;
