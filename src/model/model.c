@@ -7,7 +7,10 @@
  * gguf.c, then here the architecture, every hyper-parameter's type and
  * range, the vocab and dictionary arrays, and each tensor's presence, type
  * and shape against the table in tensor_map.c. f32 tensors are used in
- * place; f16/bf16 ones are widened once into one f32 block.
+ * place. Of the q8, f16 and bf16 ones, the layers' matrices and the word
+ * embeddings stay as stored (kept_stored: packed or widened when a context
+ * needs them, read a row at a time); the rest are widened once into one
+ * f32 block.
  * Keys and tensors: models/README.md.
  */
 #include "model/model.h"
