@@ -162,7 +162,10 @@ def check_block(info, body, cwd, timeout):
     if info == "sh":
         rc, out, err = run("\n".join(body), cwd, timeout, script=True)
         return None if rc == 0 else f"exit {rc}: {(err or out).strip()[-300:]}"
-    for cmd, shown in console_steps(body):
+    steps = console_steps(body)
+    if not steps:
+        return "a console block with no `$ command` line"
+    for cmd, shown in steps:
         rc, out, err = run(cmd, cwd, timeout)
         first = cmd.splitlines()[0]
         if rc != 0:

@@ -100,6 +100,11 @@ $ echo '[0.7904681, 12, -1.5e-3, 0.25, 0.5, 0.75]'
 $ echo '[0.7904681, 13]'
 [0.790, 12]
 ```
+
+<!-- runnable -->
+```console
+0.7904681
+```
 EOF
 $PY tests/doc_commands.py --dir "$TMP" "$TMP/altered.md" >"$TMP/self" 2>&1
 check "checker: the unchanged block passes" grep -q "^ok $TMP/altered.md:4\$" "$TMP/self"
@@ -107,5 +112,6 @@ check "checker: a changed digit fails, naming FILE:LINE" grep -q "^FAIL $TMP/alt
 check "checker: a failing sh block fails" grep -q "^FAIL $TMP/altered.md:16: exit 1" "$TMP/self"
 check "checker: fewer decimals and ... match" grep -q "^ok $TMP/altered.md:21\$" "$TMP/self"
 check "checker: integers match exactly" grep -q "^FAIL $TMP/altered.md:27: " "$TMP/self"
+check "checker: a console block needs a command" grep -q "^FAIL $TMP/altered.md:33: a console block with no" "$TMP/self"
 check "checker: exit status 1 on a failure" sh -c "! $PY tests/doc_commands.py --dir '$TMP' '$TMP/altered.md' >/dev/null"
 check_done
