@@ -1,7 +1,8 @@
 # test_docs.sh — the commands README.md and docs/*.md show run as written
 # and print what they show (tests/doc_commands.py: the blocks marked
 # `<!-- runnable -->`, each one check named FILE:LINE); README.md stays a
-# short document that still holds the setup and test commands; and the
+# short document that still holds the setup and test commands, its C
+# example compiles against include/roformer.h; and the
 # checker itself fails on a block whose shown output was changed.
 #
 # The blocks run in a scratch copy of the places they name: build/ (the
@@ -18,6 +19,15 @@ size=$(wc -c <README.md)
 check "README.md is $size bytes, at most $README_LIMIT" [ "$size" -le $README_LIMIT ]
 check "README.md shows the setup command" grep -q 'sh scripts/setup.sh' README.md
 check "README.md shows the test command" grep -q '^make test' README.md
+
+# README's C example compiles against the public header, as the body of main.
+{
+    printf '#include <roformer.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(void)\n{\n'
+    awk '/^```c$/ { f = 1; next } /^```$/ { f = 0 } f' README.md
+    printf '    return 0;\n}\n'
+} >"$TMP/readme_example.c"
+check "README.md's C example compiles" \
+    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude -fsyntax-only "$TMP/readme_example.c"
 
 if ! $PY -c 'import numpy' 2>/dev/null; then
     check_skip "$PY with numpy absent: the documents' commands"
