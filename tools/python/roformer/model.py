@@ -504,10 +504,11 @@ class Model:
                          _Progress(show_progress_bar, "encode", len(pairs)))
         return out, errs
 
-    def encode(self, sentences, prompt_name=None, prompt=None, batch_size=32,
+    def encode(self, sentences=None, prompt_name=None, prompt=None, batch_size=32,
                show_progress_bar=None, output_value="sentence_embedding", precision="float32",
                convert_to_numpy=True, convert_to_tensor=False, device=None,
-               normalize_embeddings=False, truncate_dim=None, pooling=None, errors="raise"):
+               normalize_embeddings=False, truncate_dim=None, pooling=None, errors="raise",
+               texts=None):
         """Sentence embeddings, with sentence-transformers' encode signature:
         a float32 array (n, hidden_size), or (hidden_size,) for one text.
 
@@ -530,8 +531,16 @@ class Model:
         pooling: "cls", "mean", "max", "last", "pooler" or None (the
         model's own: its sentence-transformers pooling when it has one, else
         the CLI's default). A text pair is an (a, b) tuple. errors="skip"
-        leaves a NaN row where an input fails (float32 only)."""
+        leaves a NaN row where an input fails (float32 only). texts: the
+        earlier name of `sentences`, still taken."""
         _check_errors(errors)
+        if (sentences is None) == (texts is None):
+            raise TypeError("encode() takes the texts once: sentences (or texts=)")
+        if sentences is None:
+            sentences = texts
+        if isinstance(prompt_name, int) and not isinstance(prompt_name, bool):
+            raise TypeError("encode()'s second argument is prompt_name, in sentence-transformers' "
+                            "order; give batch_size=%d by name" % prompt_name)
         if device is not None and str(device) != "cpu":
             raise ValueError('device must be "cpu" or None (roformer runs on the CPU), not %r'
                              % (device,))
