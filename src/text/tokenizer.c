@@ -186,8 +186,8 @@ static rf_status dict_ready(const rf_tokenizer *ctok, rf_error *err)
         pthread_mutex_lock(&tok->dict_lock);
         state = tok->dict_state;
         if (state == DICT_UNBUILT) {
-            tok->dict_status = rf_jieba_dict_init(&tok->dict, tok->dict_words, tok->dict_word_len,
-                                                  tok->dict_freq, tok->dict_size, &tok->dict_error);
+            tok->dict_status = rf_jieba_dict_build(&tok->dict, tok->dict_words, tok->dict_word_len,
+                                                   tok->dict_freq, tok->dict_size, &tok->dict_error);
             state = tok->dict_status == RF_OK ? DICT_BUILT : DICT_FAILED;
             __atomic_store_n(&tok->dict_state, state, __ATOMIC_RELEASE);
         }
