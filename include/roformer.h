@@ -304,6 +304,19 @@ rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len,
                       rf_encoding *out, rf_error *err);
 void rf_encoding_free(rf_encoding *enc);
 
+/* Which end of a too-long input truncation cuts (HF's truncation_side). */
+typedef enum {
+    RF_TRUNCATE_RIGHT = 0, /* keep the first tokens (the default) */
+    RF_TRUNCATE_LEFT = 1,  /* keep the last tokens */
+} rf_truncation_side;
+
+/* rf_tokenize with the tokenizer's truncation_side set: with
+ * RF_TRUNCATE_LEFT each text keeps its last tokens (the same count as
+ * RF_TRUNCATE_RIGHT keeps of its first, longest_first for a pair). */
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err);
+
 /* ==== Encoder ==== */
 
 typedef struct rf_context rf_context;
@@ -430,6 +443,8 @@ typedef struct {
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
     int32_t compute;    /* rf_compute_type of its context (default RF_COMPUTE_F32) */
+    int32_t truncation_side; /* rf_truncation_side: which end max_length cuts
+                                (default RF_TRUNCATE_RIGHT) */
 } rf_pipeline_params;
 
 typedef struct rf_pipeline rf_pipeline;
@@ -440,6 +455,8 @@ rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, 
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
+/* Changes which end later calls truncate (RF_ERR_INPUT for another value). */
+rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and

@@ -37,6 +37,10 @@ void rf_tokenizer_free(rf_tokenizer *tok);
 rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t text_len,
                               const char *pair, size_t pair_len, int32_t max_length,
                               rf_encoding *out, rf_error *err);
+/* Same contract as rf_tokenize_truncated. */
+rf_status rf_tokenizer_encode_side(const rf_tokenizer *tok, const char *text, size_t text_len,
+                                   const char *pair, size_t pair_len, int32_t max_length,
+                                   rf_truncation_side side, rf_encoding *out, rf_error *err);
 
 /* The vocab entry of `id` (not NUL-terminated, *len bytes), or NULL. */
 const char *rf_tokenizer_token(const rf_tokenizer *tok, int32_t id, uint32_t *len);
