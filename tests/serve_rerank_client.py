@@ -16,6 +16,7 @@ Suites:
 import json
 import math
 import os
+import threading
 
 import requests
 
@@ -101,6 +102,28 @@ def suite_rerank(url, roformer, model):
              422, "an unknown truncation_direction is 422 naming it", "truncation_direction")
     error_is(post(url, "/rerank", {"query": QUERY, "texts": ["a", LONG]}), 422,
              "a pair over --max-input-length 24 is 422 naming the text", "texts[1]")
+
+    # concurrent rerank requests share batches and each gets its own ranking
+    queries = [QUERY, DOCS[1], "好不好"]
+    want = {q: [c["scores"]["positive"] for c in cli(roformer, model, "classify", pairs(q, DOCS))]
+            for q in queries}
+    results, errors = {}, []
+    def client(i):
+        try:
+            q = queries[i % len(queries)]
+            rr = post(url, "/rerank", {"query": q, "texts": DOCS})
+            results[i] = (q, rr.json() if rr.status_code == 200 else None)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    report("12 concurrent /rerank requests, 3 queries: each gets its own query's ranking",
+           not errors and len(results) == 12 and
+           all(v is not None and close(v, tei_expected(want[q])) for q, v in results.values()),
+           errors[:2] or [k for k, (q, v) in results.items() if v is None][:5])
 
     # truncation: right and left cut different ends, each as the CLI's --max-length 24
     got = {}
