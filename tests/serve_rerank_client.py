@@ -16,11 +16,10 @@ Suites:
 import json
 import math
 import os
-import threading
 
 import requests
 
-from serve_client import TOL, cli, close, error_is, forward, post, report
+from serve_client import TOL, cli, close, concurrently, error_is, forward, post, report
 
 QUERY = "这个东西怎么样"
 DOCS = ["还行吧", "很好的产品，非常满意", "质量很差，不推荐", "价格便宜，性价比高"]
@@ -107,19 +106,12 @@ def suite_rerank(url, roformer, model):
     queries = [QUERY, DOCS[1], "好不好"]
     want = {q: [c["scores"]["positive"] for c in cli(roformer, model, "classify", pairs(q, DOCS))]
             for q in queries}
-    results, errors = {}, []
+    results = {}
     def client(i):
-        try:
-            q = queries[i % len(queries)]
-            rr = post(url, "/rerank", {"query": q, "texts": DOCS})
-            results[i] = (q, rr.json() if rr.status_code == 200 else None)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(12)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+        q = queries[i % len(queries)]
+        rr = post(url, "/rerank", {"query": q, "texts": DOCS})
+        results[i] = (q, rr.json() if rr.status_code == 200 else None)
+    errors = concurrently(12, client)
     report("12 concurrent /rerank requests, 3 queries: each gets its own query's ranking",
            not errors and len(results) == 12 and
            all(v is not None and close(v, tei_expected(want[q])) for q, v in results.values()),

@@ -12,20 +12,28 @@
 #include "tokenizer_fixture.h"
 
 
-static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
+/* The tokens of `type` in e are the last `keep` of HF's full token list
+ * `want`: what truncation_side="left" keeps. */
+static int tail_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want,
+                      int keep)
 {
-    int i = 0;
-    int n = cJSON_GetArraySize(want);
+    int n = cJSON_GetArraySize(want), i = n - keep, seen = 0;
     for (int32_t k = 0; k < e->n; k++) {
         if (e->type_ids[k] != type || e->start[k] < 0)
             continue;
         const cJSON *w = cJSON_GetArrayItem(want, i++);
         uint32_t len;
         const char *s = rf_tokenizer_token(fx->tok, e->ids[k], &len);
+        seen++;
         if (!cJSON_IsString(w) || !s || strlen(w->valuestring) != len || memcmp(s, w->valuestring, len))
             return 0;
     }
-    return i == n;
+    return seen == keep;
+}
+
+static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
+{
+    return tail_equal(fx, e, type, want, cJSON_GetArraySize(want));
 }
 
 static int ints_equal(const int32_t *got, int32_t n, const cJSON *want)
@@ -77,25 +85,6 @@ static int spans_ok(const fixture *fx, const rf_encoding *e, const char *a, size
         }
     }
     return 1;
-}
-
-/* The tokens of `type` in e are the last `keep` of HF's full token list
- * `want`: what truncation_side="left" keeps. */
-static int tail_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want,
-                      int keep)
-{
-    int n = cJSON_GetArraySize(want), i = n - keep, seen = 0;
-    for (int32_t k = 0; k < e->n; k++) {
-        if (e->type_ids[k] != type || e->start[k] < 0)
-            continue;
-        const cJSON *w = cJSON_GetArrayItem(want, i++);
-        uint32_t len;
-        const char *s = rf_tokenizer_token(fx->tok, e->ids[k], &len);
-        seen++;
-        if (!cJSON_IsString(w) || !s || strlen(w->valuestring) != len || memcmp(s, w->valuestring, len))
-            return 0;
-    }
-    return seen == keep;
 }
 
 /* Left truncation of a case HF truncated on the right: each text keeps as
