@@ -98,7 +98,9 @@ rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
         scores[i] = NAN;
     if (rf_rerank_scoring_of(m) == RF_RERANK_CLASSIFIER)
         return classifier_scores(pl, pairs, n, &p, scores, items, err);
-    rf_pooling pooling = p.pooling >= 0 ? (rf_pooling)p.pooling
+    const rf_sentence_config *sc = rf_model_sentence_config(m);
+    rf_pooling pooling = p.pooling >= 0                 ? (rf_pooling)p.pooling
+                         : sc->present                  ? (rf_pooling)sc->pooling
                          : rf_model_hparams(m)->has_pooler ? RF_POOLING_POOLER
                                                            : RF_POOLING_CLS;
     for (int32_t i = 0; i < n; i++)

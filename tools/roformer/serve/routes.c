@@ -10,6 +10,7 @@
  */
 #include "serve/routes.h"
 
+#include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
 
@@ -178,8 +179,8 @@ static void add_rerank_info(const serve_server *s, cJSON *o)
 static void handle_info(const serve_server *s, serve_response *resp)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    static const char *const poolings[] = {"cls", "mean", "pooler"};
-    const char *pooling = poolings[s->pooling];
+    /* TEI spells the last-token pooling "last_token" */
+    const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "model_id", s->model_id);
     cJSON_AddNullToObject(o, "model_sha");
@@ -436,6 +437,18 @@ static serve_api root_api(const rf_model *m)
     return hp->num_labels == 1 ? SERVE_API_RERANK : SERVE_API_PREDICT;
 }
 
+/* /similarity's "parameters.prompt_name": that prompt before every
+ * sentence; refusals name the field. */
+static int similarity_prompt(const serve_server *s, serve_request *r, serve_error *err)
+{
+    if (!r->prompt_name || !serve_apply_prompt(s->model, r->prompt_name, r, err))
+        return 0;
+    char msg[sizeof err->message];
+    snprintf(msg, sizeof msg, "parameters.%.240s", err->message);
+    memcpy(err->message, msg, sizeof msg);
+    return -1;
+}
+
 static void handle_engine(const serve_server *s, int api_or_root, const char *body, size_t len,
                           serve_response *resp, serve_log_entry *log)
 {
@@ -448,9 +461,11 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
     }
     if (!r.truncate_set && s->auto_truncate)
         r.truncate = true;
-    if (r.prompt_name) { /* no prompts are read from the model yet */
-        serve_fail(&err, 422, "Validation", "%s: the model defines no prompts",
-                   "parameters.prompt_name");
+    /* the embedding routes: the model's default sentence-transformers prompt;
+       /similarity: the prompt its "parameters" name */
+    if (((api == SERVE_API_EMBED || api == SERVE_API_OPENAI) &&
+         serve_apply_prompt(s->model, NULL, &r, &err)) ||
+        similarity_prompt(s, &r, &err)) {
         respond_error(resp, log, &err);
         serve_request_free(&r);
         return;
