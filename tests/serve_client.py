@@ -7,7 +7,8 @@ from the server. tests/test_serve.sh starts the servers and counts the lines.
 Suites: cls (every TEI/OpenAI route and error code on a classifier),
 mlm (/fill-mask, /embed pooler), ner, qa, limits (401, 413, 429 on a server
 started with small limits), shutdown (SIGTERM with requests in flight);
-rerank, reranker and rerank_cosine are in serve_rerank_client.py."""
+rerank, reranker, rerank_cosine and similarity_prompt are in
+serve_rerank_client.py."""
 import base64
 import json
 import os
@@ -493,11 +494,11 @@ def main():
     suite, url, roformer, model = sys.argv[1:5]
     if suite == "shutdown":
         suite_shutdown(url, roformer, model, int(sys.argv[5]))
-    elif suite.startswith("rerank"):
+    elif "suite_" + suite in globals():
+        globals()["suite_" + suite](url, roformer, model)
+    else:
         import serve_rerank_client
         getattr(serve_rerank_client, "suite_" + suite)(url, roformer, model)
-    else:
-        globals()["suite_" + suite](url, roformer, model)
 
 
 if __name__ == "__main__":

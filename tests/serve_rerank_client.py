@@ -12,6 +12,8 @@ Suites:
                  with --auto-truncate --max-input-length 16); $RERANK_SOURCE is
                  the three-label model whose logit 2 it must give
   rerank_cosine  a model without a classifier: cosine scores, POST / embeds
+  similarity_prompt  a sentence-transformers folder with a "query" prompt:
+                 /similarity's parameters.prompt_name
 """
 import json
 import math
@@ -211,3 +213,20 @@ def suite_rerank_cosine(url, roformer, model):
     b = post(url, "/embed", {"inputs": DOCS[:2]})
     report("POST / on an embedding model answers as /embed",
            a.status_code == 200 and close(a.json(), b.json()), a.text[:200])
+
+
+def suite_similarity_prompt(url, roformer, model):
+    prompt = json.load(open(os.path.join(model, "config_sentence_transformers.json")))["prompts"]["query"]
+    body = {"inputs": {"source_sentence": QUERY, "sentences": DOCS[:2]}}
+    plain = [c["cosine"] for c in cli(roformer, model, "similarity", sim_pairs(QUERY, DOCS[:2]))]
+    prompted = [c["cosine"] for c in cli(roformer, model, "similarity",
+                                         sim_pairs(prompt + QUERY, [prompt + d for d in DOCS[:2]]))]
+    r = post(url, "/similarity", body)
+    report("/similarity without prompt_name: the texts as they are",
+           r.status_code == 200 and close(r.json(), plain), "%s vs %s" % (r.text, plain))
+    r = post(url, "/similarity", dict(body, parameters={"prompt_name": "query"}))
+    report("/similarity parameters.prompt_name \"query\": the prompt before every sentence",
+           r.status_code == 200 and close(r.json(), prompted) and prompted != plain,
+           "%s vs %s" % (r.text, prompted))
+    error_is(post(url, "/similarity", dict(body, parameters={"prompt_name": "passage"})), 422,
+             "a prompt_name the model does not define is 422 naming it", "parameters.prompt_name")
