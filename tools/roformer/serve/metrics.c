@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-static const int statuses[] = {200, 400, 401, 404, 405, 413, 422, 429, 500, 503};
+static const int statuses[] = {200, 204, 400, 401, 404, 405, 413, 422, 429, 500, 503};
 enum { N_STATUS = sizeof statuses / sizeof statuses[0] };
 
 static const double latency_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -25,6 +26,18 @@ typedef struct {
     double sum;
 } histogram;
 
+/* TEI's "method" label: one input or a list; its "err" label: the error
+ * type, lower-cased (the last is every other type). */
+static const char *const tei_methods[] = {"single", "batch"};
+static const char *const tei_errors[] = {"validation", "tokenizer", "empty",   "overloaded",
+                                         "unhealthy",  "backend",   "other"};
+enum { N_TEI_ERRORS = 7 };
+
+typedef struct {
+    int64_t count[2], success[2], failure[N_TEI_ERRORS];
+    histogram duration, tokenization, queue, inference;
+} tei_requests;
+
 struct serve_metrics {
     pthread_mutex_t lock;
     const char *const *routes;
@@ -32,6 +45,7 @@ struct serve_metrics {
     int64_t *requests;   /* [n_routes][N_STATUS] */
     histogram *latency;  /* [n_routes] */
     histogram batch_jobs, batch_inputs, batch_tokens, forward;
+    tei_requests tei;
 };
 
 serve_metrics *serve_metrics_create(const char *const *routes, int n_routes)
@@ -87,6 +101,28 @@ void serve_metrics_request(serve_metrics *m, int route, int status, double secon
     pthread_mutex_unlock(&m->lock);
 }
 
+void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_entry *log,
+                               double seconds)
+{
+    int e = 0;
+    while (e < N_TEI_ERRORS - 1 &&
+           !(log->error_type && !strcasecmp(log->error_type, tei_errors[e])))
+        e++;
+    pthread_mutex_lock(&m->lock);
+    tei_requests *t = &m->tei;
+    t->count[log->batch]++;
+    if (status == 200) {
+        t->success[log->batch]++;
+        observe(&t->duration, latency_le, N_LATENCY, seconds);
+        observe(&t->tokenization, latency_le, N_LATENCY, log->tokenize_seconds);
+        observe(&t->queue, latency_le, N_LATENCY, log->queue_seconds);
+        observe(&t->inference, latency_le, N_LATENCY, log->inference_seconds);
+    } else {
+        t->failure[e]++;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
 void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tokens,
                          double forward_seconds)
 {
@@ -118,6 +154,45 @@ static void print_histogram(FILE *f, const char *name, const char *labels, const
 static void print_header(FILE *f, const char *name, const char *type, const char *help)
 {
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* TEI's names: requests by method, failures by error, times in seconds,
+ * the queue, and the batches as the batcher formed them. */
+static void print_tei(FILE *f, const serve_metrics *m, int queued)
+{
+    const tei_requests *t = &m->tei;
+    print_header(f, "te_request_count", "counter", "engine requests received, by method");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "te_request_count{method=\"%s\"} %lld\n", tei_methods[k], (long long)t->count[k]);
+    print_header(f, "te_request_success", "counter", "engine requests answered 200, by method");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "te_request_success{method=\"%s\"} %lld\n", tei_methods[k],
+                (long long)t->success[k]);
+    print_header(f, "te_request_failure", "counter", "engine requests refused or failed, by error");
+    for (int e = 0; e < N_TEI_ERRORS; e++)
+        if (t->failure[e])
+            fprintf(f, "te_request_failure{err=\"%s\"} %lld\n", tei_errors[e],
+                    (long long)t->failure[e]);
+    static const char *const names[] = {"te_request_duration", "te_request_tokenization_duration",
+                                        "te_request_queue_duration",
+                                        "te_request_inference_duration"};
+    static const char *const helps[] = {"seconds from headers to response of a successful request",
+                                        "seconds counting its tokens", "seconds in the queue",
+                                        "seconds of its batch's forward passes"};
+    const histogram *hs[] = {&t->duration, &t->tokenization, &t->queue, &t->inference};
+    for (int k = 0; k < 4; k++) {
+        print_header(f, names[k], "histogram", helps[k]);
+        print_histogram(f, names[k], "", hs[k], latency_le, N_LATENCY);
+    }
+    print_header(f, "te_queue_size", "gauge", "jobs waiting for the batcher");
+    fprintf(f, "te_queue_size %d\n", queued);
+    print_header(f, "te_batch_next_size", "histogram", "inputs per batch");
+    print_histogram(f, "te_batch_next_size", "", &m->batch_inputs, count_le, N_COUNT);
+    print_header(f, "te_batch_next_tokens", "histogram", "real tokens per batch");
+    print_histogram(f, "te_batch_next_tokens", "", &m->batch_tokens, tokens_le, N_TOKENS);
+    print_header(f, "te_batch_inference_duration", "histogram",
+                 "seconds of forward passes per batch");
+    print_histogram(f, "te_batch_inference_duration", "", &m->forward, latency_le, N_LATENCY);
 }
 
 char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
@@ -160,6 +235,7 @@ char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
                  "forward-pass time per batch");
     print_histogram(f, "roformer_inference_duration_seconds", "", &m->forward, latency_le,
                     N_LATENCY);
+    print_tei(f, m, queued);
     pthread_mutex_unlock(&m->lock);
     if (fclose(f) != 0) {
         free(text);
