@@ -77,6 +77,8 @@ check "serve --host not-an-address fails with a message" \
 MODEL=$M/tiny-word-cls
 if start cls "$MODEL" --max-input-length 40; then
     client cls
+    client openai
+    client tei
     out=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' \
         -d '{"inputs": "今天天气很好"}' "$URL/predict")
     check "curl POST /predict: 200 and labels" sh -c "echo '$out' | grep -q '\"label\":\"negative\".* 200\$'"
@@ -96,9 +98,9 @@ fi
 
 # ==== The other heads ====
 MODEL=$M/tiny-word-mlm
-if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts" false; fi
+if start mlm "$MODEL"; then client mlm; client hf_mlm; stop mlm; else check "mlm server starts" false; fi
 MODEL=$M/tiny-char-proj
-if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
+if start ner "$MODEL"; then client ner; client hf_ner; stop ner; else check "ner server starts" false; fi
 MODEL=$M/tiny-qa
 if start qa "$MODEL" --max-input-length 64; then client qa; stop qa; else check "qa server starts" false; fi
 
@@ -142,6 +144,19 @@ assert any(l["status"] == 429 and l["path"] == "/embed" for l in lines)
 assert any(l["status"] == 200 and l.get("tokens", 0) > 0 for l in lines)' "$TMP/limits.log"
 else
     check "limits server starts" false
+fi
+
+# ==== CORS and --max-batch-requests ====
+"$ROFORMER" serve -m "$MODEL" --cors-allow-origin '' >/dev/null 2>&1
+check "serve --cors-allow-origin '' is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$MODEL" --max-batch-requests 0 >/dev/null 2>&1
+check "serve --max-batch-requests 0 is a usage error" [ $? -eq 2 ]
+if start cors "$MODEL" --api-key secret --max-batch-requests 2 \
+        --cors-allow-origin http://a.example,http://b.example; then
+    client cors
+    stop cors
+else
+    check "cors server starts" false
 fi
 
 # ==== Shutdown with requests in flight ====
