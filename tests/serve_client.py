@@ -66,6 +66,22 @@ def maxdiff(a, b):
     return max(abs(x - y) for x, y in zip(a, b))
 
 
+def concurrently(fn, n, timeout):
+    """Runs fn(0) .. fn(n - 1) on n threads at once; returns the exceptions raised."""
+    errors = []
+    def run(i):
+        try:
+            fn(i)
+        except Exception as e:  # noqa: BLE001 - returned to the caller, who reports it
+            errors.append(repr(e))
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return errors
+
+
 def post(url, path, body, **kw):
     return requests.post(url + path, json=body, timeout=60, **kw)
 
@@ -226,20 +242,13 @@ def suite_cls(url, roformer, model):
            r.status_code == 200 and maxdiff(r.json()[0], raw[2]) <= TOL, r.text[:100])
 
     # concurrent clients: each gets its own numbers
-    results, errors = {}, []
+    results = {}
     def client(i):
-        try:
-            for rep in range(3):
-                s = SENTENCES[(i + rep) % len(SENTENCES)]
-                rr = post(url, "/embed", {"inputs": s, "normalize": False})
-                results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+        for rep in range(3):
+            s = SENTENCES[(i + rep) % len(SENTENCES)]
+            rr = post(url, "/embed", {"inputs": s, "normalize": False})
+            results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
+    errors = concurrently(client, 32, 60)
     ok = not errors and len(results) == 96 and all(
         v is not None and maxdiff(v, raw[SENTENCES.index(s)]) <= TOL for s, v in results.values())
     report("32 concurrent clients x 3 requests: each gets its own sentence's vector", ok,
@@ -354,20 +363,13 @@ def suite_qa(url, roformer, model):
            expected[(16, None)] != expected[(16, 2)] and expected[(16, 2)] != expected[(30, 4)],
            expected)
     # concurrent requests with different options: batched only with their like
-    results, errors = [], []
+    results = []
     def client(k):
-        try:
-            for rep in range(4):
-                opt = options[(k + rep) % len(options)]
-                rr = post(url, "/qa", qa_body(*opt))
-                results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+        for rep in range(4):
+            opt = options[(k + rep) % len(options)]
+            rr = post(url, "/qa", qa_body(*opt))
+            results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
+    errors = concurrently(client, 8, 120)
     report("8 concurrent clients with different doc_stride / max_answer_tokens each get their own answers",
            not errors and len(results) == 32 and all(results), errors[:2] or results)
     error_is(post(url, "/qa", {"inputs": items, "doc_stride": -1}), 422, "doc_stride -1 is 422 naming it",
@@ -637,18 +639,11 @@ def suite_cors(url, roformer, model):
     report("/info: max_batch_requests 2", info.get("max_batch_requests") == 2, info)
 
     raw = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES])]
-    results, errors = {}, []
+    results = {}
     def client(i):
-        try:
-            rr = post(url, "/embed", {"inputs": SENTENCES[i % 8], "normalize": False}, headers=auth)
-            results[i] = rr.json()[0] if rr.status_code == 200 else None
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+        rr = post(url, "/embed", {"inputs": SENTENCES[i % 8], "normalize": False}, headers=auth)
+        results[i] = rr.json()[0] if rr.status_code == 200 else None
+    errors = concurrently(client, 16, 60)
     report("16 concurrent requests under --max-batch-requests 2: each its own vector",
            not errors and len(results) == 16 and
            all(v is not None and maxdiff(v, raw[i % 8]) <= TOL for i, v in results.items()), errors[:2])

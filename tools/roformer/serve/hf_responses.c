@@ -56,7 +56,8 @@ static cJSON *mask_candidates(const rf_model *m, const rf_encoding *e,
     for (int32_t j = 0; arr && j < f->top_k; j++) {
         int32_t id = f->ids[(size_t)k * f->top_k + j];
         ids[f->positions[k]] = id;
-        char *sequence = serve_decode(m, ids, e->n, single), *token_str = serve_decode(m, &id, 1, false);
+        char *sequence = serve_decode(m, ids, e->n, single);
+        char *token_str = serve_decode(m, &id, 1, false);
         cJSON *c = cJSON_CreateObject();
         bool ok = sequence && token_str && add(arr, c);
         if (ok) {
@@ -124,7 +125,8 @@ static cJSON *ner_item(const serve_request *r, const rf_model *m, const void *ar
         int32_t count = 0;
         for (int32_t t = e->first; t <= e->last; t++)
             ids[count++] = n->tokens[t].id;
-        char *type = strndup(e->type, (size_t)e->type_len), *word = serve_decode(m, ids, count, false);
+        char *type = strndup(e->type, (size_t)e->type_len);
+        char *word = serve_decode(m, ids, count, false);
         cJSON *o = cJSON_CreateObject();
         bool ok = type && word && add(arr, o);
         if (ok) {

@@ -156,6 +156,14 @@ static void print_header(FILE *f, const char *name, const char *type, const char
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A histogram without labels, with its header. */
+static void print_plain_histogram(FILE *f, const char *name, const char *help, const histogram *h,
+                                  const double *le, int n)
+{
+    print_header(f, name, "histogram", help);
+    print_histogram(f, name, "", h, le, n);
+}
+
 /* TEI's names: requests by method, failures by error, times in seconds,
  * the queue, and the batches as the batcher formed them. */
 static void print_tei(FILE *f, const serve_metrics *m, int queued)
@@ -163,7 +171,8 @@ static void print_tei(FILE *f, const serve_metrics *m, int queued)
     const tei_requests *t = &m->tei;
     print_header(f, "te_request_count", "counter", "engine requests received, by method");
     for (int k = 0; k < 2; k++)
-        fprintf(f, "te_request_count{method=\"%s\"} %lld\n", tei_methods[k], (long long)t->count[k]);
+        fprintf(f, "te_request_count{method=\"%s\"} %lld\n", tei_methods[k],
+                (long long)t->count[k]);
     print_header(f, "te_request_success", "counter", "engine requests answered 200, by method");
     for (int k = 0; k < 2; k++)
         fprintf(f, "te_request_success{method=\"%s\"} %lld\n", tei_methods[k],
@@ -180,19 +189,16 @@ static void print_tei(FILE *f, const serve_metrics *m, int queued)
                                         "seconds counting its tokens", "seconds in the queue",
                                         "seconds of its batch's forward passes"};
     const histogram *hs[] = {&t->duration, &t->tokenization, &t->queue, &t->inference};
-    for (int k = 0; k < 4; k++) {
-        print_header(f, names[k], "histogram", helps[k]);
-        print_histogram(f, names[k], "", hs[k], latency_le, N_LATENCY);
-    }
+    for (int k = 0; k < 4; k++)
+        print_plain_histogram(f, names[k], helps[k], hs[k], latency_le, N_LATENCY);
     print_header(f, "te_queue_size", "gauge", "jobs waiting for the batcher");
     fprintf(f, "te_queue_size %d\n", queued);
-    print_header(f, "te_batch_next_size", "histogram", "inputs per batch");
-    print_histogram(f, "te_batch_next_size", "", &m->batch_inputs, count_le, N_COUNT);
-    print_header(f, "te_batch_next_tokens", "histogram", "real tokens per batch");
-    print_histogram(f, "te_batch_next_tokens", "", &m->batch_tokens, tokens_le, N_TOKENS);
-    print_header(f, "te_batch_inference_duration", "histogram",
-                 "seconds of forward passes per batch");
-    print_histogram(f, "te_batch_inference_duration", "", &m->forward, latency_le, N_LATENCY);
+    print_plain_histogram(f, "te_batch_next_size", "inputs per batch",
+                          &m->batch_inputs, count_le, N_COUNT);
+    print_plain_histogram(f, "te_batch_next_tokens", "real tokens per batch",
+                          &m->batch_tokens, tokens_le, N_TOKENS);
+    print_plain_histogram(f, "te_batch_inference_duration", "seconds of forward passes per batch",
+                          &m->forward, latency_le, N_LATENCY);
 }
 
 char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
@@ -225,16 +231,14 @@ char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
     print_header(f, "roformer_requests_in_flight", "gauge",
                  "requests admitted and not yet answered (limit: --max-concurrent-requests)");
     fprintf(f, "roformer_requests_in_flight %d\n", in_flight);
-    print_header(f, "roformer_batch_jobs", "histogram", "requests run together in one batch");
-    print_histogram(f, "roformer_batch_jobs", "", &m->batch_jobs, count_le, N_COUNT);
-    print_header(f, "roformer_batch_inputs", "histogram", "inputs (sequences) per batch");
-    print_histogram(f, "roformer_batch_inputs", "", &m->batch_inputs, count_le, N_COUNT);
-    print_header(f, "roformer_batch_tokens", "histogram", "real tokens per batch");
-    print_histogram(f, "roformer_batch_tokens", "", &m->batch_tokens, tokens_le, N_TOKENS);
-    print_header(f, "roformer_inference_duration_seconds", "histogram",
-                 "forward-pass time per batch");
-    print_histogram(f, "roformer_inference_duration_seconds", "", &m->forward, latency_le,
-                    N_LATENCY);
+    print_plain_histogram(f, "roformer_batch_jobs", "requests run together in one batch",
+                          &m->batch_jobs, count_le, N_COUNT);
+    print_plain_histogram(f, "roformer_batch_inputs", "inputs (sequences) per batch",
+                          &m->batch_inputs, count_le, N_COUNT);
+    print_plain_histogram(f, "roformer_batch_tokens", "real tokens per batch",
+                          &m->batch_tokens, tokens_le, N_TOKENS);
+    print_plain_histogram(f, "roformer_inference_duration_seconds", "forward-pass time per batch",
+                          &m->forward, latency_le, N_LATENCY);
     print_tei(f, m, queued);
     pthread_mutex_unlock(&m->lock);
     if (fclose(f) != 0) {

@@ -268,8 +268,8 @@ static int take_id_list(const cJSON *v, const char *field, int32_t **ids, int32_
         /* range first: converting a double out of int32's range is undefined */
         if (!cJSON_IsNumber(id) || !(id->valuedouble >= 0 && id->valuedouble <= INT32_MAX) ||
             id->valuedouble != (double)(int32_t)id->valuedouble)
-            return serve_fail(err, 422, "Validation", "%s[%d]: expected a token id (an integer >= 0)",
-                              field, *n);
+            return serve_fail(err, 422, "Validation",
+                              "%s[%d]: expected a token id (an integer >= 0)", field, *n);
         (*ids)[(*n)++] = (int32_t)id->valuedouble;
     }
     return 0;

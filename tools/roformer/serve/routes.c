@@ -432,7 +432,8 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
     serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = n, .encs = r->ids ? encs : NULL,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride};
-    int32_t *lengths = job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;
+    int32_t *lengths =
+        job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;
     for (int32_t i = 0; lengths && i < n; i++)
         lengths[i] = encs[i].n;
     job.lengths = lengths;

@@ -45,11 +45,7 @@ static rf_status ids_row(void *arg, int32_t i, const rf_encoding *enc, const rf_
 {
     (void)err;
     token_job *job = arg;
-    float *dst = job->out + (size_t)i * job->D;
-    if (job->pooling == RF_POOLING_POOLER)
-        memcpy(dst, row->pooled, sizeof(float) * (size_t)job->D);
-    else /* the row's own tokens only, as rf_embed */
-        rf_pool_hidden(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
+    rf_pool_row(row, enc, job->pooling, job->D, job->out + (size_t)i * job->D);
     return RF_OK;
 }
 
