@@ -178,6 +178,28 @@ const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
 int32_t rf_model_tensor_count(const rf_model *model);
 
+/* How sentence-transformers runs the model, when it was converted from a
+ * sentence-transformers folder (modules.json, 1_Pooling/config.json,
+ * sentence_bert_config.json, config_sentence_transformers.json): the
+ * defaults that embedding front ends (CLI embed, serve, Python encode) use
+ * unless told otherwise. Strings belong to the model. */
+typedef struct {
+    bool present;                     /* false: a plain checkpoint; nothing below is set */
+    int32_t pooling;                  /* rf_pooling: CLS, MEAN, MAX or LAST */
+    bool normalize;                   /* a Normalize module follows the pooling */
+    int32_t max_seq_length;           /* truncate inputs to this many tokens; 0: not given */
+    bool do_lower_case;               /* the texts are lower-cased (the tokenizer does it) */
+    int32_t n_prompts;
+    const char *const *prompt_names;  /* [n_prompts], e.g. "query" */
+    const char *const *prompts;       /* [n_prompts], the text put before an input */
+    const char *default_prompt_name;  /* one of prompt_names, or NULL */
+} rf_sentence_config;
+
+const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
+/* The text of the model's prompt `name`; name NULL: its default prompt.
+ * NULL when there is no such prompt (or no default). */
+const char *rf_model_prompt(const rf_model *model, const char *name);
+
 /* ==== Conversion from HuggingFace checkpoints ==== */
 
 typedef enum {
@@ -460,7 +482,12 @@ typedef enum {
     RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
     RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
                           pooler activation (tanh, or none: linear) */
+    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
+    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
 } rf_pooling;
+
+/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
+const char *rf_pooling_name(rf_pooling pooling);
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
  * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
@@ -560,7 +587,8 @@ void rf_softmax(const float *x, int32_t n, float *out);
  * returns min(k, n). */
 int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
 /* Pools hidden[L][D] (mask[L]: 1 = real token, NULL = all real) into out[D]
- * with RF_POOLING_CLS or RF_POOLING_MEAN. */
+ * with RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_MAX or RF_POOLING_LAST
+ * (no real token: zeros). */
 void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
              float *out);
 void rf_l2_normalize(float *x, int32_t n);

@@ -40,8 +40,8 @@ typedef rf_status (*rf_row_fn)(void *job, int32_t i, const rf_encoding *enc, con
                                rf_error *err);
 
 /* The sentence vector of one row into out[D]: the pooler's output, or the
- * [CLS] / mean pooling of the input's own enc->n tokens (padding never
- * enters the mean). The run needs `pooled` for RF_POOLING_POOLER, else
+ * [CLS] / mean / max / last-token pooling of the input's own enc->n tokens
+ * (padding never enters it). The run needs `pooled` for RF_POOLING_POOLER, else
  * `hidden`. */
 void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
                  float *out);

@@ -50,13 +50,15 @@ static const char usage[] =
     "  --max-client-batch-size N     inputs per request, more is 413 (default 32)\n"
     "  --max-concurrent-requests N   requests at once, more is 429 (default 512)\n"
     "  --max-input-length N          tokens per input; longer is 422 unless the request\n"
-    "                                sets \"truncate\" (default: the model's maximum)\n"
+    "                                sets \"truncate\" (default: the model's\n"
+    "                                sentence-transformers max_seq_length, else its maximum)\n"
     "  --payload-limit N             request body bytes, more is 413 (default 2000000)\n"
     "  --api-key KEY                 require \"Authorization: Bearer KEY\" (not on /health)\n"
     "  --cors-allow-origin ORIGINS   answer browsers from these origins (comma-separated,\n"
     "                                or *): CORS headers and OPTIONS preflights\n"
-    "  --pooling cls|mean|pooler     embeddings (default: pooler when the model has one,\n"
-    "                                else cls)\n"
+    "  --pooling cls|mean|max|last|pooler  embeddings (default: the model's\n"
+    "                                sentence-transformers pooling, else pooler when the\n"
+    "                                model has one, else cls)\n"
     "  --log-format text|json        request log lines (default text)\n";
 
 typedef struct {
@@ -198,7 +200,9 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
     if (!s->max_input_length)
-        s->max_input_length = hp->max_position;
+        s->max_input_length = rf_model_sentence_config(model)->max_seq_length > 0
+                                  ? rf_model_sentence_config(model)->max_seq_length
+                                  : hp->max_position;
     s->model = model;
     s->model_id = model_id(o.model_path, id, sizeof id);
     s->pooling = cli_pooling_for(model, o.pooling);

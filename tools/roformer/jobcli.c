@@ -104,8 +104,9 @@ void cli_job_help(const char *usage)
     fputs("\nshared options:\n"
           "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory;\n"
           "                        required (only classify has a default model)\n"
-          "  --max-length N        truncate inputs to N tokens (default: no truncation; an input\n"
-          "                        longer than the model's maximum is then an error line)\n"
+          "  --max-length N        truncate inputs to N tokens (default: the model's\n"
+          "                        sentence-transformers max_seq_length, else no truncation;\n"
+          "                        an input longer than the model's maximum is then an error line)\n"
           "  --batch-size N        sequences per forward pass (default 8)\n"
           "  --threads N           compute threads (default: all cores)\n"
           "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
@@ -143,6 +144,8 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     }
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = o->max_length;
+    if (!pp.max_length && rf_model_sentence_config(*model)->max_seq_length > 0)
+        pp.max_length = rf_model_sentence_config(*model)->max_seq_length;
     if (!pp.max_length && o->truncate_default)
         pp.max_length = hp->max_position;
     pp.batch_size = o->batch_size;

@@ -12,6 +12,7 @@
 
 #include "serve/hf_responses.h"
 #include "serve/openai.h"
+#include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
 
@@ -176,8 +177,8 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
 static void handle_info(const serve_server *s, serve_response *resp)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    static const char *const poolings[] = {"cls", "mean", "pooler"};
-    const char *pooling = poolings[s->pooling];
+    /* TEI spells the last-token pooling "last_token" */
+    const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "model_id", s->model_id);
     cJSON_AddNullToObject(o, "model_sha");
@@ -509,6 +510,13 @@ static void handle_engine(const serve_server *s, serve_api api, const char *body
     serve_error err;
     if (serve_request_parse(api, body, len, s->max_client_batch, &r, &err)) {
         respond_error(resp, log, &err);
+        return;
+    }
+    /* the embedding routes: the model's default sentence-transformers prompt */
+    if ((api == SERVE_API_EMBED || api == SERVE_API_OPENAI) &&
+        serve_apply_prompt(s->model, NULL, &r, &err)) {
+        respond_error(resp, log, &err);
+        serve_request_free(&r);
         return;
     }
     const rf_hparams *hp = rf_model_hparams(s->model);
