@@ -10,7 +10,8 @@ tei (/embed_all, /decode, x-* headers, te_* metrics, HF text-classification),
 mlm (/fill-mask, /embed pooler), hf_mlm and hf_ner (HuggingFace's fill-mask
 and token-classification shapes), ner, qa, limits (401, 413, 429 on a server
 started with small limits), cors (--cors-allow-origin, --max-batch-requests),
-shutdown (SIGTERM with requests in flight)."""
+shutdown (SIGTERM with requests in flight); rerank, reranker, rerank_cosine
+and similarity_prompt are in serve_rerank_client.py."""
 import base64
 import json
 import os
@@ -66,13 +67,19 @@ def maxdiff(a, b):
     return max(abs(x - y) for x, y in zip(a, b))
 
 
-def concurrently(fn, n, timeout):
-    """Runs fn(0) .. fn(n - 1) on n threads at once; returns the exceptions raised."""
+def post(url, path, body, **kw):
+    return requests.post(url + path, json=body, timeout=60, **kw)
+
+
+def concurrently(n, fn, timeout=60):
+    """Runs fn(i) for i in range(n), each on its own thread, waiting at most
+    `timeout` seconds for each; returns what they raised (as repr)."""
     errors = []
+
     def run(i):
         try:
             fn(i)
-        except Exception as e:  # noqa: BLE001 - returned to the caller, who reports it
+        except Exception as e:  # noqa: BLE001 - returned to the caller
             errors.append(repr(e))
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
@@ -80,10 +87,6 @@ def concurrently(fn, n, timeout):
     for t in threads:
         t.join(timeout)
     return errors
-
-
-def post(url, path, body, **kw):
-    return requests.post(url + path, json=body, timeout=60, **kw)
 
 
 def error_is(r, status, what, field=None):
@@ -248,7 +251,7 @@ def suite_cls(url, roformer, model):
             s = SENTENCES[(i + rep) % len(SENTENCES)]
             rr = post(url, "/embed", {"inputs": s, "normalize": False})
             results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
-    errors = concurrently(client, 32, 60)
+    errors = concurrently(32, client)
     ok = not errors and len(results) == 96 and all(
         v is not None and maxdiff(v, raw[SENTENCES.index(s)]) <= TOL for s, v in results.values())
     report("32 concurrent clients x 3 requests: each gets its own sentence's vector", ok,
@@ -369,7 +372,7 @@ def suite_qa(url, roformer, model):
             opt = options[(k + rep) % len(options)]
             rr = post(url, "/qa", qa_body(*opt))
             results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
-    errors = concurrently(client, 8, 120)
+    errors = concurrently(8, client, 120)
     report("8 concurrent clients with different doc_stride / max_answer_tokens each get their own answers",
            not errors and len(results) == 32 and all(results), errors[:2] or results)
     error_is(post(url, "/qa", {"inputs": items, "doc_stride": -1}), 422, "doc_stride -1 is 422 naming it",
@@ -643,7 +646,7 @@ def suite_cors(url, roformer, model):
     def client(i):
         rr = post(url, "/embed", {"inputs": SENTENCES[i % 8], "normalize": False}, headers=auth)
         results[i] = rr.json()[0] if rr.status_code == 200 else None
-    errors = concurrently(client, 16, 60)
+    errors = concurrently(16, client)
     report("16 concurrent requests under --max-batch-requests 2: each its own vector",
            not errors and len(results) == 16 and
            all(v is not None and maxdiff(v, raw[i % 8]) <= TOL for i, v in results.items()), errors[:2])
@@ -759,8 +762,11 @@ def main():
     suite, url, roformer, model = sys.argv[1:5]
     if suite == "shutdown":
         suite_shutdown(url, roformer, model, int(sys.argv[5]))
-    else:
+    elif "suite_" + suite in globals():
         globals()["suite_" + suite](url, roformer, model)
+    else:
+        import serve_rerank_client
+        getattr(serve_rerank_client, "suite_" + suite)(url, roformer, model)
 
 
 if __name__ == "__main__":

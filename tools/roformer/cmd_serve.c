@@ -35,6 +35,10 @@ static const char usage[] =
     "  POST /embed_all {\"inputs\": str|[str]} (every token's vector), /decode {\"ids\"}\n"
     "  POST /pipeline/text-classification, /pipeline/fill-mask,\n"
     "       /pipeline/token-classification (HuggingFace's task shapes)\n"
+    "  POST /rerank {\"query\": str, \"texts\": [str], \"raw_scores\", \"return_text\"} (TEI)\n"
+    "  POST /v1/rerank {\"query\", \"documents\": [str], \"top_n\", \"return_documents\"} (Jina)\n"
+    "  POST / the model's own task: rerank (one-label classifier), predict, else embed\n"
+    "  Every POST takes \"truncate\" and \"truncation_direction\": \"right\"|\"left\".\n"
     "  GET /health, /info, /metrics (Prometheus); OPTIONS (CORS preflight)\n"
     "Requests are batched together (padding-free) up to --max-batch-tokens. SIGTERM or\n"
     "SIGINT: stop accepting, answer what has begun, exit 0. One log line per request\n"
@@ -52,6 +56,8 @@ static const char usage[] =
     "  --max-input-length N          tokens per input; longer is 422 unless the request\n"
     "                                sets \"truncate\" (default: the model's\n"
     "                                sentence-transformers max_seq_length, else its maximum)\n"
+    "  --auto-truncate               truncate what is longer unless a request says\n"
+    "                                \"truncate\": false\n"
     "  --payload-limit N             request body bytes, more is 413 (default 2000000)\n"
     "  --api-key KEY                 require \"Authorization: Bearer KEY\" (not on /health)\n"
     "  --cors-allow-origin ORIGINS   answer browsers from these origins (comma-separated,\n"
@@ -78,6 +84,10 @@ static int parse_args(serve_opts *o, int argc, char **argv)
         const char *v;
         int r = 0, bad = 0;
         int32_t n;
+        if (!strcmp(argv[i], "--auto-truncate")) {
+            o->s.auto_truncate = true;
+            continue;
+        }
 #define OPT(name) ((r = cli_take_value("serve", argc, argv, &i, name, &v)) != 0)
         if (OPT("-m") || OPT("--model"))
             o->model_path = v;
