@@ -18,6 +18,8 @@ CC ?= cc
 PKGS := openblas libcjson libutf8proc libcurl libcrypto
 # libmicrohttpd: the HTTP server of `roformer serve`, linked into the CLI only
 CLI_PKGS := libmicrohttpd
+# ARCH=aarch64: CC, BUILD and PKG_CONFIG of the ARM64 cross build
+include mk/arm64.mk
 
 OPT ?= -O2 -g
 # -Wno-psabi: the 32- and 64-byte vectors of src/kernels/vecmath.h only live in
@@ -28,8 +30,8 @@ OPT ?= -O2 -g
 # baseline x86-64 build has no FMA, so its code is unchanged.
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-psabi -ffp-contract=fast -fPIC \
               -Iinclude -Isrc \
-              $(shell pkg-config --cflags $(PKGS)) $(OPT) $(SANITIZE) $(CFLAGS)
-LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDLIBS)
+              $(shell $(PKG_CONFIG) --cflags $(PKGS)) $(OPT) $(SANITIZE) $(CFLAGS)
+LDLIBS_ALL := $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
@@ -65,12 +67,12 @@ $(BUILD)/libroformer.so: $(LIB_OBJ)
 
 # The CLI's files include its headers as "name.h" and the server's as
 # "serve/name.h", from tools/roformer/ and tools/roformer/serve/ alike.
-$(CLI_OBJ): CFLAGS_ALL += -Itools/roformer $(shell pkg-config --cflags $(CLI_PKGS))
+$(CLI_OBJ): CFLAGS_ALL += -Itools/roformer $(shell $(PKG_CONFIG) --cflags $(CLI_PKGS))
 $(CLI_OBJ): $(SERVE_HEADERS)
 
 $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a \
-	    $(shell pkg-config --libs $(CLI_PKGS)) $(LDLIBS_ALL)
+	    $(shell $(PKG_CONFIG) --libs $(CLI_PKGS)) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -150,4 +152,4 @@ install: all
 	    scripts/roformer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/roformer.pc
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-arm64
