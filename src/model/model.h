@@ -89,6 +89,7 @@ struct rf_model {
     rf_hparams hp;
     rf_weights w;
     char **labels;          /* [hp.num_labels] NUL-terminated, owned */
+    rf_sentence_config sentence; /* roformer.sentence.* keys; strings owned */
     char **tokens;          /* [n_tokens] NUL-terminated, owned */
     int32_t n_tokens;       /* vocab.txt entries: <= hp.vocab_size */
     rf_tokenizer *tokenizer;
