@@ -135,10 +135,15 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
     for (int c0 = n0; c0 < n0 + n;) {
         int c1 = (c0 / PANEL + 1) * PANEL < n0 + n ? (c0 / PANEL + 1) * PANEL : n0 + n;
         int8_t *panel = dst + (size_t)(c0 / PANEL) * panel_bytes;
-        for (int k = 0; k < whole; k += 4)
-            for (int col = c0; col < c1; col++)
-                memcpy(panel + (size_t)k * PANEL + (size_t)(col % PANEL) * 4,
-                       Wq + (size_t)(col - n0) * ldw + k, 4);
+        const int8_t *rows[PANEL];
+        int first = c0 % PANEL, count = c1 - c0;
+        for (int j = 0; j < count; j++)
+            rows[j] = Wq + (size_t)(c0 + j - n0) * ldw;
+        for (int k = 0; k < whole; k += 4) {
+            int8_t *line = panel + (size_t)k * PANEL + (size_t)first * 4;
+            for (int j = 0; j < count; j++)
+                memcpy(line + j * 4, rows[j] + k, 4);
+        }
         for (int col = c0; col < c1; col++) {
             const int8_t *w = Wq + (size_t)(col - n0) * ldw;
             for (int k = whole; k < K; k++)
