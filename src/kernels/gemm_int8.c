@@ -144,6 +144,8 @@ void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, siz
             out[n * K + k] = (float)Wq[n * K + k] * scale[n];
 }
 
+static int32_t row_sum(const int8_t *w, int K);
+
 void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst,
                        int32_t *colsum)
 {
@@ -154,20 +156,20 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
     for (int c0 = n0; c0 < n0 + n;) {
         int c1 = (c0 / PANEL + 1) * PANEL < n0 + n ? (c0 / PANEL + 1) * PANEL : n0 + n;
         int8_t *panel = dst + (size_t)(c0 / PANEL) * panel_bytes;
-        int32_t sum[PANEL] = {0};
-        for (int k = 0; k < whole; k += 4)
-            for (int col = c0; col < c1; col++) {
-                const int8_t *w = Wq + (size_t)(col - n0) * ldw + k;
-                memcpy(panel + (size_t)k * PANEL + (size_t)(col % PANEL) * 4, w, 4);
-                sum[col % PANEL] += w[0] + w[1] + w[2] + w[3];
-            }
+        const int8_t *rows[PANEL];
+        int first = c0 % PANEL, count = c1 - c0;
+        for (int j = 0; j < count; j++)
+            rows[j] = Wq + (size_t)(c0 + j - n0) * ldw;
+        for (int k = 0; k < whole; k += 4) {
+            int8_t *line = panel + (size_t)k * PANEL + (size_t)first * 4;
+            for (int j = 0; j < count; j++)
+                memcpy(line + j * 4, rows[j] + k, 4);
+        }
         for (int col = c0; col < c1; col++) {
             const int8_t *w = Wq + (size_t)(col - n0) * ldw;
-            for (int k = whole; k < K; k++) {
+            for (int k = whole; k < K; k++)
                 panel[(size_t)whole * PANEL + (size_t)(col % PANEL) * 4 + k - whole] = w[k];
-                sum[col % PANEL] += w[k];
-            }
-            colsum[col] = sum[col % PANEL];
+            colsum[col] = row_sum(w, K);
         }
         c0 = c1;
     }
@@ -175,6 +177,27 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 #if RF_SIMD_X86
 #include <immintrin.h>
+
+/* The sum of K int8 values, 32 at a time: VPMADDUBSW by ones sums pairs
+ * (at most 2 * 128 in magnitude: no saturation), VPMADDWD by ones sums
+ * those pairs into int32 lanes. */
+RF_TARGET_AVX2 static int32_t row_sum_avx2(const int8_t *w, int K)
+{
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    __m256i acc = _mm256_setzero_si256();
+    int k = 0;
+    for (; k + 32 <= K; k += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(w + k));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16));
+    }
+    int32_t lanes[8], sum = 0;
+    _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
+    for (int i = 0; i < 8; i++)
+        sum += lanes[i];
+    for (; k < K; k++)
+        sum += w[k];
+    return sum;
+}
 
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
  * rf_int8_row_bytes(K)), their scales and centers, as
@@ -495,4 +518,16 @@ void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const fl
         }
     }
     rf_bias_act_naive(Y, M, N, N, NULL, act);
+}
+
+static int32_t row_sum(const int8_t *w, int K)
+{
+#if RF_SIMD_X86
+    if (rf_int8_supported())
+        return row_sum_avx2(w, K);
+#endif
+    int32_t sum = 0;
+    for (int k = 0; k < K; k++)
+        sum += w[k];
+    return sum;
 }
