@@ -29,8 +29,8 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
- * The jobs (embeddings, classification, similarity, fill-mask, NER, QA,
- * CAIL2019-SCM case matching) take many inputs at once and batch them:
+ * The jobs (embeddings, classification, similarity, rerank, fill-mask, NER,
+ * QA, CAIL2019-SCM case matching) take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
  *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
@@ -344,6 +344,19 @@ rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len,
                       rf_encoding *out, rf_error *err);
 void rf_encoding_free(rf_encoding *enc);
 
+/* Which end of a too-long input truncation cuts (HF's truncation_side). */
+typedef enum {
+    RF_TRUNCATE_RIGHT = 0, /* keep the first tokens (the default) */
+    RF_TRUNCATE_LEFT = 1,  /* keep the last tokens */
+} rf_truncation_side;
+
+/* rf_tokenize with the tokenizer's truncation_side set: with
+ * RF_TRUNCATE_LEFT each text keeps its last tokens (the same count as
+ * RF_TRUNCATE_RIGHT keeps of its first, longest_first for a pair). */
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err);
+
 /* ==== Encoder ==== */
 
 typedef struct rf_context rf_context;
@@ -434,7 +447,7 @@ typedef struct {
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 
-/* ==== Jobs: embed, classify, similarity, fill-mask, token classification, QA, SCM ====
+/* ==== Jobs: embed, classify, similarity, rerank, fill-mask, token classification, QA, SCM ====
  *
  * A pipeline owns a context and the batch buffers. Every job takes several
  * inputs at once: they are tokenized, grouped by similar length into batches
@@ -470,6 +483,8 @@ typedef struct {
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
     rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
+    rf_truncation_side truncation_side; /* which end max_length cuts (default
+                                           RF_TRUNCATE_RIGHT) */
 } rf_pipeline_params;
 
 typedef struct rf_pipeline rf_pipeline;
@@ -480,6 +495,8 @@ rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, 
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
+/* Changes which end later calls truncate (RF_ERR_INPUT for another value). */
+rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and
@@ -647,6 +664,59 @@ rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n
                                  rf_pooling pooling, float *vecs, rf_item_status *items,
                                  rf_error *err);
 
+/* Rerank: documents scored against a query and sorted best first, as
+ * sentence-transformers' CrossEncoder.rank and TEI's /rerank do.
+ *
+ * A sequence-classification model (RF_RERANK_CLASSIFIER) scores each
+ * [CLS] query [SEP] document [SEP] pair: with one label the sigmoid of its
+ * logit, with two or more the softmax probability of the positive label
+ * (rf_rerank_pick_label). raw_scores gives that label's logit instead. A
+ * model without a classification head (RF_RERANK_COSINE, RoFormer-Sim's
+ * use) scores the cosine of the pooled embeddings of query and document,
+ * each embedded on its own. */
+typedef enum {
+    RF_RERANK_CLASSIFIER, /* a cross-encoder: the classifier's score of the pair */
+    RF_RERANK_COSINE,     /* a bi-encoder: cosine of the two pooled embeddings */
+} rf_rerank_scoring;
+
+typedef struct {
+    bool raw_scores;        /* classifier: the positive label's logit, no sigmoid / softmax */
+    int32_t positive_label; /* classifier with 2+ labels: the label whose probability is the
+                               score; -1: rf_rerank_pick_label's choice */
+    int32_t pooling;        /* cosine: rf_pooling of the embeddings; -1: the CLI's default
+                               (the sentence-transformers folder's pooling, else the
+                               pooler when the model has one, else RF_POOLING_CLS) */
+} rf_rerank_params;
+
+/* One ranked document: its index in the documents given, and its score. */
+typedef struct {
+    int32_t index;
+    float score;
+} rf_rerank_hit;
+
+rf_rerank_params rf_rerank_default_params(void); /* probabilities, default label and pooling */
+/* RF_RERANK_CLASSIFIER for a sequence-classification model, else RF_RERANK_COSINE. */
+rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model);
+const char *rf_rerank_scoring_name(rf_rerank_scoring scoring); /* "classifier", "cosine" */
+
+/* Scores pairs[i] = (query, document) in input order: scores[n]. Pairs may
+ * have different queries (sentence-transformers' CrossEncoder.predict).
+ * Failed pairs score NaN. RF_ERR_INPUT for a positive_label outside the
+ * labels or a pooling the model cannot do. */
+rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+                          const rf_rerank_params *params, float *scores, rf_item_status *items,
+                          rf_error *err);
+/* Sorts scores[n] best first into out (at most top_n hits; top_n <= 0: all
+ * n): ties keep the lower index first, NaN scores (failed documents) are
+ * left out. Returns the number of hits written, -1 when out of memory. */
+int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out);
+/* Scores documents[i].text (their .pair is ignored) against the query and
+ * sorts them: out[min(top_n, n)] (top_n <= 0: n), *n_out hits written. */
+rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
+                    const rf_text *documents, int32_t n, int32_t top_n,
+                    const rf_rerank_params *params, rf_rerank_hit *out, int32_t *n_out,
+                    rf_item_status *items, rf_error *err);
+
 /* ---- The building blocks of the jobs, usable on their own ---- */
 
 /* out = softmax(x) over n values (out may be x). */
@@ -680,6 +750,11 @@ typedef enum {
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);
+/* The label a rerank score reads from labels[n] (names as id2label):
+ * 0 when n == 1; else the first label named, ignoring case, "positive",
+ * "pos", "entailment", "relevant", "yes", "true" or "1"; else the last
+ * label (n - 1: LABEL_1 of a two-label checkpoint). */
+int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
 /* ==== Advanced: the OpenBLAS build ====
  *
  * Most programs need nothing here: contexts set OpenBLAS up themselves.

@@ -99,28 +99,19 @@ def number_matches(shown, got):
 
 
 def output_matches(shown, got):
-    """Matches token lists; `...` in `shown` takes any run of `got`."""
-    memo = {}
-
-    def match(i, j):
-        key = (i, j)
-        if key in memo:
-            return memo[key]
-        if i == len(shown):
-            r = j == len(got)
-        elif shown[i] == "...":
-            r = any(match(i + 1, k) for k in range(j, len(got) + 1))
-        elif j == len(got):
-            r = False
-        elif NUMBER.fullmatch(shown[i]):
-            r = number_matches(shown[i], got[j]) and match(i + 1, j + 1)
+    """Matches token lists; `...` in `shown` takes any run of `got`. Walks
+    `shown` once, keeping every position of `got` it can have reached."""
+    reach = {0}
+    for t in shown:
+        if not reach:
+            return False
+        if t == "...":
+            reach = set(range(min(reach), len(got) + 1))
+        elif NUMBER.fullmatch(t):
+            reach = {j + 1 for j in reach if j < len(got) and number_matches(t, got[j])}
         else:
-            r = shown[i] == got[j] and match(i + 1, j + 1)
-        memo[key] = r
-        return r
-
-    sys.setrecursionlimit(max(10000, 4 * (len(shown) + len(got))))
-    return match(0, 0)
+            reach = {j + 1 for j in reach if j < len(got) and got[j] == t}
+    return len(got) in reach
 
 
 def console_steps(body):
@@ -162,7 +153,10 @@ def check_block(info, body, cwd, timeout):
     if info == "sh":
         rc, out, err = run("\n".join(body), cwd, timeout, script=True)
         return None if rc == 0 else f"exit {rc}: {(err or out).strip()[-300:]}"
-    for cmd, shown in console_steps(body):
+    steps = console_steps(body)
+    if not steps:
+        return "a console block with no `$ command` line"
+    for cmd, shown in steps:
         rc, out, err = run(cmd, cwd, timeout)
         first = cmd.splitlines()[0]
         if rc != 0:

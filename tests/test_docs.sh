@@ -1,7 +1,8 @@
 # test_docs.sh — the commands README.md and docs/*.md show run as written
 # and print what they show (tests/doc_commands.py: the blocks marked
 # `<!-- runnable -->`, each one check named FILE:LINE); README.md stays a
-# short document that still holds the setup and test commands; and the
+# short document that still holds the setup and test commands, its C
+# example compiles against include/roformer.h; and the
 # checker itself fails on a block whose shown output was changed.
 #
 # The blocks run in a scratch copy of the places they name: build/ (the
@@ -18,6 +19,15 @@ size=$(wc -c <README.md)
 check "README.md is $size bytes, at most $README_LIMIT" [ "$size" -le $README_LIMIT ]
 check "README.md shows the setup command" grep -q 'sh scripts/setup.sh' README.md
 check "README.md shows the test command" grep -q '^make test' README.md
+
+# README's C example compiles against the public header, as the body of main.
+{
+    printf '#include <roformer.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(void)\n{\n'
+    awk '/^```c$/ { f = 1; next } /^```$/ { f = 0 } f' README.md
+    printf '    return 0;\n}\n'
+} >"$TMP/readme_example.c"
+check "README.md's C example compiles" \
+    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude -fsyntax-only "$TMP/readme_example.c"
 
 if ! $PY -c 'import numpy' 2>/dev/null; then
     check_skip "$PY with numpy absent: the documents' commands"
@@ -100,6 +110,11 @@ $ echo '[0.7904681, 12, -1.5e-3, 0.25, 0.5, 0.75]'
 $ echo '[0.7904681, 13]'
 [0.790, 12]
 ```
+
+<!-- runnable -->
+```console
+0.7904681
+```
 EOF
 $PY tests/doc_commands.py --dir "$TMP" "$TMP/altered.md" >"$TMP/self" 2>&1
 check "checker: the unchanged block passes" grep -q "^ok $TMP/altered.md:4\$" "$TMP/self"
@@ -107,5 +122,6 @@ check "checker: a changed digit fails, naming FILE:LINE" grep -q "^FAIL $TMP/alt
 check "checker: a failing sh block fails" grep -q "^FAIL $TMP/altered.md:16: exit 1" "$TMP/self"
 check "checker: fewer decimals and ... match" grep -q "^ok $TMP/altered.md:21\$" "$TMP/self"
 check "checker: integers match exactly" grep -q "^FAIL $TMP/altered.md:27: " "$TMP/self"
+check "checker: a console block needs a command" grep -q "^FAIL $TMP/altered.md:33: a console block with no" "$TMP/self"
 check "checker: exit status 1 on a failure" sh -c "! $PY tests/doc_commands.py --dir '$TMP' '$TMP/altered.md' >/dev/null"
 check_done

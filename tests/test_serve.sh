@@ -16,48 +16,11 @@ if ! command -v curl >/dev/null || ! $PY -c 'import requests' 2>/dev/null; then
     check_done; exit
 fi
 M=$REF/models
-pids=""
-trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
-
-# start NAME MODEL ARGS...: starts a server in the background; sets PID and
-# URL, or returns 1 when it did not start listening within 60 s.
-start() {
-    name=$1; model=$2; shift 2
-    : >"$TMP/$name.log"
-    "$ROFORMER" serve -m "$model" --port 0 --threads 2 "$@" 2>"$TMP/$name.log" &
-    PID=$!; pids="$pids $PID"
-    i=0
-    while [ $i -lt 600 ]; do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$TMP/$name.log")
-        [ -n "$port" ] && { URL="http://127.0.0.1:$port"; return 0; }
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.1; i=$((i + 1))
-    done
-    echo "server $name did not start:"; cat "$TMP/$name.log"
-    return 1
-}
+. tests/serve_helpers.sh
 
 # client SUITE [PID]: runs a suite of serve_client.py; each line is a check.
 client() {
-    timeout 300 $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2 >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    while IFS= read -r line; do
-        case "$line" in
-            "ok "*) check "${line#ok }" true ;;
-            "FAIL "*) echo "$line"; check "${line#FAIL }" false ;;
-        esac
-    done <"$TMP/out"
-    check "serve_client.py $1 ran to the end" [ $rc -eq 0 ]
-    [ $rc -eq 0 ] || tail -n 5 "$TMP/err"
-}
-
-# stop: SIGTERM, then the server must exit 0 within 30 s.
-stop() {
-    kill -TERM "$PID"
-    i=0
-    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    wait "$PID"
-    check "$1: exits 0 after SIGTERM" [ $? -eq 0 ]
+    client_checks "serve_client.py $1" $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2
 }
 
 # ==== Usage ====
@@ -77,6 +40,8 @@ check "serve --host not-an-address fails with a message" \
 MODEL=$M/tiny-word-cls
 if start cls "$MODEL" --max-input-length 40; then
     client cls
+    client openai
+    client tei
     out=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' \
         -d '{"inputs": "今天天气很好"}' "$URL/predict")
     check "curl POST /predict: 200 and labels" sh -c "echo '$out' | grep -q '\"label\":\"negative\".* 200\$'"
@@ -96,9 +61,9 @@ fi
 
 # ==== The other heads ====
 MODEL=$M/tiny-word-mlm
-if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts" false; fi
+if start mlm "$MODEL"; then client mlm; client hf_mlm; stop mlm; else check "mlm server starts" false; fi
 MODEL=$M/tiny-char-proj
-if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
+if start ner "$MODEL"; then client ner; client hf_ner; stop ner; else check "ner server starts" false; fi
 MODEL=$M/tiny-qa
 if start qa "$MODEL" --max-input-length 64; then client qa; stop qa; else check "qa server starts" false; fi
 
@@ -124,6 +89,71 @@ else
     check_skip "this CPU has no AVX2: serve --compute int8 not run"
 fi
 
+# ==== Rerank: a three-label classifier, a one-label one, a model without one ====
+MODEL=$M/tiny-word-cls
+if start rerank "$MODEL" --max-client-batch-size 4 --max-input-length 24; then
+    client rerank; stop rerank
+else
+    check "rerank server starts" false
+fi
+# the one-label classifier: tiny-word-cls with only its label-2 row of out_proj
+MODEL=$TMP/one-label
+mkdir -p "$MODEL" && cp "$M/tiny-word-cls/vocab.txt" "$M/tiny-word-cls/tokenizer_config.json" "$MODEL/" &&
+$PY - "$M/tiny-word-cls" "$MODEL" <<'EOF'
+import json, struct, sys
+src, dst = sys.argv[1:3]
+config = json.load(open(src + "/config.json"))
+config.update(num_labels=1, id2label={"0": "LABEL_0"}, label2id={"LABEL_0": 0})
+json.dump(config, open(dst + "/config.json", "w"))
+data = open(src + "/model.safetensors", "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+header, body = json.loads(data[8:8 + n]), data[8 + n:]
+out, blobs, at = {}, [], 0
+for name, t in sorted((k, v) for k, v in header.items() if k != "__metadata__"):
+    b, e = t["data_offsets"]
+    blob, shape = body[b:e], t["shape"]
+    if name.startswith("classifier.out_proj."):  # keep row 2 (float32)
+        row = 4 * (shape[1] if len(shape) == 2 else 1)
+        blob, shape = blob[2 * row:3 * row], [1] + shape[1:]
+    out[name] = {"dtype": t["dtype"], "shape": shape, "data_offsets": [at, at + len(blob)]}
+    blobs.append(blob)
+    at += len(blob)
+head = json.dumps(out).encode()
+head += b" " * (-len(head) % 8)
+open(dst + "/model.safetensors", "wb").write(struct.pack("<Q", len(head)) + head + b"".join(blobs))
+EOF
+check "a one-label classifier made from tiny-word-cls" [ $? -eq 0 ]
+if start reranker "$MODEL" --auto-truncate --max-input-length 16; then
+    export RERANK_SOURCE=$M/tiny-word-cls
+    client reranker; stop reranker
+else
+    check "one-label reranker server starts" false
+fi
+MODEL=$M/tiny-word-mlm
+if start rerank_cosine "$MODEL"; then
+    client rerank_cosine; stop rerank_cosine
+else
+    check "rerank_cosine server starts" false
+fi
+# a sentence-transformers folder (mean pooling) with a "query" prompt and no default
+MODEL=$TMP/st-prompts
+mkdir -p "$MODEL/1_Pooling"
+for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json model.safetensors; do
+    [ -f "$M/tiny-word-mlm/$f" ] && ln -s "$(cd "$M/tiny-word-mlm" && pwd)/$f" "$MODEL/$f"
+done
+printf '%s' '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+ {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]' \
+    >"$MODEL/modules.json"
+printf '%s' '{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}' \
+    >"$MODEL/1_Pooling/config.json"
+printf '%s' '{"prompts": {"query": "查询："}, "default_prompt_name": null}' \
+    >"$MODEL/config_sentence_transformers.json"
+if start similarity_prompt "$MODEL"; then
+    client similarity_prompt; stop similarity_prompt
+else
+    check "similarity_prompt server starts" false
+fi
+
 # ==== Limits: key, request size, concurrency; JSON log ====
 MODEL=$M/tiny-word-cls
 if start limits "$MODEL" --api-key secret --max-client-batch-size 4 --payload-limit 1000 \
@@ -142,6 +172,19 @@ assert any(l["status"] == 429 and l["path"] == "/embed" for l in lines)
 assert any(l["status"] == 200 and l.get("tokens", 0) > 0 for l in lines)' "$TMP/limits.log"
 else
     check "limits server starts" false
+fi
+
+# ==== CORS and --max-batch-requests ====
+"$ROFORMER" serve -m "$MODEL" --cors-allow-origin '' >/dev/null 2>&1
+check "serve --cors-allow-origin '' is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$MODEL" --max-batch-requests 0 >/dev/null 2>&1
+check "serve --max-batch-requests 0 is a usage error" [ $? -eq 2 ]
+if start cors "$MODEL" --api-key secret --max-batch-requests 2 \
+        --cors-allow-origin http://a.example,http://b.example; then
+    client cors
+    stop cors
+else
+    check "cors server starts" false
 fi
 
 # ==== Shutdown with requests in flight ====

@@ -25,6 +25,7 @@
 #include "formats/st_config.h"
 
 #include "error.h"
+#include "formats/hf_config.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -143,18 +144,6 @@ static rf_status json_object(const rf_json_text *f, cJSON **out, rf_error *err)
     return RF_OK;
 }
 
-/* A key that must be true, false or absent (null counts as absent). */
-static rf_status flag(const cJSON *root, const char *key, bool *v, const char *what, rf_error *err)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!j || cJSON_IsNull(j))
-        return RF_OK;
-    if (!cJSON_IsBool(j))
-        return rf_fail(err, RF_ERR_FORMAT, "%s: '%s' must be true or false", what, key);
-    *v = cJSON_IsTrue(j);
-    return RF_OK;
-}
-
 static rf_status parse_pooling(const cJSON *root, const char *what, int32_t hidden_size,
                                rf_sentence_config *out, rf_error *err)
 {
@@ -176,7 +165,7 @@ static rf_status parse_pooling(const cJSON *root, const char *what, int32_t hidd
                        what, hidden_size);
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         bool v = false;
-        if ((st = flag(root, modes[i].key, &v, what, err)))
+        if ((st = rf_json_bool(root, modes[i].key, &v, what, err)))
             return st;
         if (v) {
             on++;
@@ -191,7 +180,7 @@ static rf_status parse_pooling(const cJSON *root, const char *what, int32_t hidd
     if (chosen < 0)
         return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: '%s' is not supported (cls_token, mean_tokens, "
                        "max_tokens, lasttoken are)", what, chosen_key);
-    if ((st = flag(root, "include_prompt", &include_prompt, what, err)))
+    if ((st = rf_json_bool(root, "include_prompt", &include_prompt, what, err)))
         return st;
     if (!include_prompt)
         return rf_fail(err, RF_ERR_UNSUPPORTED,
@@ -213,7 +202,7 @@ static rf_status parse_sbert(const cJSON *root, const char *what, int32_t max_po
                            "maximum of %d", what, max_position);
         out->max_seq_length = (int32_t)d;
     }
-    return flag(root, "do_lower_case", &out->do_lower_case, what, err);
+    return rf_json_bool(root, "do_lower_case", &out->do_lower_case, what, err);
 }
 
 static rf_status parse_prompts(const cJSON *root, const char *what, rf_sentence_config *out,

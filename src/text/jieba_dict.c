@@ -108,12 +108,19 @@ static void insert_words(rf_jieba_dict *d, const char *const *words, const uint3
     }
 }
 
-/* The checks of rf_jieba_dict_check; *cps gets the number of code points,
- * an upper bound on the nodes. */
-static rf_status check_words(const char *const *words, const uint32_t *len, int32_t n,
-                             uint64_t *cps, rf_error *err)
+/* Code points of the n words: an upper bound on the nodes. */
+static uint64_t count_code_points(const char *const *words, const uint32_t *len, int32_t n)
 {
-    *cps = 0;
+    uint64_t cps = 0;
+    for (int32_t w = 0; w < n; w++)
+        for (uint32_t i = 0; i < len[w]; i++)
+            cps += ((unsigned char)words[w][i] & 0xC0) != 0x80;
+    return cps;
+}
+
+rf_status rf_jieba_dict_check(const char *const *words, const uint32_t *len, int32_t n,
+                              rf_error *err)
+{
     if (n < 0)
         return rf_fail(err, RF_ERR_FORMAT, "jieba dictionary: negative size %d", n);
     for (int32_t w = 0; w < n; w++) {
@@ -121,29 +128,28 @@ static rf_status check_words(const char *const *words, const uint32_t *len, int3
         if (!rf_utf8_validate(words[w], len[w], &bad))
             return rf_fail(err, RF_ERR_FORMAT, "jieba dictionary: entry %d is not valid UTF-8 (byte %zu)",
                            w, bad);
-        for (uint32_t i = 0; i < len[w]; i++)
-            *cps += ((unsigned char)words[w][i] & 0xC0) != 0x80;
     }
-    if (table_slots(*cps) > MAX_SLOTS)
+    if (table_slots(count_code_points(words, len, n)) > MAX_SLOTS)
         return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
     return RF_OK;
-}
-
-rf_status rf_jieba_dict_check(const char *const *words, const uint32_t *len, int32_t n,
-                              rf_error *err)
-{
-    uint64_t cps;
-    return check_words(words, len, n, &cps, err);
 }
 
 rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
                              const uint32_t *freq, int32_t n, rf_error *err)
 {
-    memset(d, 0, sizeof *d);
-    uint64_t cps; /* upper bound on the nodes */
-    rf_status st = check_words(words, len, n, &cps, err);
-    if (st != RF_OK)
+    rf_status st = rf_jieba_dict_check(words, len, n, err);
+    if (st != RF_OK) {
+        memset(d, 0, sizeof *d);
         return st;
+    }
+    return rf_jieba_dict_build(d, words, len, freq, n, err);
+}
+
+rf_status rf_jieba_dict_build(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
+                              const uint32_t *freq, int32_t n, rf_error *err)
+{
+    memset(d, 0, sizeof *d);
+    uint64_t cps = count_code_points(words, len, n);
     d->root_child = malloc(0x10000 * sizeof *d->root_child);
     uint32_t *list_node = malloc(((size_t)n + 1) * sizeof *list_node);
     int32_t *list_word = malloc(((size_t)n + 1) * sizeof *list_word);

@@ -186,8 +186,8 @@ static rf_status dict_ready(const rf_tokenizer *ctok, rf_error *err)
         pthread_mutex_lock(&tok->dict_lock);
         state = tok->dict_state;
         if (state == DICT_UNBUILT) {
-            tok->dict_status = rf_jieba_dict_init(&tok->dict, tok->dict_words, tok->dict_word_len,
-                                                  tok->dict_freq, tok->dict_size, &tok->dict_error);
+            tok->dict_status = rf_jieba_dict_build(&tok->dict, tok->dict_words, tok->dict_word_len,
+                                                   tok->dict_freq, tok->dict_size, &tok->dict_error);
             state = tok->dict_status == RF_OK ? DICT_BUILT : DICT_FAILED;
             __atomic_store_n(&tok->dict_state, state, __ATOMIC_RELEASE);
         }
@@ -445,6 +445,19 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
                               const char *pair, size_t pair_len, int32_t max_length,
                               rf_encoding *out, rf_error *err)
 {
+    return rf_tokenizer_encode_side(tok, text, text_len, pair, pair_len, max_length,
+                                    RF_TRUNCATE_RIGHT, out, err);
+}
+
+/* Each side keeps la (lb) tokens: its first ones, or with RF_TRUNCATE_LEFT
+ * its last ones (HF truncation_side="left" removes the same counts from
+ * the start of each sequence). */
+rf_status rf_tokenizer_encode_side(const rf_tokenizer *tok, const char *text, size_t text_len,
+                                   const char *pair, size_t pair_len, int32_t max_length,
+                                   rf_truncation_side side, rf_encoding *out, rf_error *err)
+{
+    if (side != RF_TRUNCATE_RIGHT && side != RF_TRUNCATE_LEFT)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: unknown truncation side %d", (int)side);
     if (!tok || !out || (!text && text_len))
         return rf_fail(err, RF_ERR_INPUT, "tokenize: missing tokenizer, text or output");
     if (!pair)
@@ -474,12 +487,14 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
             return rf_fail(err, RF_ERR_LIMIT, "tokenize: %zu tokens is too many", la + lb);
         st = encoding_reserve(out, (int32_t)(la + lb + 3), err);
         if (st == RF_OK) {
+            size_t skip_a = side == RF_TRUNCATE_LEFT ? s->a.n - la : 0;
+            size_t skip_b = side == RF_TRUNCATE_LEFT ? s->b.n - lb : 0;
             put(out, tok->cls_id, 0, -1, -1);
-            for (size_t i = 0; i < la; i++)
+            for (size_t i = skip_a; i < skip_a + la; i++)
                 put(out, s->a.id[i], 0, s->a.start[i], s->a.end[i]);
             put(out, tok->sep_id, 0, -1, -1);
             if (pair) {
-                for (size_t i = 0; i < lb; i++)
+                for (size_t i = skip_b; i < skip_b + lb; i++)
                     put(out, s->b.id[i], 1, s->b.start[i], s->b.end[i]);
                 put(out, tok->sep_id, 1, -1, -1);
             }
@@ -510,4 +525,14 @@ rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len, 
     if (!model || !model->tokenizer)
         return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
     return rf_tokenizer_encode(model->tokenizer, text, text_len, pair, pair_len, max_length, out, err);
+}
+
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err)
+{
+    if (!model || !model->tokenizer)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
+    return rf_tokenizer_encode_side(model->tokenizer, text, text_len, pair, pair_len, max_length,
+                                    side, out, err);
 }

@@ -41,6 +41,10 @@ void rf_tokenizer_free(rf_tokenizer *tok);
 rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t text_len,
                               const char *pair, size_t pair_len, int32_t max_length,
                               rf_encoding *out, rf_error *err);
+/* Same contract as rf_tokenize_truncated. */
+rf_status rf_tokenizer_encode_side(const rf_tokenizer *tok, const char *text, size_t text_len,
+                                   const char *pair, size_t pair_len, int32_t max_length,
+                                   rf_truncation_side side, rf_encoding *out, rf_error *err);
 
 /* Whether the jieba dictionary has been built (it is, by the first text
  * tokenized in WoBERT mode; never in BERT mode). */

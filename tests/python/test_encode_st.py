@@ -183,6 +183,14 @@ def test_bad_arguments(m, kw, msg):
         m.encode(TEXTS, **kw)
 
 
+def test_earlier_calls(m, emb):
+    assert np.array_equal(m.encode(texts=TEXTS), emb)  # the earlier keyword
+    with pytest.raises(TypeError, match="give batch_size=8 by name"):
+        m.encode(TEXTS, 8)  # the earlier second positional argument
+    with pytest.raises(TypeError, match="takes the texts once"):
+        m.encode(TEXTS, texts=TEXTS)
+
+
 def test_device_cpu_and_existing_calls(m, emb):
     assert np.array_equal(m.encode(TEXTS, device="cpu"), emb)
     assert np.array_equal(m.encode(TEXTS, batch_size=32, pooling="cls", normalize_embeddings=False,

@@ -29,18 +29,6 @@ def same(py, cli, where="result"):
         assert py == cli, "%s: %r vs %r" % (where, py, cli)
 
 
-@pytest.fixture(scope="module")
-def mlm():
-    with roformer.Model(model_dir("tiny-word-mlm"), threads=1) as m:
-        yield m
-
-
-@pytest.fixture(scope="module")
-def cls():
-    with roformer.Model(model_dir("tiny-word-cls"), threads=1) as m:
-        yield m
-
-
 def titles(n):
     return [line.split("\t")[0] for line in data_lines("thucnews_titles/dev.txt", n)]
 

@@ -54,6 +54,7 @@ RF_ERR_INPUT = 5
 
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
 RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER, RF_POOLING_MAX, RF_POOLING_LAST = range(5)
+RF_RERANK_CLASSIFIER, RF_RERANK_COSINE = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
 RF_SCM_EMBED, RF_SCM_PAIR = range(2)
 RF_SCM_CHUNK = 64
@@ -160,7 +161,20 @@ class rf_pipeline_params(Structure):
         ("batch_size", c_int32),
         ("n_threads", c_int32),
         ("compute", c_int32),
+        ("truncation_side", c_int32),
     ]
+
+
+class rf_rerank_params(Structure):
+    _fields_ = [
+        ("raw_scores", c_bool),
+        ("positive_label", c_int32),
+        ("pooling", c_int32),
+    ]
+
+
+class rf_rerank_hit(Structure):
+    _fields_ = [("index", c_int32), ("score", c_float)]
 
 
 class rf_pipeline_stats(Structure):
@@ -332,6 +346,14 @@ rf_embed = _declare("rf_embed", c_int, c_void_p, _texts_p, c_int32, c_int, c_boo
 rf_similarity = _declare("rf_similarity", c_int, c_void_p, _texts_p, c_int32, c_int, _f32_p,
                          _items_p, _err_p)
 rf_classify = _declare("rf_classify", c_int, c_void_p, _texts_p, c_int32, _f32_p, _items_p, _err_p)
+rf_classify_logits = _declare("rf_classify_logits", c_int, c_void_p, _texts_p, c_int32, _f32_p,
+                              _items_p, _err_p)
+rf_rerank_default_params = _declare("rf_rerank_default_params", rf_rerank_params)
+rf_rerank_scoring_of = _declare("rf_rerank_scoring_of", c_int, _model_p)
+rf_rerank_score = _declare("rf_rerank_score", c_int, c_void_p, _texts_p, c_int32,
+                           POINTER(rf_rerank_params), _f32_p, _items_p, _err_p)
+rf_rerank_sort = _declare("rf_rerank_sort", c_int32, _f32_p, c_int32, c_int32,
+                          POINTER(rf_rerank_hit))
 rf_fill_mask = _declare("rf_fill_mask", c_int, c_void_p, _texts_p, c_int32, c_int32,
                         POINTER(rf_fill_mask_result), _items_p, _err_p)
 rf_fill_mask_result_free = _declare("rf_fill_mask_result_free", None, POINTER(rf_fill_mask_result))

@@ -4,10 +4,15 @@
  * per-input statuses (so one bad input fails only its own request), then
  * hands every job its slice: vectors, probabilities and scm results are
  * copied, the fill-mask / NER / QA result structs are moved (the job frees
- * them). The texts of scm jobs are triplets (A, B, C), so a batch of them
- * is one rf_scm call over all their triplets.
+ * them).
+ * Per-token vectors (embed_all) lie back to back, each text's rows at its
+ * offset: the sum of the lengths before it.
+ * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
+ * rf_scm call over all their triplets.
  */
 #include "serve/runner.h"
+
+#include "serve/token_jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,18 +82,27 @@ static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
     serve_kind kind = jobs[0]->kind;
-    int32_t total = 0, top_k = 1;
+    int32_t total = 0, top_k = 1, rows = 0;
     for (int j = 0; j < n; j++) {
         total += jobs[j]->n;
         if (jobs[j]->top_k > top_k)
             top_k = jobs[j]->top_k;
+        for (int32_t i = 0; kind == SERVE_KIND_EMBED_ALL && i < jobs[j]->n; i++)
+            rows += jobs[j]->lengths[i];
     }
     size_t T = total > 0 ? (size_t)total : 1;
+    bool embeds = kind == SERVE_KIND_EMBED || kind == SERVE_KIND_EMBED_IDS;
+    bool per_token = kind == SERVE_KIND_EMBED_ALL;
+    size_t vector_rows = per_token ? (size_t)(rows > 0 ? rows : 1) : T;
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
-    float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
+    float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
+    rf_encoding *encs = kind == SERVE_KIND_EMBED_IDS ? malloc(sizeof *encs * T) : NULL;
+    int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
+    int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
-    float *probs = classify ? malloc(sizeof(float) * T * r->N) : NULL;
+    size_t per_input = kind == SERVE_KIND_RERANK ? 1 : classify ? (size_t)r->N : 0;
+    float *probs = per_input ? malloc(sizeof(float) * T * per_input) : NULL;
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
@@ -98,18 +112,36 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_status st = RF_OK;
     rf_pipeline_stats before, after;
     rf_pipeline_get_stats(r->pl, &before);
-    if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
-        (classify && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
+    if (!texts || !items || ((embeds || per_token) && !vectors) ||
+        (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
+        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths)) ||
         (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
         goto done;
     }
-    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++)
-        memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+    for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
+        if (encs)
+            memcpy(encs + o, jobs[j]->encs, sizeof *encs * jobs[j]->n);
+        else
+            memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+        for (int32_t i = 0; per_token && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
+            offsets[o + i] = row;
+            lengths[o + i] = jobs[j]->lengths[i];
+        }
+    }
 
+    st = rf_pipeline_set_truncation_side(r->pl, jobs[0]->truncation_side, &err);
+    if (st != RF_OK)
+        goto done;
+    rf_rerank_params rerank = rf_rerank_default_params();
+    rerank.raw_scores = jobs[0]->raw_scores;
+    rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
+    case SERVE_KIND_RERANK:
+        st = rf_rerank_score(r->pl, texts, total, &rerank, probs, items, &err);
+        break;
     case SERVE_KIND_EMBED:
         st = rf_embed(r->pl, texts, total, r->pooling, false, vectors, items, &err);
         break;
@@ -128,6 +160,14 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     case SERVE_KIND_QA:
         st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
+        break;
+    case SERVE_KIND_EMBED_IDS:
+        st = serve_embed_ids(r->pl, encs, total, r->pooling, vectors, &err);
+        for (int32_t i = 0; st == RF_OK && i < total; i++)
+            items[i] = (rf_item_status){.status = RF_OK};
+        break;
+    case SERVE_KIND_EMBED_ALL:
+        st = serve_embed_tokens(r->pl, texts, total, offsets, lengths, vectors, items, &err);
         break;
     case SERVE_KIND_SCM: {
         rf_scm_params params = rf_scm_default_params();
@@ -154,10 +194,18 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
             continue;
         }
         memcpy(job->items, items + o, sizeof *items * job->n);
-        if (vectors)
+        if (vectors && per_token && job->n > 0) {
+            int32_t first = offsets[o], count = 0;
+            for (int32_t i = 0; i < job->n; i++)
+                count += job->lengths[i];
+            memcpy(job->vectors, vectors + (size_t)first * r->D,
+                   sizeof(float) * (size_t)count * r->D);
+        } else if (vectors) {
             memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
+        }
         if (probs)
-            memcpy(job->probs, probs + (size_t)o * r->N, sizeof(float) * job->n * r->N);
+            memcpy(job->probs, probs + (size_t)o * per_input,
+                   sizeof(float) * job->n * per_input);
         for (int32_t i = 0; i < job->n; i++) {
             if (fill) {
                 job->fill[i] = fill[o + i];
@@ -184,6 +232,9 @@ done:
     free(texts);
     free(items);
     free(vectors);
+    free(encs);
+    free(offsets);
+    free(lengths);
     free(probs);
     free(fill);
     free(ner);
