@@ -20,16 +20,22 @@ typedef struct {
     float *out; /* [n][D] */
 } embed_job;
 
+void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
+                 float *out)
+{
+    if (pooling == RF_POOLING_POOLER)
+        memcpy(out, row->pooled, sizeof(float) * (size_t)D);
+    else /* the row's own tokens only: padding never enters the pooling */
+        rf_pool_hidden(row->hidden, NULL, enc->n, D, pooling, out);
+}
+
 static rf_status embed_row(void *job_arg, int32_t i, const rf_encoding *enc, const rf_row *row,
                            rf_error *err)
 {
     (void)err;
     embed_job *job = job_arg;
     float *dst = job->out + (size_t)i * job->D;
-    if (job->pooling == RF_POOLING_POOLER)
-        memcpy(dst, row->pooled, sizeof(float) * (size_t)job->D);
-    else /* the row's own tokens only: padding never enters the mean */
-        rf_pool_hidden(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
+    rf_pool_row(row, enc, job->pooling, job->D, dst);
     if (job->normalize)
         rf_l2_normalize(dst, job->D);
     return RF_OK;

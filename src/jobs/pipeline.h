@@ -39,6 +39,13 @@ typedef struct {
 typedef rf_status (*rf_row_fn)(void *job, int32_t i, const rf_encoding *enc, const rf_row *row,
                                rf_error *err);
 
+/* The sentence vector of one row into out[D]: the pooler's output, or the
+ * [CLS] / mean / max / last-token pooling of the input's own enc->n tokens
+ * (padding never enters it). The run needs `pooled` for RF_POOLING_POOLER, else
+ * `hidden`. */
+void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
+                 float *out);
+
 /* Runs `inputs` through the model. `items` as in the public job calls: when
  * non-NULL it is initialised here and receives per-input failures. */
 rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,

@@ -14,6 +14,7 @@
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
+#include "kernels/gemm_neon.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
 
@@ -53,8 +54,20 @@ bool rf_int8_supported(void)
 #if RF_SIMD_X86
     return __builtin_cpu_supports("avx2");
 #else
-    return false;
+    return RF_SIMD_ARM64;
 #endif
+}
+
+static bool cpu_runs(rf_int8_kernel kernel)
+{
+    switch (kernel) {
+    case RF_INT8_AVX2: return RF_SIMD_X86 && rf_int8_supported();
+    case RF_INT8_VNNI: return rf_cpu_has_avx512_vnni();
+    case RF_INT8_NEON: return RF_SIMD_ARM64;
+    case RF_INT8_SDOT: return rf_cpu_has_arm_dotprod();
+    case RF_INT8_I8MM: return rf_cpu_has_arm_i8mm();
+    }
+    return false;
 }
 
 /* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
@@ -64,7 +77,15 @@ rf_int8_kernel rf_int8_kernel_get(void)
 {
     int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
     if (k < 0) {
-        k = rf_cpu_has_avx512_vnni() ? RF_INT8_VNNI : RF_INT8_AVX2;
+        /* best first */
+        const rf_int8_kernel order[] = {RF_INT8_VNNI, RF_INT8_AVX2, RF_INT8_I8MM, RF_INT8_SDOT,
+                                        RF_INT8_NEON};
+        k = RF_INT8_AVX2;
+        for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+            if (cpu_runs(order[i])) {
+                k = order[i];
+                break;
+            }
         __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
     }
     return (rf_int8_kernel)k;
@@ -72,7 +93,7 @@ rf_int8_kernel rf_int8_kernel_get(void)
 
 bool rf_int8_kernel_set(rf_int8_kernel kernel)
 {
-    if (kernel == RF_INT8_VNNI ? !rf_cpu_has_avx512_vnni() : !rf_int8_supported())
+    if (!cpu_runs(kernel))
         return false;
     __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
     return true;
@@ -123,6 +144,8 @@ void rf_int8_dequantize_rows(const int8_t *Wq, const float *scale, size_t N, siz
             out[n * K + k] = (float)Wq[n * K + k] * scale[n];
 }
 
+static int32_t row_sum(const int8_t *w, int K);
+
 void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_t *dst,
                        int32_t *colsum)
 {
@@ -133,20 +156,20 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
     for (int c0 = n0; c0 < n0 + n;) {
         int c1 = (c0 / PANEL + 1) * PANEL < n0 + n ? (c0 / PANEL + 1) * PANEL : n0 + n;
         int8_t *panel = dst + (size_t)(c0 / PANEL) * panel_bytes;
-        int32_t sum[PANEL] = {0};
-        for (int k = 0; k < whole; k += 4)
-            for (int col = c0; col < c1; col++) {
-                const int8_t *w = Wq + (size_t)(col - n0) * ldw + k;
-                memcpy(panel + (size_t)k * PANEL + (size_t)(col % PANEL) * 4, w, 4);
-                sum[col % PANEL] += w[0] + w[1] + w[2] + w[3];
-            }
+        const int8_t *rows[PANEL];
+        int first = c0 % PANEL, count = c1 - c0;
+        for (int j = 0; j < count; j++)
+            rows[j] = Wq + (size_t)(c0 + j - n0) * ldw;
+        for (int k = 0; k < whole; k += 4) {
+            int8_t *line = panel + (size_t)k * PANEL + (size_t)first * 4;
+            for (int j = 0; j < count; j++)
+                memcpy(line + j * 4, rows[j] + k, 4);
+        }
         for (int col = c0; col < c1; col++) {
             const int8_t *w = Wq + (size_t)(col - n0) * ldw;
-            for (int k = whole; k < K; k++) {
+            for (int k = whole; k < K; k++)
                 panel[(size_t)whole * PANEL + (size_t)(col % PANEL) * 4 + k - whole] = w[k];
-                sum[col % PANEL] += w[k];
-            }
-            colsum[col] = sum[col % PANEL];
+            colsum[col] = row_sum(w, K);
         }
         c0 = c1;
     }
@@ -154,6 +177,27 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 #if RF_SIMD_X86
 #include <immintrin.h>
+
+/* The sum of K int8 values, 32 at a time: VPMADDUBSW by ones sums pairs
+ * (at most 2 * 128 in magnitude: no saturation), VPMADDWD by ones sums
+ * those pairs into int32 lanes. */
+RF_TARGET_AVX2 static int32_t row_sum_avx2(const int8_t *w, int K)
+{
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    __m256i acc = _mm256_setzero_si256();
+    int k = 0;
+    for (; k + 32 <= K; k += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(w + k));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16));
+    }
+    int32_t lanes[8], sum = 0;
+    _mm256_storeu_si256((__m256i *)(void *)lanes, acc);
+    for (int i = 0; i < 8; i++)
+        sum += lanes[i];
+    for (; k < K; k++)
+        sum += w[k];
+    return sum;
+}
 
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
  * rf_int8_row_bytes(K)), their scales and centers, as
@@ -367,7 +411,22 @@ RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, co
         }
     }
 }
-#endif /* RF_SIMD_X86 */
+#elif RF_SIMD_ARM64
+/* The NEON builds (gemm_int8_neon.c) in the x86 builds' place. */
+static void int8_quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
+                               float *center)
+{
+    rf_int8_quantize_rows_neon(X, K, m0, m1, Xq, scale, center);
+}
+
+static void int8_gemm_block(const int8_t *Xq, const float *sx, const float *cx, int K, int m0,
+                            int m1, const rf_int8_matrix *Wm, int n0, int n1, const float *b,
+                            rf_activation act, float *Y, int32_t *C, int ldy)
+{
+    rf_int8_gemm_block_neon(rf_int8_kernel_get(), Xq, sx, cx, K, m0, m1, Wm, n0, n1, b, act, Y, C,
+                            ldy);
+}
+#endif /* RF_SIMD_X86, RF_SIMD_ARM64 */
 
 /* ==== The threaded Linear ==== */
 
@@ -389,7 +448,7 @@ static void quantize_task(void *arg, int block, int thread)
     const struct int8_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     int8_quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx, j->cx);
 #endif
 }
@@ -399,7 +458,7 @@ static void gemm_task(void *arg, int block, int thread)
     (void)thread;
     const struct int8_job *j = arg;
     int s, n;
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
@@ -433,7 +492,7 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
 
 void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     int8_gemm_block(Xq, NULL, NULL, K, 0, M, W, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
 #else
     (void)Xq, (void)M, (void)K, (void)W, (void)N, (void)C;
@@ -459,4 +518,16 @@ void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const fl
         }
     }
     rf_bias_act_naive(Y, M, N, N, NULL, act);
+}
+
+static int32_t row_sum(const int8_t *w, int K)
+{
+#if RF_SIMD_X86
+    if (rf_int8_supported())
+        return row_sum_avx2(w, K);
+#endif
+    int32_t sum = 0;
+    for (int k = 0; k < K; k++)
+        sum += w[k];
+    return sum;
 }

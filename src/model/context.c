@@ -166,7 +166,8 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
     if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
-                       "context: bf16 compute needs a CPU with AVX512_BF16, which this one lacks");
+                       "context: bf16 compute needs a CPU with " RF_BF16_CPU_NEEDS
+                       ", which this one lacks");
     if (p.compute == RF_COMPUTE_INT8 && !rf_int8_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: int8 compute needs a CPU with AVX2, which this one lacks");

@@ -227,6 +227,19 @@ int rf_pool_threads(const rf_pool *pool)
     return pool ? pool->n_threads : 1;
 }
 
+double rf_pool_workers_cpu_seconds(const rf_pool *pool)
+{
+    double seconds = 0.0;
+    for (int i = 0; pool && i < pool->n_started; i++) {
+        clockid_t clock;
+        struct timespec ts;
+        if (pthread_getcpuclockid(pool->workers[i], &clock) == 0 &&
+            clock_gettime(clock, &ts) == 0)
+            seconds += ts.tv_sec + ts.tv_nsec * 1e-9;
+    }
+    return seconds;
+}
+
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
 {
     if (!pool || pool->n_threads == 1 || n_tasks <= 1) {

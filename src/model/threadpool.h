@@ -24,6 +24,9 @@ typedef void (*rf_task_fn)(void *arg, int task, int thread);
 rf_status rf_pool_create(int n_threads, rf_pool **out, rf_error *err);
 void rf_pool_free(rf_pool *pool);
 int rf_pool_threads(const rf_pool *pool);
+/* CPU time the pool's workers (not the calling thread) have used, in
+ * seconds: how a test sees that an idle pool's threads sleep. */
+double rf_pool_workers_cpu_seconds(const rf_pool *pool);
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
 
 #endif

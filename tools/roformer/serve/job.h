@@ -19,6 +19,8 @@ typedef enum {
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa */
+    SERVE_KIND_EMBED_IDS, /* serve_embed_ids: embeddings of token ids as given */
+    SERVE_KIND_EMBED_ALL, /* serve_embed_tokens: every token's last hidden state */
     SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
 } serve_kind;
 
@@ -29,11 +31,14 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
+    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts */
+    const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     bool raw_scores;    /* rerank: logits, not probabilities */
     int32_t truncation_side; /* rf_truncation_side of the inputs the request lets be cut */
 
     /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
-    float *vectors;               /* embed: [n][hidden_size] */
+    float *vectors;               /* embed, embed_ids: [n][hidden_size];
+                                     embed_all: [sum of lengths][hidden_size] */
     float *probs;                 /* classify: [n][num_labels]; logits: the raw scores;
                                      rerank: [n] each pair's score */
     rf_fill_mask_result *fill;

@@ -80,7 +80,7 @@ cJSON *serve_json_openai(const serve_request *r, const float *vecs, int32_t D,
         return NULL;
     }
     cJSON_AddStringToObject(obj, "object", "list");
-    for (int32_t i = 0; i < r->n_texts; i++) {
+    for (int32_t i = 0; i < (r->ids ? r->n_items : r->n_texts); i++) {
         const float *v = vecs + (size_t)i * D;
         cJSON *item = cJSON_CreateObject();
         if (!add(data, item))

@@ -18,7 +18,8 @@
 cJSON *serve_json_embed(const serve_request *r, const float *vecs, int32_t D);
 /* {"object": "list", "data": [{"object": "embedding", "index", "embedding"}],
  *  "model", "usage": {"prompt_tokens", "total_tokens"}}; base64 embeddings
- * are the little-endian float32 bytes. */
+ * are the little-endian float32 bytes. One row per text, or per token-id
+ * list when the input was ids. */
 cJSON *serve_json_openai(const serve_request *r, const float *vecs, int32_t D,
                          const char *model, int32_t tokens);
 /* [{"label", "score"}, ...] all labels, best first (a list of those for a batch). */

@@ -4,8 +4,12 @@
  * per-input statuses (so one bad input fails only its own request), then
  * hands every job its slice: vectors and probabilities are copied, the
  * fill-mask / NER / QA result structs are moved (the job frees them).
+ * Per-token vectors (embed_all) lie back to back, each text's rows at its
+ * offset: the sum of the lengths before it.
  */
 #include "serve/runner.h"
+
+#include "serve/token_jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,16 +79,24 @@ static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
     serve_kind kind = jobs[0]->kind;
-    int32_t total = 0, top_k = 1;
+    int32_t total = 0, top_k = 1, rows = 0;
     for (int j = 0; j < n; j++) {
         total += jobs[j]->n;
         if (jobs[j]->top_k > top_k)
             top_k = jobs[j]->top_k;
+        for (int32_t i = 0; kind == SERVE_KIND_EMBED_ALL && i < jobs[j]->n; i++)
+            rows += jobs[j]->lengths[i];
     }
     size_t T = total > 0 ? (size_t)total : 1;
+    bool embeds = kind == SERVE_KIND_EMBED || kind == SERVE_KIND_EMBED_IDS;
+    bool per_token = kind == SERVE_KIND_EMBED_ALL;
+    size_t vector_rows = per_token ? (size_t)(rows > 0 ? rows : 1) : T;
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
-    float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
+    float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
+    rf_encoding *encs = kind == SERVE_KIND_EMBED_IDS ? malloc(sizeof *encs * T) : NULL;
+    int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
+    int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
     size_t per_input = kind == SERVE_KIND_RERANK ? 1 : classify ? (size_t)r->N : 0;
     float *probs = per_input ? malloc(sizeof(float) * T * per_input) : NULL;
@@ -95,15 +107,24 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_status st = RF_OK;
     rf_pipeline_stats before, after;
     rf_pipeline_get_stats(r->pl, &before);
-    if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
+    if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
-        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
+        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
+        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
         goto done;
     }
-    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++)
-        memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+    for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
+        if (encs)
+            memcpy(encs + o, jobs[j]->encs, sizeof *encs * jobs[j]->n);
+        else
+            memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+        for (int32_t i = 0; per_token && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
+            offsets[o + i] = row;
+            lengths[o + i] = jobs[j]->lengths[i];
+        }
+    }
 
     st = rf_pipeline_set_truncation_side(r->pl, jobs[0]->truncation_side, &err);
     if (st != RF_OK)
@@ -134,6 +155,14 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
         break;
+    case SERVE_KIND_EMBED_IDS:
+        st = serve_embed_ids(r->pl, encs, total, r->pooling, vectors, &err);
+        for (int32_t i = 0; st == RF_OK && i < total; i++)
+            items[i] = (rf_item_status){.status = RF_OK};
+        break;
+    case SERVE_KIND_EMBED_ALL:
+        st = serve_embed_tokens(r->pl, texts, total, offsets, lengths, vectors, items, &err);
+        break;
     }
     if (st != RF_OK)
         goto done;
@@ -143,8 +172,15 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         serve_job *job = jobs[j];
         job->status = RF_OK;
         memcpy(job->items, items + o, sizeof *items * job->n);
-        if (vectors)
+        if (vectors && per_token && job->n > 0) {
+            int32_t first = offsets[o], count = 0;
+            for (int32_t i = 0; i < job->n; i++)
+                count += job->lengths[i];
+            memcpy(job->vectors, vectors + (size_t)first * r->D,
+                   sizeof(float) * (size_t)count * r->D);
+        } else if (vectors) {
             memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
+        }
         if (probs)
             memcpy(job->probs, probs + (size_t)o * per_input,
                    sizeof(float) * job->n * per_input);
@@ -174,6 +210,9 @@ done:
     free(texts);
     free(items);
     free(vectors);
+    free(encs);
+    free(offsets);
+    free(lengths);
     free(probs);
     free(fill);
     free(ner);
