@@ -692,7 +692,8 @@ rf_status rf_convert_build(const char *hf_dir, const rf_convert_params *params,
         (c.params->tokenizer != RF_TOKENIZER_AUTO && c.params->tokenizer != RF_TOKENIZER_WOBERT &&
          c.params->tokenizer != RF_TOKENIZER_BERT) ||
         (c.params->pooler_activation != RF_POOLER_ACT_AUTO &&
-         c.params->pooler_activation != RF_ACT_TANH && c.params->pooler_activation != RF_ACT_LINEAR)) {
+         c.params->pooler_activation != RF_POOLER_ACT_TANH &&
+         c.params->pooler_activation != RF_POOLER_ACT_LINEAR)) {
         st = rf_fail(err, RF_ERR_INPUT,
                      "bad conversion parameters (dtype %d, tokenizer %d, pooler activation %d)",
                      (int)c.params->dtype, c.params->tokenizer, c.params->pooler_activation);

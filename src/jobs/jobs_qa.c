@@ -51,7 +51,7 @@ static rf_status qa_row(void *job_arg, int32_t w, const rf_encoding *enc, const 
     for (int32_t t = 0; t < enc->n; t++)
         job->allowed[t] = enc->type_ids[t] == 1 && enc->start[t] >= 0 ? RF_SPAN_ANSWER
                           : t == 0                                     ? RF_SPAN_SOFTMAX_ONLY
-                                                                       : 0;
+                                                                       : RF_SPAN_LEFT_OUT;
     int32_t s, e, i = job->windows[w].input;
     float score;
     if (!rf_best_span(row->start_logits, row->end_logits, job->allowed, enc->n,

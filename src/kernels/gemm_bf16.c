@@ -8,7 +8,7 @@
  * 16-column panels (a KC x 32 sliver of W, 24 KiB, stays in L1) a 12 x 32
  * tile of Y is accumulated in 24 registers: per pair of inputs, two loads
  * of W and 24 VDPBF16PS whose X operand is a broadcast from memory (MR x
- * NP panels in general; 6 x 4 and 8 x 3 measured slower).
+ * NP panels in general, 12 x 2 the shape in use).
  * Partial sums go through Y between chunks; bias enters with the first
  * chunk and the activation follows the last, on the tile still in cache.
  */

@@ -1,7 +1,7 @@
 /*
  * gemm_int8.c — the int8 Linear layer (see gemm_int8.h for the scheme and
- * the packed layout): quantizing rows, packing, the AVX2 product, and the
- * naive twins. No VNNI build yet.
+ * the packed layout): quantizing rows, packing, the AVX2 product and its
+ * AVX-512 VNNI build, and the naive twins.
  *
  * Blocking, per thread: rows in blocks of MC (the MC x K block of
  * quantized inputs stays in L2), then one 16-channel panel at a time (K x
@@ -22,9 +22,7 @@
 #include <string.h>
 
 #define PANEL 16        /* output channels per panel */
-#ifndef MR
 #define MR 4            /* rows per register tile: 2 * MR int32 accumulators */
-#endif
 #define MR_VNNI 12      /* rows per VNNI tile: MR_VNNI accumulators of 16 int32 */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
@@ -292,10 +290,7 @@ RF_TARGET_AVX2 static void int8_tile_any(int mr, const int8_t *A, size_t lda, co
     case 1: tile(1, A, lda, W, kq, C); break;
     case 2: tile(2, A, lda, W, kq, C); break;
     case 3: tile(3, A, lda, W, kq, C); break;
-#if MR > 4
-#error "tile_any handles MR <= 4"
-#endif
-    default: tile(MR, A, lda, W, kq, C); break;
+    default: tile(MR, A, lda, W, kq, C); break; /* mr == MR == 4 */
     }
 }
 

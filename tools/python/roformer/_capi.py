@@ -57,6 +57,8 @@ RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER, RF_POOLING_MAX, RF_POOLING_L
 RF_RERANK_CLASSIFIER, RF_RERANK_COSINE = range(2)
 RF_TRUNCATE_RIGHT, RF_TRUNCATE_LEFT = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
+RF_SCM_EMBED, RF_SCM_PAIR = range(2)
+RF_SCM_CHUNK = 64
 
 # ==== Structs ====
 
@@ -240,6 +242,26 @@ class rf_qa_result(Structure):
     ]
 
 
+class rf_triplet(Structure):
+    _fields_ = [("doc", c_char_p * 3), ("len", c_size_t * 3)]
+
+
+class rf_scm_result(Structure):
+    _fields_ = [("prediction", c_char), ("sim_ab", c_float), ("sim_ac", c_float)]
+
+
+rf_progress_fn = ctypes.CFUNCTYPE(None, c_void_p, c_int64, c_int64)
+
+
+class rf_scm_params(Structure):
+    _fields_ = [
+        ("mode", c_int),      # rf_scm_mode
+        ("pooling", c_int),   # rf_pooling
+        ("progress", rf_progress_fn),
+        ("progress_user", c_void_p),
+    ]
+
+
 class rf_sentence_config(Structure):
     _fields_ = [
         ("present", c_bool),
@@ -266,7 +288,8 @@ class rf_blas_info(Structure):
 # Every struct above, by its C name, for the layout test.
 STRUCTS = [rf_error, rf_hparams, rf_encoding, rf_context_params, rf_batch, rf_outputs, rf_text,
            rf_item_status, rf_pipeline_params, rf_pipeline_stats, rf_fill_mask_result,
-           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_sentence_config, rf_blas_info]
+           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_triplet, rf_scm_result,
+           rf_scm_params, rf_sentence_config, rf_blas_info]
 
 # ==== Functions ====
 
@@ -340,6 +363,11 @@ rf_token_classify = _declare("rf_token_classify", c_int, c_void_p, _texts_p, c_i
 rf_ner_result_free = _declare("rf_ner_result_free", None, POINTER(rf_ner_result))
 rf_qa = _declare("rf_qa", c_int, c_void_p, _texts_p, c_int32, c_int32, c_int32,
                  POINTER(rf_qa_result), _items_p, _err_p)
+rf_scm_default_params = _declare("rf_scm_default_params", rf_scm_params)
+rf_scm = _declare("rf_scm", c_int, c_void_p, POINTER(rf_triplet), c_int32, POINTER(rf_scm_params),
+                  POINTER(rf_scm_result), POINTER(c_int32), _items_p, _err_p)
+rf_scm_embed_documents = _declare("rf_scm_embed_documents", c_int, c_void_p, _texts_p, c_int32,
+                                  c_int, _f32_p, _items_p, _err_p)
 
 rf_top_k = _declare("rf_top_k", c_int32, _f32_p, c_int32, c_int32, POINTER(c_int32))
 rf_cosine = _declare("rf_cosine", c_float, _f32_p, _f32_p, c_int32)

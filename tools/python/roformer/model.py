@@ -861,72 +861,65 @@ class Model:
         return out
 
     def scm_items(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8):
-        """scm() without the error policy."""
+        """scm() without the error policy: rf_scm, as the CLI calls it."""
         if mode not in ("embed", "pair"):
             raise ValueError('mode must be "embed" or "pair", not %r' % (mode,))
         if max_length is None:  # the CLI's default for scm: truncate at the model's maximum
             max_length = self.max_length or self._hp.max_position
-        n = len(triplets)
-        docs, errs = [None] * n, [None] * n
-        for k, t in enumerate(triplets):
-            docs[k], errs[k] = _triplet(t)
-        sim_ab = np.zeros(n, dtype=np.float32)
-        sim_ac = np.zeros(n, dtype=np.float32)
+        params = C.rf_scm_default_params()
         if mode == "embed":
-            use = self._pooling(pooling)
-            distinct, doc_of = {}, {}
-            for k in range(n):
-                if errs[k] is None:
-                    doc_of[k] = [distinct.setdefault(_utf8(d), len(distinct)) for d in docs[k]]
-            vecs, verrs = self.embed_documents(list(distinct), use, max_length, batch_size)
-            for k in doc_of:
-                a, b, c = doc_of[k]
-                for side, d in zip("ABC", doc_of[k]):
-                    if verrs[d] is not None and errs[k] is None:
-                        errs[k] = (verrs[d][0], "%s: %s" % (side, verrs[d][1]))
-                if errs[k] is None:
-                    sim_ab[k] = _cosine(vecs[a], vecs[b])
-                    sim_ac[k] = _cosine(vecs[a], vecs[c])
-            self.last_scm_documents = len(distinct)
+            params.mode, params.pooling = C.RF_SCM_EMBED, self._pooling(pooling)
+        elif self._hp.head != C.RF_HEAD_SEQ_CLS:
+            raise Error("the model has no sequence-classification head (its head is %s)"
+                        % self.info["head"], "unsupported")
         else:
-            # As the CLI: per 64 triplets one call with (A, B) and (A, C) of each.
-            for k0 in range(0, n, 64):
-                ok = [k for k in range(k0, min(n, k0 + 64)) if errs[k] is None]
-                pairs = []
-                for k in ok:
-                    pairs += [(docs[k][0], docs[k][1]), (docs[k][0], docs[k][2])]
-                probs, perrs = self._classify_probs(pairs, batch_size, max_length, whole=True)
-                for j, k in enumerate(ok):
-                    for e in (perrs[2 * j], perrs[2 * j + 1]):
-                        if e is not None and errs[k] is None:
-                            errs[k] = e
-                    sim_ab[k] = probs[2 * j, -1]
-                    sim_ac[k] = probs[2 * j + 1, -1]
+            params.mode = C.RF_SCM_PAIR
+        n = len(triplets)
+        errs = [None] * n
+        array = (C.rf_triplet * max(n, 1))()
+        keep = []  # the UTF-8 copies the array points into
+        for k, t in enumerate(triplets):
+            docs, errs[k] = _triplet(t)
+            if errs[k] is None:  # a failed triplet goes in without documents, keeping its place
+                for s, d in enumerate(docs):
+                    b = _utf8(d)
+                    keep.append(b)
+                    array[k].doc[s], array[k].len[s] = b, len(b)
+        out = (C.rf_scm_result * max(n, 1))()
+        items = (C.rf_item_status * max(n, 1))()
+        n_documents = C.c_int32(0)
+        err = C.rf_error()
+        with _Call(self) as slots:
+            pl = self._pipeline(slots, batch_size, max_length)
+            st = C.rf_scm(pl, array, n, byref(params), out, byref(n_documents), items, byref(err))
+        if st != C.RF_OK:
+            _raise(st, err)
+        if mode == "embed":
+            self.last_scm_documents = n_documents.value
         results = []
         for k in range(n):
+            if errs[k] is None and items[k].status != C.RF_OK:
+                errs[k] = (_status_name(items[k].status),
+                           items[k].error.message.decode("utf-8", "replace"))
             if errs[k] is not None:
                 results.append(None)
                 continue
-            pred = "B" if sim_ab[k] >= sim_ac[k] else "C"
-            results.append({"prediction": pred, "sim_ab": float(sim_ab[k]),
-                            "sim_ac": float(sim_ac[k])})
+            r = out[k]
+            results.append({"prediction": r.prediction.decode(), "sim_ab": float(r.sim_ab),
+                            "sim_ac": float(r.sim_ac)})
         return results, errs
 
     def embed_documents(self, docs, pooling, max_length, batch_size=8):
-        """Embeds documents as `roformer scm` does (64 per library call, not
-        normalised): (array (n, hidden), errs). pooling is an RF_POOLING_*
-        value. The building block of scm, here and on Dask."""
+        """Embeds documents as scm does (rf_scm_embed_documents: chunks of
+        64, not normalised): (array (n, hidden), errs). pooling is an
+        RF_POOLING_* value. The building block of scm on Dask."""
         out = np.full((len(docs), self.hidden_size), np.nan, dtype=np.float32)
-        errs = [None] * len(docs)
-        for lo in range(0, len(docs), 64):
-            hi = min(len(docs), lo + 64)
 
-            def call(pl, t, items, a, b, err, lo=lo):
-                return C.rf_embed(pl, t.array, t.n, pooling, False,
-                                  out[lo + a:lo + b].ctypes.data_as(C.c_float_p), items, byref(err))
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_scm_embed_documents(pl, t.array, t.n, pooling,
+                                            out.ctypes.data_as(C.c_float_p), items, byref(err))
 
-            errs[lo:hi] = self._run([(d, None) for d in docs[lo:hi]], batch_size, max_length, call,
-                                    whole=True)
+        errs = self._run([(d, None) for d in docs], batch_size, max_length, call, whole=True)
         return out, errs
 
     def scm(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8,

@@ -22,6 +22,7 @@ typedef enum {
     SERVE_KIND_EMBED_IDS, /* serve_embed_ids: embeddings of token ids as given */
     SERVE_KIND_EMBED_ALL, /* serve_embed_tokens: every token's last hidden state */
     SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
+    SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
 } serve_kind;
 
 typedef struct serve_job {
@@ -44,7 +45,8 @@ typedef struct serve_job {
     rf_fill_mask_result *fill;
     rf_ner_result *ner;
     rf_qa_result *qa;
-    rf_item_status *items;        /* [n] each input's outcome */
+    rf_scm_result *scm;           /* scm: [n / 3], one per triplet */
+    rf_item_status *items;        /* [n] each input's outcome (scm: [n / 3], each triplet's) */
     rf_status status;             /* RF_OK unless the whole run failed */
     rf_error error;
 

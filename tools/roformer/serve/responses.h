@@ -34,8 +34,8 @@ cJSON *serve_json_fill_mask(const serve_request *r, const rf_model *m,
                             const rf_fill_mask_result *res);
 cJSON *serve_json_ner(const serve_request *r, const rf_model *m, const rf_ner_result *res);
 cJSON *serve_json_qa(const serve_request *r, const rf_qa_result *res);
-/* {"prediction": "B"|"C", "sim_ab", "sim_ac"} from vecs of A, B, C. */
-cJSON *serve_json_scm(const serve_request *r, const float *vecs, int32_t D);
+/* {"prediction": "B"|"C", "sim_ab", "sim_ac"} per triplet, from rf_scm. */
+cJSON *serve_json_scm(const serve_request *r, const rf_scm_result *res);
 
 /* The request's documents sorted best first from scores[n_texts]:
  * /rerank (TEI) [{"index", "score", "text"?}], every document;

@@ -315,6 +315,7 @@ static serve_kind kind_of(const serve_request *r)
     case SERVE_API_OPENAI: return r->ids ? SERVE_KIND_EMBED_IDS : SERVE_KIND_EMBED;
     case SERVE_API_RERANK:
     case SERVE_API_RERANK_JINA: return SERVE_KIND_RERANK;
+    case SERVE_API_SCM: return SERVE_KIND_SCM;
     default: return SERVE_KIND_EMBED;
     }
 }
@@ -427,6 +428,7 @@ static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
     case SERVE_KIND_NER: return (job->ner = calloc(n, sizeof *job->ner)) != NULL;
     case SERVE_KIND_QA: return (job->qa = calloc(n, sizeof *job->qa)) != NULL;
     case SERVE_KIND_RERANK: return (job->probs = malloc(sizeof(float) * n)) != NULL;
+    case SERVE_KIND_SCM: return (job->scm = calloc(n / 3 + 1, sizeof *job->scm)) != NULL;
     }
     return false;
 }
@@ -446,7 +448,7 @@ static cJSON *answer(const serve_server *s, const serve_request *r, const serve_
         }
         return serve_json_openai(r, job->vectors, D, s->model_id, tokens);
     case SERVE_API_SIMILARITY: return serve_json_similarity(r, job->vectors, D);
-    case SERVE_API_SCM: return serve_json_scm(r, job->vectors, D);
+    case SERVE_API_SCM: return serve_json_scm(r, job->scm);
     case SERVE_API_PREDICT: return serve_json_predict(r, s->model, job->probs, N);
     case SERVE_API_FILL_MASK: return serve_json_fill_mask(r, s->model, job->fill);
     case SERVE_API_NER: return serve_json_ner(r, s->model, job->ner);
@@ -495,11 +497,15 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
         respond_error(resp, log, err);
         goto done;
     }
-    for (int32_t i = 0; i < n; i++) {
+    /* scm's items are its triplets, named as the client sent them */
+    for (int32_t i = 0; i < (job.kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
         if (job.items[i].status == RF_OK)
             continue;
         char field[64];
-        field_name(r, i, field, sizeof field);
+        if (job.kind == SERVE_KIND_SCM)
+            snprintf(field, sizeof field, r->batch ? "inputs[%d]" : "inputs", i);
+        else
+            field_name(r, i, field, sizeof field);
         serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
         respond_error(resp, log, err);
         goto done;
@@ -522,6 +528,7 @@ done:
     free(job.fill);
     free(job.ner);
     free(job.qa);
+    free(job.scm);
 }
 
 static double now_seconds(void)

@@ -2,10 +2,13 @@
  * runner.c — one library call for a batch of jobs (see runner.h). It joins
  * the jobs' texts in queue order, calls the job function once with
  * per-input statuses (so one bad input fails only its own request), then
- * hands every job its slice: vectors and probabilities are copied, the
- * fill-mask / NER / QA result structs are moved (the job frees them).
+ * hands every job its slice: vectors, probabilities and scm results are
+ * copied, the fill-mask / NER / QA result structs are moved (the job frees
+ * them).
  * Per-token vectors (embed_all) lie back to back, each text's rows at its
  * offset: the sum of the lengths before it.
+ * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
+ * rf_scm call over all their triplets.
  */
 #include "serve/runner.h"
 
@@ -103,6 +106,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
+    rf_triplet *triplets = kind == SERVE_KIND_SCM ? calloc(T, sizeof *triplets) : NULL;
+    rf_scm_result *scm = kind == SERVE_KIND_SCM ? malloc(sizeof *scm * T) : NULL;
     rf_error err = {{0}};
     rf_status st = RF_OK;
     rf_pipeline_stats before, after;
@@ -110,7 +115,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
-        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths))) {
+        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths)) ||
+        (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
         goto done;
@@ -163,6 +169,17 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     case SERVE_KIND_EMBED_ALL:
         st = serve_embed_tokens(r->pl, texts, total, offsets, lengths, vectors, items, &err);
         break;
+    case SERVE_KIND_SCM: {
+        rf_scm_params params = rf_scm_default_params();
+        params.pooling = r->pooling;
+        for (int32_t k = 0; k < total / 3; k++)
+            for (int s = 0; s < 3; s++) {
+                triplets[k].doc[s] = texts[3 * k + s].text;
+                triplets[k].len[s] = texts[3 * k + s].text_len;
+            }
+        st = rf_scm(r->pl, triplets, total / 3, &params, scm, NULL, items, &err);
+        break;
+    }
     }
     if (st != RF_OK)
         goto done;
@@ -171,6 +188,11 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
         serve_job *job = jobs[j];
         job->status = RF_OK;
+        if (scm) {
+            memcpy(job->items, items + o / 3, sizeof *items * (job->n / 3));
+            memcpy(job->scm, scm + o / 3, sizeof *scm * (job->n / 3));
+            continue;
+        }
         memcpy(job->items, items + o, sizeof *items * job->n);
         if (vectors && per_token && job->n > 0) {
             int32_t first = offsets[o], count = 0;
@@ -217,6 +239,8 @@ done:
     free(fill);
     free(ner);
     free(qa);
+    free(triplets);
+    free(scm);
     rf_pipeline_get_stats(r->pl, &after);
     return after.forward_seconds - before.forward_seconds;
 }
