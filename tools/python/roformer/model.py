@@ -31,6 +31,7 @@ from . import quantization, util
 _POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "max": C.RF_POOLING_MAX,
              "last": C.RF_POOLING_LAST, "pooler": C.RF_POOLING_POOLER}
 _COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
+_TRUNCATION_SIDES = {"right": C.RF_TRUNCATE_RIGHT, "left": C.RF_TRUNCATE_LEFT}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
 _ERRORS = ("raise", "skip")
@@ -276,7 +277,8 @@ class Model:
     """A RoFormer model: a converted .gguf file or a HuggingFace checkpoint
     directory (converted in memory).
 
-        m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None)
+        m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None,
+                           truncation_direction="right")
 
     threads: compute threads per call (None: all cores); compute: the
     encoder layers' arithmetic, "f32", "bf16" (CPUs with AVX512_BF16) or
@@ -284,11 +286,17 @@ class Model:
     integers, as the CLI's --compute int8); on a CPU without the instructions
     the constructor raises Error with the library's message. max_length:
     truncate every input to that many tokens (None: no truncation; an input
-    longer than the model's maximum then fails). A context manager; close()
-    frees it.
+    longer than the model's maximum then fails); truncation_direction:
+    which end max_length cuts, "right" (keep the first tokens) or "left"
+    (keep the last), as the CLI's --truncation-direction. A context manager;
+    close() frees it.
     """
 
-    def __init__(self, path, threads=None, compute="f32", max_length=None):
+    def __init__(self, path, threads=None, compute="f32", max_length=None,
+                 truncation_direction="right"):
+        if truncation_direction not in _TRUNCATION_SIDES:
+            raise ValueError('truncation_direction must be "right" or "left", not %r'
+                             % (truncation_direction,))
         if compute not in _COMPUTES:
             raise ValueError('compute must be "f32", "bf16" or "int8", not %r' % (compute,))
         if threads is not None and (not isinstance(threads, int) or threads < 1):
@@ -296,6 +304,7 @@ class Model:
         self.path = os.fsdecode(path)
         self.threads = threads
         self.compute = compute
+        self.truncation_direction = truncation_direction
         handle = c_void_p()
         err = C.rf_error()
         st = C.rf_model_load(os.fsencode(self.path), byref(handle), byref(err))
@@ -388,6 +397,7 @@ class Model:
         params.batch_size = batch_size
         params.n_threads = self.threads or 0
         params.compute = _COMPUTES[self.compute]
+        params.truncation_side = _TRUNCATION_SIDES[self.truncation_direction]
         pl = c_void_p()
         err = C.rf_error()
         st = C.rf_pipeline_create(self._state.handle, byref(params), byref(pl), byref(err))
