@@ -9,7 +9,8 @@
 # I8MM, BF16); $ROFORMER is the CLI under it. test_kernels also runs on
 # `-cpu neoverse-n1` (the dot product, no I8MM nor BF16) and
 # `-cpu cortex-a72` (neither), told what each has, to show that the
-# fallback builds are the ones chosen, and correct.
+# fallback builds are the ones chosen, and correct (only its product tests:
+# the rest does not depend on those features).
 # tests/arm64_cpu_models.sh runs the CLI on those models too.
 # OpenBLAS would read the host's /proc/cpuinfo to pick its kernels: every
 # wrapper sets OPENBLAS_CORETYPE=ARMV8 (the generic ARMv8 ones).
@@ -45,8 +46,10 @@ for t in "$@"; do
     case "$name" in
     test_kernels)
         wrapper "$name" max "$t" RF_EXPECT_INT8=I8MM RF_EXPECT_BF16=yes
-        wrapper "$name@neoverse-n1" neoverse-n1 "$t" RF_EXPECT_INT8=SDOT RF_EXPECT_BF16=no
-        wrapper "$name@cortex-a72" cortex-a72 "$t" RF_EXPECT_INT8=NEON RF_EXPECT_BF16=no
+        wrapper "$name@neoverse-n1" neoverse-n1 "$t" RF_EXPECT_INT8=SDOT RF_EXPECT_BF16=no \
+            RF_TEST_PRODUCTS_ONLY=1
+        wrapper "$name@cortex-a72" cortex-a72 "$t" RF_EXPECT_INT8=NEON RF_EXPECT_BF16=no \
+            RF_TEST_PRODUCTS_ONLY=1
         tests="$tests $wrap/$name $wrap/$name@neoverse-n1 $wrap/$name@cortex-a72" ;;
     *)
         wrapper "$name" max "$t"

@@ -943,9 +943,19 @@ static void check_expected_kernels(void)
 
 int main(void)
 {
-    test_pool();
-    test_gemm();
-    test_linear();
+#if RF_SIMD_ARM64
+    /* RF_TEST_PRODUCTS_ONLY (tests/run_arm64.sh, on the CPU models without
+     * I8MM or BF16): only what depends on those features, the int8 and bf16
+     * products' builds and which one is chosen */
+    bool all = !getenv("RF_TEST_PRODUCTS_ONLY");
+#else
+    bool all = true;
+#endif
+    if (all) {
+        test_pool();
+        test_gemm();
+        test_linear();
+    }
 #if RF_SIMD_ARM64
     /* the bf16 product's two ARM64 builds */
     const rf_bf16_neon_tile bf16_tiles[] = {RF_BF16_BFMMLA, RF_BF16_BFDOT};
@@ -983,10 +993,18 @@ int main(void)
         test_linear_int8();
     }
     rf_int8_kernel_set(int8_best);
+    if (!all)
+        return check_done();
     test_vecmath();
-    /* the element-wise kernels in each instruction-set build this CPU runs */
+    /* the element-wise kernels in each instruction-set build this CPU runs
+     * (ARM64: the one NEON build, simd.h) */
+#if RF_SIMD_ARM64
+    const rf_simd_level levels[] = {RF_SIMD_BASELINE};
+    const char *level_names[] = {"NEON"};
+#else
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
     const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
+#endif
     rf_simd_level best = rf_simd_level_get();
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
         if (!rf_simd_level_set(levels[l])) {
