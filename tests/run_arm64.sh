@@ -25,14 +25,15 @@ if ! command -v "$qemu" >/dev/null 2>&1; then
 fi
 
 # $wrap/NAME: runs one binary under one CPU model, with the variables given
-wrap=$build/qemu
+wrap=$(cd "$build" && pwd)/qemu
 rm -rf "$wrap"
 mkdir -p "$wrap"
 wrapper() { # NAME CPU BINARY [VAR=VALUE...]
     name=$1 cpu=$2 bin=$3
     shift 3
+    case "$bin" in /*) ;; *) bin=$(pwd)/$bin ;; esac
     printf '#!/bin/sh\nexec env OPENBLAS_CORETYPE=ARMV8 %s "%s" -cpu %s "%s" "$@"\n' "$*" "$qemu" \
-        "$cpu" "$(pwd)/$bin" \
+        "$cpu" "$bin" \
         >"$wrap/$name"
     chmod +x "$wrap/$name"
 }
@@ -40,10 +41,29 @@ for cpu in max neoverse-n1 cortex-a72; do
     wrapper "roformer@$cpu" "$cpu" "$build/roformer"
 done
 cp "$wrap/roformer@max" "$wrap/roformer"
+# test_int8 and test_bf16 take minutes per model under emulation: they run
+# on one RoFormer (v1) and one RoFormer-v2 reference model, a directory of
+# links to them (test_parity runs on every model)
+ref=${ROFORMER_REFERENCE:-../shared/reference}
+small_ref=""
+if [ -d "$ref/models" ]; then
+    small_ref=$wrap/reference
+    mkdir -p "$small_ref/models"
+    ref=$(cd "$ref" && pwd)
+    for f in "$ref"/*; do
+        [ "$(basename "$f")" = models ] || ln -s "$f" "$small_ref/"
+    done
+    for m in tiny-qa tiny-v2-cls; do
+        ln -s "$ref/models/$m" "$small_ref/models/$m"
+    done
+fi
 tests=""
 for t in "$@"; do
     name=$(basename "$t")
     case "$name" in
+    test_int8 | test_bf16)
+        wrapper "$name" max "$t" ${small_ref:+ROFORMER_REFERENCE=$small_ref}
+        tests="$tests $wrap/$name" ;;
     test_kernels)
         wrapper "$name" max "$t" RF_EXPECT_INT8=I8MM RF_EXPECT_BF16=yes
         wrapper "$name@neoverse-n1" neoverse-n1 "$t" RF_EXPECT_INT8=SDOT RF_EXPECT_BF16=no \
