@@ -103,7 +103,7 @@ test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 # where: docs/arm64.md). ARM64_TESTS run on qemu's -cpu max, test_kernels
 # also on CPU models without I8MM and BF16.
 ARM64_TESTS := kernels parity int8 bf16 v2 tokenizer_units tokenizer_reference jieba_reference \
-               convert gguf fp16 corrupt
+               convert gguf fp16 corrupt jobs_library
 test-arm64:
 	@$(MAKE) --no-print-directory ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
