@@ -90,6 +90,8 @@ class rf_hparams(Structure):
         ("sep_id", c_int32),
         ("mask_id", c_int32),
         ("dtype", c_int),           # rf_dtype
+        ("rope_scaling", c_int),    # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -113,6 +115,9 @@ class rf_context_params(Structure):
         ("n_threads", c_int32),
         ("skip_padding", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -158,6 +163,11 @@ class rf_pipeline_params(Structure):
         ("batch_size", c_int32),
         ("n_threads", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
+        ("window", c_int32),
+        ("stride", c_int32),
     ]
 
 
@@ -168,6 +178,8 @@ class rf_pipeline_stats(Structure):
         ("batches", c_int64),
         ("tokenize_seconds", c_double),
         ("forward_seconds", c_double),
+        ("windows", c_int64),
+        ("windowed_inputs", c_int64),
     ]
 
 
