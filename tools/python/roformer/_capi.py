@@ -55,6 +55,7 @@ RF_ERR_INPUT = 5
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
 RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER = range(3)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
+RF_ROPE_SCALING_DEFAULT, RF_ROPE_SCALING_NONE, RF_ROPE_SCALING_LINEAR, RF_ROPE_SCALING_NTK = range(4)
 
 # ==== Structs ====
 
@@ -270,6 +271,7 @@ def _declare(name, restype, *argtypes):
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
 rf_norm_type_name = _declare("rf_norm_type_name", c_char_p, c_int)
+rf_rope_scaling_name = _declare("rf_rope_scaling_name", c_char_p, c_int)
 rf_head_name = _declare("rf_head_name", c_char_p, c_int)
 rf_tokenizer_mode_name = _declare("rf_tokenizer_mode_name", c_char_p, c_int)
 rf_dtype_name = _declare("rf_dtype_name", c_char_p, c_int)
@@ -288,6 +290,8 @@ rf_encoding_free = _declare("rf_encoding_free", None, POINTER(rf_encoding))
 rf_context_default_params = _declare("rf_context_default_params", rf_context_params)
 rf_context_create = _declare("rf_context_create", c_int, _model_p, POINTER(rf_context_params),
                              POINTER(c_void_p), _err_p)
+rf_context_length_limit = _declare("rf_context_length_limit", c_int32, _model_p,
+                                   POINTER(rf_context_params))
 rf_context_resize = _declare("rf_context_resize", c_int, c_void_p, c_int32, c_int32, _err_p)
 rf_context_free = _declare("rf_context_free", None, c_void_p)
 rf_forward = _declare("rf_forward", c_int, c_void_p, POINTER(rf_batch), POINTER(rf_outputs), _err_p)
