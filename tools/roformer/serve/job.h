@@ -28,6 +28,7 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
+    int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
 
     /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
     float *vectors;               /* embed: [n][hidden_size] */
@@ -48,12 +49,12 @@ typedef struct serve_job {
     struct serve_job *next;
 } serve_job;
 
-/* Whether a and b can run in one library call: the same kind and, for QA,
+/* Whether a and b can run in one library call: the same kind and windows and, for QA,
  * the same rf_qa arguments (fill-mask runs the largest top_k asked and
  * trims it per job). */
 static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
 {
-    return a->kind == b->kind &&
+    return a->kind == b->kind && a->window == b->window && a->stride == b->stride &&
            (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
                                          a->doc_stride == b->doc_stride));
 }

@@ -14,6 +14,9 @@
  *   qa            "inputs": {"question", "context"} | [{...}, ...],
  *                 "max_answer_tokens", "doc_stride"
  *   scm           "inputs": {"A", "B", "C"} | [{...}, ...]
+ *   embed, openai, predict, similarity, scm also take "window" and "stride":
+ *   a text longer than `window` tokens is cut into windows and pooled
+ *   (rf_pipeline_params.window; stride default window / 4)
  */
 #ifndef RF_SERVE_REQUEST_H
 #define RF_SERVE_REQUEST_H
@@ -64,6 +67,8 @@ typedef struct {
     int32_t top_k;           /* fill-mask; default 5 */
     int32_t max_answer_tokens; /* qa; default 15, as HF and `roformer qa` */
     int32_t doc_stride;      /* qa; default -1: no windows (`roformer qa --doc-stride`) */
+    int32_t window, stride;  /* embed, openai, predict, similarity, scm; window 0: none
+                                (`roformer embed --window N --stride S`) */
     char *model;             /* openai "model", echoed back; NULL when absent */
 } serve_request;
 

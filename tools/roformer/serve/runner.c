@@ -14,6 +14,9 @@
 struct serve_runner {
     const rf_model *model;
     rf_pipeline *pl;
+    rf_pipeline_params params;
+    rf_pipeline *windowed_pl; /* the pipeline of the last windows asked, or NULL */
+    int32_t window, stride;   /* its windows */
     rf_pooling pooling;
     int32_t D; /* hidden_size */
     int32_t N; /* num_labels */
@@ -35,6 +38,7 @@ rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *p
     }
     const rf_hparams *hp = rf_model_hparams(model);
     r->model = model;
+    r->params = *params;
     r->pooling = pooling;
     r->D = hp->hidden_size;
     r->N = hp->num_labels > 0 ? hp->num_labels : 1;
@@ -47,6 +51,7 @@ void serve_runner_free(serve_runner *r)
     if (!r)
         return;
     rf_pipeline_free(r->pl);
+    rf_pipeline_free(r->windowed_pl);
     free(r);
 }
 
@@ -72,6 +77,31 @@ static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
     }
 }
 
+/* The pipeline for jobs with these windows: the server's own without
+ * windows, else one made for them (kept until other windows are asked). */
+static rf_status pipeline_for(serve_runner *r, int32_t window, int32_t stride, rf_pipeline **pl,
+                              rf_error *err)
+{
+    *pl = r->pl;
+    if (!window)
+        return RF_OK;
+    if (!r->windowed_pl || r->window != window || r->stride != stride) {
+        rf_pipeline_free(r->windowed_pl);
+        r->windowed_pl = NULL;
+        rf_pipeline_params p = r->params;
+        p.window = window;
+        p.stride = stride;
+        p.max_length = 0; /* windows instead of truncation */
+        rf_status st = rf_pipeline_create(r->model, &p, &r->windowed_pl, err);
+        if (st != RF_OK)
+            return st;
+        r->window = window;
+        r->stride = stride;
+    }
+    *pl = r->windowed_pl;
+    return RF_OK;
+}
+
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
     serve_kind kind = jobs[0]->kind;
@@ -92,8 +122,12 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
     rf_error err = {{0}};
     rf_status st = RF_OK;
-    rf_pipeline_stats before, after;
-    rf_pipeline_get_stats(r->pl, &before);
+    rf_pipeline *pl = r->pl;
+    rf_pipeline_stats before = {0}, after = {0};
+    if (!(st = pipeline_for(r, jobs[0]->window, jobs[0]->stride, &pl, &err)))
+        rf_pipeline_get_stats(pl, &before);
+    if (st != RF_OK)
+        goto done;
     if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
         (classify && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
@@ -106,13 +140,13 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 
     switch (kind) {
     case SERVE_KIND_EMBED:
-        st = rf_embed(r->pl, texts, total, r->pooling, false, vectors, items, &err);
+        st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
         break;
     case SERVE_KIND_CLASSIFY:
-        st = rf_classify(r->pl, texts, total, probs, items, &err);
+        st = rf_classify(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_LOGITS:
-        st = rf_classify_logits(r->pl, texts, total, probs, items, &err);
+        st = rf_classify_logits(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_FILL_MASK:
         st = rf_fill_mask(r->pl, texts, total, top_k, fill, items, &err);
@@ -167,6 +201,7 @@ done:
     free(fill);
     free(ner);
     free(qa);
-    rf_pipeline_get_stats(r->pl, &after);
+    if (pl)
+        rf_pipeline_get_stats(pl, &after);
     return after.forward_seconds - before.forward_seconds;
 }
