@@ -29,7 +29,7 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
- * The jobs (embeddings, classification, similarity, fill-mask, NER, QA)
+ * The jobs (embeddings, classification, similarity, rerank, fill-mask, NER, QA)
  * take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
@@ -200,6 +200,28 @@ const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
 int32_t rf_model_tensor_count(const rf_model *model);
 
+/* How sentence-transformers runs the model, when it was converted from a
+ * sentence-transformers folder (modules.json, 1_Pooling/config.json,
+ * sentence_bert_config.json, config_sentence_transformers.json): the
+ * defaults that embedding front ends (CLI embed, serve, Python encode) use
+ * unless told otherwise. Strings belong to the model. */
+typedef struct {
+    bool present;                     /* false: a plain checkpoint; nothing below is set */
+    int32_t pooling;                  /* rf_pooling: CLS, MEAN, MAX or LAST */
+    bool normalize;                   /* a Normalize module follows the pooling */
+    int32_t max_seq_length;           /* truncate inputs to this many tokens; 0: not given */
+    bool do_lower_case;               /* the texts are lower-cased (the tokenizer does it) */
+    int32_t n_prompts;
+    const char *const *prompt_names;  /* [n_prompts], e.g. "query" */
+    const char *const *prompts;       /* [n_prompts], the text put before an input */
+    const char *default_prompt_name;  /* one of prompt_names, or NULL */
+} rf_sentence_config;
+
+const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
+/* The text of the model's prompt `name`; name NULL: its default prompt.
+ * NULL when there is no such prompt (or no default). */
+const char *rf_model_prompt(const rf_model *model, const char *name);
+
 /* ==== Conversion from HuggingFace checkpoints ==== */
 
 typedef enum {
@@ -326,6 +348,19 @@ rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len,
                       rf_encoding *out, rf_error *err);
 void rf_encoding_free(rf_encoding *enc);
 
+/* Which end of a too-long input truncation cuts (HF's truncation_side). */
+typedef enum {
+    RF_TRUNCATE_RIGHT = 0, /* keep the first tokens (the default) */
+    RF_TRUNCATE_LEFT = 1,  /* keep the last tokens */
+} rf_truncation_side;
+
+/* rf_tokenize with the tokenizer's truncation_side set: with
+ * RF_TRUNCATE_LEFT each text keeps its last tokens (the same count as
+ * RF_TRUNCATE_RIGHT keeps of its first, longest_first for a pair). */
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err);
+
 /* ==== Encoder ==== */
 
 typedef struct rf_context rf_context;
@@ -433,7 +468,7 @@ typedef struct {
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 
-/* ==== Jobs: embed, classify, similarity, fill-mask, token classification, QA ====
+/* ==== Jobs: embed, classify, similarity, rerank, fill-mask, token classification, QA ====
  *
  * A pipeline owns a context and the batch buffers. Every job takes several
  * inputs at once: they are tokenized, grouped by similar length into batches
@@ -487,6 +522,8 @@ typedef struct {
      * they do without it. */
     int32_t window;
     int32_t stride;
+    int32_t truncation_side; /* rf_truncation_side: which end max_length cuts
+                                (default RF_TRUNCATE_RIGHT) */
 } rf_pipeline_params;
 
 typedef struct rf_pipeline rf_pipeline;
@@ -498,6 +535,8 @@ rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, 
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
+/* Changes which end later calls truncate (RF_ERR_INPUT for another value). */
+rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and
@@ -521,7 +560,12 @@ typedef enum {
     RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
     RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
                           pooler activation (tanh, or none: linear) */
+    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
+    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
 } rf_pooling;
+
+/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
+const char *rf_pooling_name(rf_pooling pooling);
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
  * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
@@ -613,6 +657,59 @@ typedef struct {
 rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
                 int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
 
+/* Rerank: documents scored against a query and sorted best first, as
+ * sentence-transformers' CrossEncoder.rank and TEI's /rerank do.
+ *
+ * A sequence-classification model (RF_RERANK_CLASSIFIER) scores each
+ * [CLS] query [SEP] document [SEP] pair: with one label the sigmoid of its
+ * logit, with two or more the softmax probability of the positive label
+ * (rf_rerank_pick_label). raw_scores gives that label's logit instead. A
+ * model without a classification head (RF_RERANK_COSINE, RoFormer-Sim's
+ * use) scores the cosine of the pooled embeddings of query and document,
+ * each embedded on its own. */
+typedef enum {
+    RF_RERANK_CLASSIFIER, /* a cross-encoder: the classifier's score of the pair */
+    RF_RERANK_COSINE,     /* a bi-encoder: cosine of the two pooled embeddings */
+} rf_rerank_scoring;
+
+typedef struct {
+    bool raw_scores;        /* classifier: the positive label's logit, no sigmoid / softmax */
+    int32_t positive_label; /* classifier with 2+ labels: the label whose probability is the
+                               score; -1: rf_rerank_pick_label's choice */
+    int32_t pooling;        /* cosine: rf_pooling of the embeddings; -1: the CLI's default
+                               (the sentence-transformers folder's pooling, else the
+                               pooler when the model has one, else RF_POOLING_CLS) */
+} rf_rerank_params;
+
+/* One ranked document: its index in the documents given, and its score. */
+typedef struct {
+    int32_t index;
+    float score;
+} rf_rerank_hit;
+
+rf_rerank_params rf_rerank_default_params(void); /* probabilities, default label and pooling */
+/* RF_RERANK_CLASSIFIER for a sequence-classification model, else RF_RERANK_COSINE. */
+rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model);
+const char *rf_rerank_scoring_name(rf_rerank_scoring scoring); /* "classifier", "cosine" */
+
+/* Scores pairs[i] = (query, document) in input order: scores[n]. Pairs may
+ * have different queries (sentence-transformers' CrossEncoder.predict).
+ * Failed pairs score NaN. RF_ERR_INPUT for a positive_label outside the
+ * labels or a pooling the model cannot do. */
+rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+                          const rf_rerank_params *params, float *scores, rf_item_status *items,
+                          rf_error *err);
+/* Sorts scores[n] best first into out (at most top_n hits; top_n <= 0: all
+ * n): ties keep the lower index first, NaN scores (failed documents) are
+ * left out. Returns the number of hits written, -1 when out of memory. */
+int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out);
+/* Scores documents[i].text (their .pair is ignored) against the query and
+ * sorts them: out[min(top_n, n)] (top_n <= 0: n), *n_out hits written. */
+rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
+                    const rf_text *documents, int32_t n, int32_t top_n,
+                    const rf_rerank_params *params, rf_rerank_hit *out, int32_t *n_out,
+                    rf_item_status *items, rf_error *err);
+
 /* ---- The building blocks of the jobs, usable on their own ---- */
 
 /* out = softmax(x) over n values (out may be x). */
@@ -621,7 +718,8 @@ void rf_softmax(const float *x, int32_t n, float *out);
  * returns min(k, n). */
 int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
 /* Pools hidden[L][D] (mask[L]: 1 = real token, NULL = all real) into out[D]
- * with RF_POOLING_CLS or RF_POOLING_MEAN. */
+ * with RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_MAX or RF_POOLING_LAST
+ * (no real token: zeros). */
 void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
              float *out);
 void rf_l2_normalize(float *x, int32_t n);
@@ -642,6 +740,11 @@ enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);
+/* The label a rerank score reads from labels[n] (names as id2label):
+ * 0 when n == 1; else the first label named, ignoring case, "positive",
+ * "pos", "entailment", "relevant", "yes", "true" or "1"; else the last
+ * label (n - 1: LABEL_1 of a two-label checkpoint). */
+int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
 /* ==== BLAS ==== */
 
 /* The OpenBLAS build every matrix product runs on. */

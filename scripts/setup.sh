@@ -20,6 +20,9 @@ need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev py
 need="$need libcurl4-openssl-dev libssl-dev"
 # the Python package's tests and its Dask jobs
 need="$need python3-pytest python3-dask python3-distributed"
+# encode's progress bar (python3-tqdm); pip install ./tools/python into a
+# virtual environment, as tests/test_pip_install.sh does
+need="$need python3-tqdm python3-venv python3-pip python3-setuptools"
 # roformer serve (HTTP library), its tests (curl, python3-requests) and load test (wrk)
 need="$need libmicrohttpd-dev curl python3-requests wrk"
 # make fuzz (clang with libFuzzer) and make valgrind

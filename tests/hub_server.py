@@ -96,9 +96,11 @@ class Hub(http.server.BaseHTTPRequestHandler):
         parts = path.split("/")
         if len(parts) == 6 and parts[0] == "" and parts[1] == "cdn":
             return self.cdn(parts[2], parts[3], urllib.parse.unquote(parts[4]), parts[5])
-        if len(parts) != 6 or parts[0] != "" or parts[3] != "resolve":
+        if len(parts) < 6 or parts[0] != "" or parts[3] != "resolve":
             return self.reply(400, body=b"bad path\n")
-        owner, name, revision, file = parts[1], parts[2], urllib.parse.unquote(parts[4]), parts[5]
+        # a file may be in a folder (1_Pooling/config.json)
+        owner, name, revision = parts[1], parts[2], urllib.parse.unquote(parts[4])
+        file = "/".join(parts[5:])
         folder = model_folder(name)
         if owner == "private":
             auth = self.headers.get("Authorization")
@@ -111,7 +113,7 @@ class Hub(http.server.BaseHTTPRequestHandler):
         if revision not in REVISIONS:
             return self.not_found("RevisionNotFound")
         local = os.path.join(folder, file)
-        if (not os.path.isfile(local) or "/" in file or
+        if (not os.path.isfile(local) or ".." in parts[5:] or
                 (owner == "nosafetensors" and file == "model.safetensors") or
                 (owner == "noweights" and file in WEIGHTS)):
             return self.not_found("EntryNotFound")

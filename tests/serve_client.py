@@ -6,7 +6,9 @@ from the server. tests/test_serve.sh starts the servers and counts the lines.
 
 Suites: cls (every TEI/OpenAI route and error code on a classifier),
 mlm (/fill-mask, /embed pooler), ner, qa, limits (401, 413, 429 on a server
-started with small limits), shutdown (SIGTERM with requests in flight)."""
+started with small limits), shutdown (SIGTERM with requests in flight);
+rerank, reranker, rerank_cosine and similarity_prompt are in
+serve_rerank_client.py."""
 import base64
 import json
 import os
@@ -64,6 +66,24 @@ def maxdiff(a, b):
 
 def post(url, path, body, **kw):
     return requests.post(url + path, json=body, timeout=60, **kw)
+
+
+def concurrently(n, fn, timeout=60):
+    """Runs fn(i) for i in range(n), each on its own thread, waiting at most
+    `timeout` seconds for each; returns what they raised (as repr)."""
+    errors = []
+
+    def run(i):
+        try:
+            fn(i)
+        except Exception as e:  # noqa: BLE001 - returned to the caller
+            errors.append(repr(e))
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return errors
 
 
 def error_is(r, status, what, field=None):
@@ -366,20 +386,13 @@ def suite_qa(url, roformer, model):
            expected[(16, None)] != expected[(16, 2)] and expected[(16, 2)] != expected[(30, 4)],
            expected)
     # concurrent requests with different options: batched only with their like
-    results, errors = [], []
+    results = []
     def client(k):
-        try:
-            for rep in range(4):
-                opt = options[(k + rep) % len(options)]
-                rr = post(url, "/qa", qa_body(*opt))
-                results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+        for rep in range(4):
+            opt = options[(k + rep) % len(options)]
+            rr = post(url, "/qa", qa_body(*opt))
+            results.append(rr.status_code == 200 and close(rr.json(), expected[opt]))
+    errors = concurrently(8, client, 120)
     report("8 concurrent clients with different doc_stride / max_answer_tokens each get their own answers",
            not errors and len(results) == 32 and all(results), errors[:2] or results)
     error_is(post(url, "/qa", {"inputs": items, "doc_stride": -1}), 422, "doc_stride -1 is 422 naming it",
@@ -497,8 +510,11 @@ def main():
     suite, url, roformer, model = sys.argv[1:5]
     if suite == "shutdown":
         suite_shutdown(url, roformer, model, int(sys.argv[5]))
-    else:
+    elif "suite_" + suite in globals():
         globals()["suite_" + suite](url, roformer, model)
+    else:
+        import serve_rerank_client
+        getattr(serve_rerank_client, "suite_" + suite)(url, roformer, model)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 # test_bench_cli.sh — `roformer bench` on a small reference model: the last
-# line is one JSON object with the documented fields and consistent values;
+# line is one JSON object with the documented fields and consistent values
+# (the one-time costs, load, context and first batch, among them);
 # bad options and bad length files give a one-line error and exit 1 or 2;
 # --compute bf16 runs, or is refused clearly on a CPU without AVX512_BF16;
 # --compute int8 likewise without AVX2.
@@ -22,6 +23,7 @@ assert j["batch"] == b and j["seq_len"] == l and j["real_tokens"] == real and j[
 assert j["ms_min"] <= j["ms_median"] <= j["ms_max"] and j["ms_min"] > 0, j
 assert abs(j["tokens_per_second"] - real / (j["ms_median"] / 1000)) < 1e-6 * j["tokens_per_second"], j
 assert isinstance(j["blas_core"], str) and j["blas_core"] and len(j["ms"]) == j["runs"], j
+assert j["load_ms"] > 0 and j["context_ms"] >= 0 and j["first_batch_ms"] > 0, j
 ' "$2" "$3" "$4" "$5"
 }
 

@@ -26,7 +26,11 @@
 #include <unistd.h>
 
 /* every real token within cosine 0.999 of f32; f32 logits whose top two
- * are within 0.02 may swap under bf16, in any head */
+ * are within 0.02 may swap under bf16, in any head. These measure bf16's
+ * rounding (2^-8 of each operand) through the model; the builds differ
+ * only in the order of the float32 sums of the products (test_kernels
+ * bounds them at (K + 1) 2^-24 of the sum of |products|), 2^-15 of bf16's
+ * own error, so no build can move a cosine or a margin visibly. */
 static const compare_rule rule = {"bf16", 0.999, 0.02f, true};
 
 static void check_model(const char *load_path, const char *case_dir, const char *label)

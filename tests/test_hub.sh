@@ -50,7 +50,16 @@ fi
 M="$REF/models"
 
 # ==== the stand-in hub ====
-"$PY" tests/hub_server.py --root "$M" --port-file "$TMP/port" --log "$TMP/log" --timeout 300 &
+# its repositories: the reference models, and tiny-st, a sentence-transformers
+# folder over tiny-word-cls (mean pooling, Normalize, a prompt)
+mkdir -p "$TMP/hub/tiny-st/1_Pooling"
+for d in "$M"/*/; do ln -s "$(cd "$d" && pwd)" "$TMP/hub/$(basename "$d")"; done
+for f in "$M"/tiny-word-cls/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$TMP/hub/tiny-st/"; done
+printf '%s' '[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},{"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}]' >"$TMP/hub/tiny-st/modules.json"
+printf '%s' '{"word_embedding_dimension":32,"pooling_mode_mean_tokens":true}' >"$TMP/hub/tiny-st/1_Pooling/config.json"
+printf '%s' '{"max_seq_length":64,"do_lower_case":false}' >"$TMP/hub/tiny-st/sentence_bert_config.json"
+printf '%s' '{"prompts":{"query":"query: "},"default_prompt_name":null}' >"$TMP/hub/tiny-st/config_sentence_transformers.json"
+"$PY" tests/hub_server.py --root "$TMP/hub" --port-file "$TMP/port" --log "$TMP/log" --timeout 300 &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
 i=0
@@ -121,6 +130,20 @@ run pull test/tiny-qa --pooler-activation linear
 check "--pooler-activation for a model without a pooler exits 1" exit_is 1
 check "... one line" one_error_line
 check "... and no GGUF" no_file "$C"/test/tiny-qa/main/*.gguf
+
+# ==== a sentence-transformers repository ====
+run pull test/tiny-st
+check "a sentence-transformers repository pulls" exit_is 0
+check "... fetching the Pooling config from its folder" \
+    cmp -s "$C/test/tiny-st/main/1_Pooling/config.json" "$TMP/hub/tiny-st/1_Pooling/config.json"
+check "... and sentence_bert_config.json" test -f "$C/test/tiny-st/main/sentence_bert_config.json"
+"$ROFORMER" convert "$TMP/hub/tiny-st" -o "$TMP/st-local.gguf"
+check "the pulled GGUF equals a local conversion" cmp -s "$C/test/tiny-st/main/model-f32.gguf" "$TMP/st-local.gguf"
+run info -m hf:test/tiny-st
+check "... and info shows its settings" \
+    out_has "sentence-transformers: pooling mean, normalize true, max_seq_length 64"
+check "a plain repository's modules.json is asked for once, and is absent" \
+    test "$(grep -c "^GET /test/tiny-word-mlm/resolve/main/modules.json" "$TMP/log")" -eq 1
 
 # ==== two pulls of one repository at once: one downloads, the other waits ====
 "$ROFORMER" pull slow/tiny-qa >"$TMP/out1" 2>&1 &

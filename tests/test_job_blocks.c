@@ -6,6 +6,7 @@
 #include "roformer.h"
 
 #include <math.h>
+#include <string.h>
 
 static bool near(float a, float b, float tol) { return fabsf(a - b) <= tol; }
 
@@ -25,6 +26,25 @@ static void test_pooling(void)
     const int32_t none[] = {0, 0, 0};
     rf_pool_hidden(hidden, none, 3, 2, RF_POOLING_MEAN, out);
     CHECK(out[0] == 0 && out[1] == 0, "mean of no tokens is zero, not NaN");
+    rf_pool_hidden(hidden, mask, 3, 2, RF_POOLING_MAX, out);
+    CHECK(out[0] == 3 && out[1] == 6, "max pooling skips padding: %g %g", out[0], out[1]);
+    rf_pool_hidden(hidden, NULL, 3, 2, RF_POOLING_MAX, out);
+    CHECK(out[0] == 100 && out[1] == 6, "max pooling without mask: %g %g", out[0], out[1]);
+    const float negative[] = {-5, -7, -3, -9};
+    rf_pool_hidden(negative, NULL, 2, 2, RF_POOLING_MAX, out);
+    CHECK(out[0] == -3 && out[1] == -7, "max of negative values: %g %g", out[0], out[1]);
+    rf_pool_hidden(hidden, mask, 3, 2, RF_POOLING_LAST, out);
+    CHECK(out[0] == 3 && out[1] == 6, "last-token pooling takes the last real token: %g %g",
+          out[0], out[1]);
+    rf_pool_hidden(hidden, NULL, 3, 2, RF_POOLING_LAST, out);
+    CHECK(out[0] == 100 && out[1] == -100, "last-token pooling without mask: %g %g", out[0], out[1]);
+    rf_pool_hidden(hidden, none, 3, 2, RF_POOLING_MAX, out);
+    CHECK(out[0] == 0 && out[1] == 0, "max of no tokens is zero");
+    rf_pool_hidden(hidden, none, 3, 2, RF_POOLING_LAST, out);
+    CHECK(out[0] == 0 && out[1] == 0, "last of no tokens is zero");
+    CHECK(!strcmp(rf_pooling_name(RF_POOLING_LAST), "last") &&
+          !strcmp(rf_pooling_name(RF_POOLING_MAX), "max") &&
+          !strcmp(rf_pooling_name((rf_pooling)99), "unknown"), "pooling names");
 
     float v[] = {3, 4};
     rf_l2_normalize(v, 2);

@@ -124,6 +124,71 @@ else
     check_skip "this CPU has no AVX2: serve --compute int8 not run"
 fi
 
+# ==== Rerank: a three-label classifier, a one-label one, a model without one ====
+MODEL=$M/tiny-word-cls
+if start rerank "$MODEL" --max-client-batch-size 4 --max-input-length 24; then
+    client rerank; stop rerank
+else
+    check "rerank server starts" false
+fi
+# the one-label classifier: tiny-word-cls with only its label-2 row of out_proj
+MODEL=$TMP/one-label
+mkdir -p "$MODEL" && cp "$M/tiny-word-cls/vocab.txt" "$M/tiny-word-cls/tokenizer_config.json" "$MODEL/" &&
+$PY - "$M/tiny-word-cls" "$MODEL" <<'EOF'
+import json, struct, sys
+src, dst = sys.argv[1:3]
+config = json.load(open(src + "/config.json"))
+config.update(num_labels=1, id2label={"0": "LABEL_0"}, label2id={"LABEL_0": 0})
+json.dump(config, open(dst + "/config.json", "w"))
+data = open(src + "/model.safetensors", "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+header, body = json.loads(data[8:8 + n]), data[8 + n:]
+out, blobs, at = {}, [], 0
+for name, t in sorted((k, v) for k, v in header.items() if k != "__metadata__"):
+    b, e = t["data_offsets"]
+    blob, shape = body[b:e], t["shape"]
+    if name.startswith("classifier.out_proj."):  # keep row 2 (float32)
+        row = 4 * (shape[1] if len(shape) == 2 else 1)
+        blob, shape = blob[2 * row:3 * row], [1] + shape[1:]
+    out[name] = {"dtype": t["dtype"], "shape": shape, "data_offsets": [at, at + len(blob)]}
+    blobs.append(blob)
+    at += len(blob)
+head = json.dumps(out).encode()
+head += b" " * (-len(head) % 8)
+open(dst + "/model.safetensors", "wb").write(struct.pack("<Q", len(head)) + head + b"".join(blobs))
+EOF
+check "a one-label classifier made from tiny-word-cls" [ $? -eq 0 ]
+if start reranker "$MODEL" --auto-truncate --max-input-length 16; then
+    export RERANK_SOURCE=$M/tiny-word-cls
+    client reranker; stop reranker
+else
+    check "one-label reranker server starts" false
+fi
+MODEL=$M/tiny-word-mlm
+if start rerank_cosine "$MODEL"; then
+    client rerank_cosine; stop rerank_cosine
+else
+    check "rerank_cosine server starts" false
+fi
+# a sentence-transformers folder (mean pooling) with a "query" prompt and no default
+MODEL=$TMP/st-prompts
+mkdir -p "$MODEL/1_Pooling"
+for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json model.safetensors; do
+    [ -f "$M/tiny-word-mlm/$f" ] && ln -s "$(cd "$M/tiny-word-mlm" && pwd)/$f" "$MODEL/$f"
+done
+printf '%s' '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+ {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]' \
+    >"$MODEL/modules.json"
+printf '%s' '{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}' \
+    >"$MODEL/1_Pooling/config.json"
+printf '%s' '{"prompts": {"query": "查询："}, "default_prompt_name": null}' \
+    >"$MODEL/config_sentence_transformers.json"
+if start similarity_prompt "$MODEL"; then
+    client similarity_prompt; stop similarity_prompt
+else
+    check "similarity_prompt server starts" false
+fi
+
 # ==== Limits: key, request size, concurrency; JSON log ====
 MODEL=$M/tiny-word-cls
 if start limits "$MODEL" --api-key secret --max-client-batch-size 4 --payload-limit 1000 \

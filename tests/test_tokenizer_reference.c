@@ -4,26 +4,36 @@
  * vocab + jieba) and cases_bert_char.jsonl (BertTokenizer, char vocab).
  * For every case: the full tokens of each text, and input_ids /
  * token_type_ids / attention_mask with truncation when max_length is given.
- * Token spans are checked to lie inside their text, in order.
+ * Token spans are checked to lie inside their text, in order. Cases with
+ * max_length are also truncated on the left (HF truncation_side="left"):
+ * each text keeps the same number of tokens as HF kept, from its end.
  */
 #include "check.h"
 #include "tokenizer_fixture.h"
 
 
-static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
+/* The tokens of `type` in e are the last `keep` of HF's full token list
+ * `want`: what truncation_side="left" keeps. */
+static int tail_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want,
+                      int keep)
 {
-    int i = 0;
-    int n = cJSON_GetArraySize(want);
+    int n = cJSON_GetArraySize(want), i = n - keep, seen = 0;
     for (int32_t k = 0; k < e->n; k++) {
         if (e->type_ids[k] != type || e->start[k] < 0)
             continue;
         const cJSON *w = cJSON_GetArrayItem(want, i++);
         uint32_t len;
         const char *s = rf_tokenizer_token(fx->tok, e->ids[k], &len);
+        seen++;
         if (!cJSON_IsString(w) || !s || strlen(w->valuestring) != len || memcmp(s, w->valuestring, len))
             return 0;
     }
-    return i == n;
+    return seen == keep;
+}
+
+static int tokens_equal(const fixture *fx, const rf_encoding *e, int32_t type, const cJSON *want)
+{
+    return tail_equal(fx, e, type, want, cJSON_GetArraySize(want));
 }
 
 static int ints_equal(const int32_t *got, int32_t n, const cJSON *want)
@@ -77,6 +87,25 @@ static int spans_ok(const fixture *fx, const rf_encoding *e, const char *a, size
     return 1;
 }
 
+/* Left truncation of a case HF truncated on the right: each text keeps as
+ * many tokens as HF's input_ids hold of it (type 0 less [CLS] and [SEP],
+ * type 1 less its [SEP]), taken from the end of HF's full token list. */
+static int left_truncation_ok(const fixture *fx, const cJSON *c, const char *text, size_t la,
+                              const char *pair, size_t lb, int32_t max_length, rf_encoding *enc)
+{
+    rf_error err;
+    int count[2] = {0, 0};
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(c, "token_type_ids")) count[t->valueint != 0]++;
+    if (rf_tokenizer_encode_side(fx->tok, text, la, pair, lb, max_length, RF_TRUNCATE_LEFT, enc,
+                                 &err) != RF_OK)
+        return 0;
+    return enc->n == count[0] + count[1] &&
+           tail_equal(fx, enc, 0, cJSON_GetObjectItem(c, "tokens"), count[0] - 2) &&
+           (!pair || tail_equal(fx, enc, 1, cJSON_GetObjectItem(c, "tokens_pair"), count[1] - 1)) &&
+           spans_ok(fx, enc, text, la, pair, lb);
+}
+
 static void run_cases(const fixture *fx, const char *path)
 {
     size_t len;
@@ -85,7 +114,7 @@ static void run_cases(const fixture *fx, const char *path)
         SKIP("%s not readable", path);
         return;
     }
-    int cases = 0, failed = 0;
+    int cases = 0, failed = 0, left = 0;
     rf_encoding full = {0}, enc = {0};
     rf_error err;
     for (char *line = data, *nl; line < data + len; line = nl + 1) {
@@ -123,9 +152,15 @@ static void run_cases(const fixture *fx, const char *path)
                 fprintf(stderr, "  %s: case %s differs (status %d)\n", path, id, st);
         }
         CHECK(ok, "%s case %s", path, id);
+        if (max_length) {
+            left++;
+            CHECK(left_truncation_ok(fx, c, text, la, pair, lb, max_length, &enc),
+                  "%s case %s truncated on the left", path, id);
+        }
         cJSON_Delete(c);
     }
-    printf("%s: %d/%d cases exact\n", path, cases - failed, cases);
+    printf("%s: %d/%d cases exact, %d of them also truncated on the left\n", path,
+           cases - failed, cases, left);
     CHECK(cases > 600, "%s: only %d cases read", path, cases);
     rf_encoding_free(&full);
     rf_encoding_free(&enc);

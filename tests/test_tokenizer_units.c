@@ -11,6 +11,7 @@
 #include "text/tokenizer.h"
 #include "text/unicode.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 
 /* ==== jieba ==== */
@@ -366,8 +367,73 @@ static void test_errors(void)
     const char *bad[] = {"\xff"};
     uint32_t bl[] = {1}, bf[] = {1};
     CHECK(rf_jieba_dict_init(&d, bad, bl, bf, 1, &err) == RF_ERR_FORMAT, "bad dict entry accepted");
+    /* and by the tokenizer at creation, though it builds the dictionary later */
+    spec = (rf_tokenizer_spec){.mode = RF_TOKENIZER_WOBERT, .vocab_size = 1, .vocab = v,
+                               .vocab_len = l, .dict_size = 1, .dict_words = bad,
+                               .dict_word_len = bl, .dict_freq = bf};
+    CHECK(rf_tokenizer_create(&spec, &tok, &err) == RF_ERR_FORMAT && tok == NULL &&
+              strstr(err.message, "entry 0 is not valid UTF-8"),
+          "bad dict entry accepted at creation: %s", err.message);
     rf_tokenizer_free(NULL);
     rf_encoding_free(NULL);
+}
+
+/* ==== The jieba dictionary on first use ==== */
+
+#define FIRST_USE_THREADS 4
+
+struct first_use {
+    const rf_tokenizer *tok;
+    rf_status st;
+    int32_t ids[16];
+    int32_t n;
+};
+
+static void *encode_first(void *arg)
+{
+    struct first_use *u = arg;
+    rf_encoding e = {0};
+    rf_error err;
+    const char *text = "北京大学中a";
+    u->st = rf_tokenizer_encode(u->tok, text, strlen(text), NULL, 0, 0, &e, &err);
+    u->n = u->st == RF_OK && e.n <= 16 ? e.n : 0;
+    memcpy(u->ids, e.ids, (size_t)u->n * sizeof *u->ids);
+    rf_encoding_free(&e);
+    return NULL;
+}
+
+/* Not built by creation (nor in BERT mode at all); built once by the first
+ * texts, which threads may tokenize at the same time: each gets the tokens
+ * one thread gets afterwards. */
+static void test_dict_on_first_use(void)
+{
+    rf_tokenizer *bert = tiny_cased(RF_TOKENIZER_BERT, true);
+    rf_tokenizer *tok = tiny_cased(RF_TOKENIZER_WOBERT, true);
+    CHECK(tok && bert && !rf_tokenizer_dict_built(tok), "no jieba dictionary after creation");
+    if (!tok || !bert)
+        return;
+    struct first_use u[FIRST_USE_THREADS + 1];
+    pthread_t th[FIRST_USE_THREADS];
+    for (int i = 0; i <= FIRST_USE_THREADS; i++)
+        u[i] = (struct first_use){.tok = tok};
+    for (int i = 0; i < FIRST_USE_THREADS; i++)
+        pthread_create(&th[i], NULL, encode_first, &u[i]);
+    for (int i = 0; i < FIRST_USE_THREADS; i++)
+        pthread_join(th[i], NULL);
+    CHECK(rf_tokenizer_dict_built(tok), "jieba dictionary built by the first texts");
+    encode_first(&u[FIRST_USE_THREADS]);
+    /* [CLS] 北京 大 学 中 a [SEP]: 大学 is a dictionary word, not a vocab entry */
+    const int32_t want[] = {2, 12, 13, 14, 15, 8, 3};
+    int same = u[FIRST_USE_THREADS].st == RF_OK && u[FIRST_USE_THREADS].n == 7 &&
+               !memcmp(u[FIRST_USE_THREADS].ids, want, sizeof want);
+    for (int i = 0; i < FIRST_USE_THREADS; i++)
+        same &= u[i].st == RF_OK && u[i].n == 7 && !memcmp(u[i].ids, want, sizeof want);
+    CHECK(same, "%d threads tokenizing first, and one after: the same tokens", FIRST_USE_THREADS);
+    struct first_use b = {.tok = bert};
+    encode_first(&b);
+    CHECK(b.st == RF_OK && !rf_tokenizer_dict_built(bert), "BERT mode builds no dictionary");
+    rf_tokenizer_free(tok);
+    rf_tokenizer_free(bert);
 }
 
 int main(void)
@@ -377,5 +443,6 @@ int main(void)
     test_truncation();
     test_unicode();
     test_errors();
+    test_dict_on_first_use();
     return check_done();
 }

@@ -135,6 +135,18 @@ if has similarity; then
 else
     check_skip "roformer similarity is not built yet"
 fi
+if has rerank; then
+    printf '%s\n' '今天天气不错' '{"nope": 1}' '明天下雨，后天多云转晴，大后天刮风' >"$TMP/docs"
+    vg "rerank, left truncation" rerank -m "$TMP/cls.gguf" --query 天气 --max-length 8 \
+        --truncation-direction left <"$TMP/docs"
+    check "rerank: two ranked, then the error, exit 1" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"index\"' '$TMP/out') -eq 2 ]"
+    vg "rerank by cosine" rerank -m "$TMP/char.gguf" --query 天气 --top-n 1 <"$TMP/docs"
+    check "rerank by cosine: the best one, then the error" \
+        sh -c "[ $rc -eq 1 ] && [ \$(grep -c '\"index\"' '$TMP/out') -eq 1 ]"
+else
+    check_skip "roformer rerank is not built yet"
+fi
 
 # RoFormer-v2 (RMS norm, no biases): conversion from the torch zip, the MLM
 # head and the classification head

@@ -2,8 +2,10 @@
  * convert.c — HuggingFace RoFormer checkpoint directory -> one GGUF file.
  *
  * Reads config.json, tokenizer_config.json (optional), vocab.txt, the
- * weights (model.safetensors, else pytorch_model.bin) and, for word-level
- * (wobert) models, the jieba dictionary; writes metadata, vocab, dictionary
+ * weights (model.safetensors, else pytorch_model.bin), for word-level
+ * (wobert) models the jieba dictionary and, in a sentence-transformers
+ * folder (modules.json present), its module files (st_config.c); writes
+ * metadata, vocab, dictionary
  * and tensors in the fixed order of tensor_map.c. Nothing that names or
  * dates the source goes into the file, so the same weights always give the
  * same bytes, whichever checkpoint format they came in.
@@ -27,6 +29,7 @@
 #include "error.h"
 #include "formats/fp16.h"
 #include "formats/hf_config.h"
+#include "formats/st_config.h"
 #include "formats/tensor_map.h"
 #include "kernels/gemm_int8.h"
 
@@ -215,6 +218,7 @@ typedef struct {
     const char *dir;
     const rf_convert_params *params;
     rf_hf_config cfg;
+    rf_sentence_config sentence; /* present: a sentence-transformers folder */
     char *config_text, *tok_text, *vocab_text, *dict_text;
     str_list vocab, dict;
     char *ck_path;
@@ -270,6 +274,54 @@ static rf_status load_config(converter *c)
 done:
     free(config_path);
     free(tok_path);
+    return st;
+}
+
+/* modules.json and the files it leads to, when the folder has it. */
+static rf_status load_sentence_config(converter *c)
+{
+    static const char *const names[] = {"modules.json", NULL, "sentence_bert_config.json",
+                                        "config_sentence_transformers.json"};
+    char *text[4] = {NULL}, *path[4] = {NULL}, *pooling_dir = NULL;
+    size_t len[4] = {0};
+    bool normalize = false;
+    rf_status st = RF_OK;
+    if ((st = read_dir_file(c, names[0], MAX_JSON_FILE, true, &text[0], &len[0])) || !text[0])
+        goto done;
+    if (!(path[0] = join(c->dir, names[0]))) {
+        st = rf_fail(c->err, RF_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    rf_json_text modules = {text[0], len[0], path[0]};
+    if ((st = rf_st_modules_parse(&modules, &pooling_dir, &normalize, c->err)))
+        goto done;
+    char pooling_name[300];
+    snprintf(pooling_name, sizeof pooling_name, "%s/config.json", pooling_dir);
+    for (int i = 1; i < 4; i++) {
+        const char *name = i == 1 ? pooling_name : names[i];
+        if (!(path[i] = join(c->dir, name))) {
+            st = rf_fail(c->err, RF_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = read_dir_file(c, name, MAX_JSON_FILE, i > 1, &text[i], &len[i])))
+            goto done;
+    }
+    rf_json_text pooling = {text[1], len[1], path[1]}, sbert = {text[2], len[2], path[2]},
+                 prompts = {text[3], len[3], path[3]};
+    const rf_hparams *hp = &c->cfg.hp;
+    if ((st = rf_st_config_parse(&pooling, &sbert, &prompts, normalize, hp->hidden_size,
+                                 hp->max_position, &c->sentence, c->err)))
+        goto done;
+    if (c->sentence.do_lower_case && !hp->do_lower_case)
+        st = rf_fail(c->err, RF_ERR_UNSUPPORTED,
+                     "%s: do_lower_case true, but the tokenizer keeps case (tokenizer_config.json); "
+                     "lower-casing before a cased tokenizer is not supported", path[2]);
+done:
+    for (int i = 0; i < 4; i++) {
+        free(text[i]);
+        free(path[i]);
+    }
+    free(pooling_dir);
     return st;
 }
 
@@ -556,6 +608,7 @@ static rf_status write_metadata(converter *c)
     rf_gguf_set_bool(w, "roformer.pooler", hp->has_pooler);
     if (hp->has_pooler)
         rf_gguf_set_str(w, "roformer.pooler.activation", rf_activation_name(hp->pooler_act));
+    rf_st_config_write(w, &c->sentence);
     rf_gguf_set_str(w, "tokenizer.roformer.mode", rf_tokenizer_mode_name(hp->tokenizer));
     rf_gguf_set_bool(w, "tokenizer.do_lower_case", hp->do_lower_case);
     rf_gguf_set_arr_str(w, "tokenizer.ggml.tokens", c->vocab.ptr, c->vocab.len, (uint64_t)c->vocab.n);
@@ -619,6 +672,7 @@ static rf_status write_tensors(converter *c)
 static void converter_free(converter *c)
 {
     rf_hf_config_free(&c->cfg);
+    rf_st_config_free(&c->sentence);
     free(c->config_text);
     free(c->tok_text);
     free(c->vocab_text);
@@ -648,7 +702,8 @@ rf_status rf_convert_build(const char *hf_dir, const rf_convert_params *params,
                      (int)c.params->dtype, c.params->tokenizer, c.params->pooler_activation);
         goto done;
     }
-    if ((st = load_config(&c)) || (st = load_vocab(&c)) || (st = load_dict(&c)) ||
+    if ((st = load_config(&c)) || (st = load_sentence_config(&c)) || (st = load_vocab(&c)) ||
+        (st = load_dict(&c)) ||
         (st = open_checkpoint(&c)))
         goto done;
     if (find(&c, "roformer.embeddings.word_embeddings.weight", false))

@@ -191,8 +191,8 @@ static rf_status get_int(const cJSON *root, const char *key, int32_t lo, int32_t
     return RF_OK;
 }
 
-static rf_status get_bool(const cJSON *root, const char *key, bool *v, const char *what,
-                          rf_error *err)
+rf_status rf_json_bool(const cJSON *root, const char *key, bool *v, const char *what,
+                       rf_error *err)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!j || cJSON_IsNull(j))
@@ -335,10 +335,10 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
         (st = get_int(root, "intermediate_size", 1, MAX_DIM, &hp->intermediate_size, what, err)) ||
         (st = get_int(root, "max_position_embeddings", 1, RF_MAX_POSITION, &hp->max_position, what, err)) ||
         (st = get_int(root, "type_vocab_size", 1, MAX_DIM, &hp->type_vocab_size, what, err)) ||
-        (st = get_bool(root, "rotary_value", &hp->rotary_value, what, err)) ||
+        (st = rf_json_bool(root, "rotary_value", &hp->rotary_value, what, err)) ||
         (st = get_activation(root, "hidden_act", &hp->hidden_act, what, err)) ||
         (st = get_activation(root, "pooler_activation", &hp->pooler_act, what, err)) ||
-        (st = get_bool(root, "use_bias", &hp->use_bias, what, err)) ||
+        (st = rf_json_bool(root, "use_bias", &hp->use_bias, what, err)) ||
         (st = get_str(root, "norm_type", &norm_type, what, err)) ||
         (st = parse_head(root, c, what, err)))
         return st;
@@ -397,7 +397,7 @@ static rf_status parse_tokenizer_config(const cJSON *root, int choice, rf_hf_con
     if (root) {
         if (!cJSON_IsObject(root))
             return rf_fail(err, RF_ERR_FORMAT, "%s: not a JSON object", what);
-        if ((st = get_bool(root, "do_lower_case", &c->hp.do_lower_case, what, err)) ||
+        if ((st = rf_json_bool(root, "do_lower_case", &c->hp.do_lower_case, what, err)) ||
             (st = get_str(root, "tokenizer_class", &cls, what, err)))
             return st;
     }

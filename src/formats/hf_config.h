@@ -41,6 +41,13 @@ rf_status rf_hf_config_parse(const char *config, size_t config_len, const char *
                              rf_hf_config *out, rf_error *err);
 void rf_hf_config_free(rf_hf_config *c);
 
+/* A key of a JSON object that must be true, false or absent (null counts
+ * as absent; *v then keeps its value); another type is RF_ERR_FORMAT
+ * naming `what` and the key. Shared by the readers of JSON config files. */
+struct cJSON;
+rf_status rf_json_bool(const struct cJSON *root, const char *key, bool *v, const char *what,
+                       rf_error *err);
+
 /* HF activation names: gelu, gelu_new, relu, silu, swish, tanh, linear
  * (the *_name functions are in roformer.h). */
 bool rf_activation_from_name(const char *name, rf_activation *out);

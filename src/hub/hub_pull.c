@@ -4,7 +4,10 @@
  *   1. the GGUF for these conversion options is in the cache: done (no lock, no network)
  *   2. take the folder's lock (another process may be pulling it), look again
  *   3. download what is missing, in order: config.json, vocab.txt, the two
- *      optional tokenizer files, then model.safetensors, else
+ *      optional tokenizer files, the sentence-transformers files when the
+ *      repository has modules.json (1_Pooling/config.json,
+ *      sentence_bert_config.json, config_sentence_transformers.json), then
+ *      model.safetensors, else
  *      pytorch_model.bin — so a weights file in the folder means that every
  *      file before it was settled, and the folder is complete
  *   4. convert the folder to the GGUF (rf_convert: through a temporary file)
@@ -28,6 +31,10 @@
 
 static const char *const tokenizer_files[] = {"tokenizer_config.json", "special_tokens_map.json"};
 static const char *const weight_files[] = {"model.safetensors", "pytorch_model.bin"};
+/* fetched when the repository has modules.json; the Pooling module's folder
+   is the one sentence-transformers writes (another is reported by convert) */
+static const char *const sentence_files[] = {"1_Pooling/config.json", "sentence_bert_config.json",
+                                             "config_sentence_transformers.json"};
 
 rf_hub_params rf_hub_default_params(void)
 {
@@ -122,6 +129,17 @@ static rf_status download_missing(puller *p, rf_error *err)
     for (size_t i = 0; i < sizeof tokenizer_files / sizeof *tokenizer_files; i++)
         if ((st = fetch(p, tokenizer_files[i], &absent, code, err)))
             return st;
+    if ((st = fetch(p, "modules.json", &absent, code, err)))
+        return st;
+    if (!absent) {
+        char pooling_dir[RF_HUB_PATH_MAX];
+        if ((st = rf_hub_join(pooling_dir, sizeof pooling_dir, p->dir, "1_Pooling", "", err)) ||
+            (st = rf_hub_make_dirs(pooling_dir, err)))
+            return st;
+        for (size_t i = 0; i < sizeof sentence_files / sizeof *sentence_files; i++)
+            if ((st = fetch(p, sentence_files[i], &absent, code, err)))
+                return st;
+    }
     if (has_file(p->dir, weight_files[1]))
         return RF_OK;
     if ((st = fetch(p, weight_files[0], &absent, code, err)) || !absent)

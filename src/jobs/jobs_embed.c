@@ -1,9 +1,9 @@
 /*
  * jobs_embed.c — sentence embeddings and the cosine similarity of pairs
  * (the jobs of sentence-transformers' encode() and RoFormer-Sim): [CLS],
- * mask-aware mean or pooler pooling, optional L2 normalisation. A text cut
- * into windows (rf_pipeline_params.window) is the mean of its windows'
- * vectors, normalized after.
+ * mask-aware mean, max or last-token, or pooler pooling, optional L2
+ * normalisation. A text cut into windows (rf_pipeline_params.window) is
+ * the mean of its windows' vectors, normalized after.
  */
 #include "jobs/pipeline.h"
 
@@ -45,7 +45,8 @@ rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling
                    bool normalize, float *out, rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
-    if (pooling != RF_POOLING_CLS && pooling != RF_POOLING_MEAN && pooling != RF_POOLING_POOLER)
+    if (pooling != RF_POOLING_CLS && pooling != RF_POOLING_MEAN && pooling != RF_POOLING_POOLER &&
+        pooling != RF_POOLING_MAX && pooling != RF_POOLING_LAST)
         return rf_fail(err, RF_ERR_INPUT, "unknown pooling %d", (int)pooling);
     if (pooling == RF_POOLING_POOLER && !hp->has_pooler)
         return rf_fail(err, RF_ERR_UNSUPPORTED,

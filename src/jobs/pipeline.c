@@ -57,7 +57,8 @@ rf_pipeline_params rf_pipeline_default_params(void)
     return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0,
                                 .compute = RF_COMPUTE_F32, .extend_positions = 0,
                                 .rope_scaling = RF_ROPE_SCALING_DEFAULT, .rope_factor = 0.0f,
-                                .window = 0, .stride = 0};
+                                .window = 0, .stride = 0,
+                                .truncation_side = RF_TRUNCATE_RIGHT};
 }
 
 /* The parameters of the pipeline's context for max_len tokens. */
@@ -106,6 +107,9 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
     if (p.max_length > 0 && p.max_length < 2)
         return rf_fail(err, RF_ERR_INPUT, "max_length %d leaves no room for [CLS] and [SEP]",
                        p.max_length);
+    if (p.truncation_side != RF_TRUNCATE_RIGHT && p.truncation_side != RF_TRUNCATE_LEFT)
+        return rf_fail(err, RF_ERR_INPUT, "truncation_side %d is not right (0) or left (1)",
+                       p.truncation_side);
     if (p.batch_size <= 0)
         p.batch_size = rf_pipeline_default_params().batch_size;
     rf_pipeline *pl = calloc(1, sizeof *pl);
@@ -140,6 +144,15 @@ void rf_pipeline_free(rf_pipeline *pl)
     free(pl->units);
     free(pl->item_of);
     free(pl);
+}
+
+rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err)
+{
+    if (side != RF_TRUNCATE_RIGHT && side != RF_TRUNCATE_LEFT)
+        return rf_fail(err, RF_ERR_INPUT, "truncation_side %d is not right (0) or left (1)",
+                       side);
+    pl->params.truncation_side = side;
+    return RF_OK;
 }
 
 void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats)
@@ -434,9 +447,11 @@ rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
                                rf_encoding *enc, rf_error *err)
 {
     double t0 = now_seconds();
-    rf_status st = rf_tokenize(pl->model, t->text ? t->text : "", t->text ? t->text_len : 0,
-                               t->pair, t->pair ? t->pair_len : 0,
-                               truncate ? pl->params.max_length : 0, enc, err);
+    rf_status st = rf_tokenize_truncated(pl->model, t->text ? t->text : "",
+                                         t->text ? t->text_len : 0, t->pair,
+                                         t->pair ? t->pair_len : 0,
+                                         truncate ? pl->params.max_length : 0,
+                                         (rf_truncation_side)pl->params.truncation_side, enc, err);
     pl->stats.tokenize_seconds += now_seconds() - t0;
     pl->stats.inputs++;
     return st;

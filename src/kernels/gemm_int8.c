@@ -127,16 +127,28 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
                        int32_t *colsum)
 {
     size_t panel_bytes = (size_t)rf_int8_row_bytes(K) * PANEL;
-    for (int r = 0; r < n; r++) {
-        int col = n0 + r;
-        int8_t *panel = dst + (size_t)(col / PANEL) * panel_bytes + (size_t)(col % PANEL) * 4;
-        const int8_t *w = Wq + (size_t)r * ldw;
-        int32_t sum = 0;
-        for (int k = 0; k < K; k++) {
-            panel[(size_t)(k / 4) * PANEL * 4 + k % 4] = w[k];
-            sum += w[k];
+    int whole = K / 4 * 4;
+    /* one panel's rows at a time, in the panel's order: each 4 inputs of
+       PANEL channels are one 64-byte line of the panel, written whole */
+    for (int c0 = n0; c0 < n0 + n;) {
+        int c1 = (c0 / PANEL + 1) * PANEL < n0 + n ? (c0 / PANEL + 1) * PANEL : n0 + n;
+        int8_t *panel = dst + (size_t)(c0 / PANEL) * panel_bytes;
+        int32_t sum[PANEL] = {0};
+        for (int k = 0; k < whole; k += 4)
+            for (int col = c0; col < c1; col++) {
+                const int8_t *w = Wq + (size_t)(col - n0) * ldw + k;
+                memcpy(panel + (size_t)k * PANEL + (size_t)(col % PANEL) * 4, w, 4);
+                sum[col % PANEL] += w[0] + w[1] + w[2] + w[3];
+            }
+        for (int col = c0; col < c1; col++) {
+            const int8_t *w = Wq + (size_t)(col - n0) * ldw;
+            for (int k = whole; k < K; k++) {
+                panel[(size_t)whole * PANEL + (size_t)(col % PANEL) * 4 + k - whole] = w[k];
+                sum[col % PANEL] += w[k];
+            }
+            colsum[col] = sum[col % PANEL];
         }
-        colsum[col] = sum;
+        c0 = c1;
     }
 }
 

@@ -5,8 +5,13 @@
  * kernels_avx512.c (16 floats).
  *
  * Sums run in RF_VLEN float lanes (as PyTorch's vectorised kernel keeps
- * partial sums), mean first and then the squared deviations around it
- * (two passes: no cancellation).
+ * partial sums). The mean is corrected in the second pass (the corrected
+ * two-pass algorithm of Chan, Golub and LeVeque): pass 1 gives an estimate
+ * m of the mean, pass 2 sums d = x - m and d^2, and the row is normalised
+ * as (d - c) / sqrt(var + eps) with c = sum(d) / n and var = sum(d^2) / n -
+ * c^2. The float error of the first sum, n eps |mean| at worst, then
+ * moves no output: what is left is of order n eps times the row's spread,
+ * whatever its mean.
  */
 #ifndef RF_LAYERNORM_VEC_H
 #define RF_LAYERNORM_VEC_H
@@ -38,22 +43,29 @@ RF_VINLINE void norm_row(float *restrict x, const float *restrict y, int n,
         sum += x[i];
     }
     float mean = sum / (float)n;
-    /* pass 2: biased variance around the mean */
+    /* pass 2: deviations from that estimate, their sum and sum of squares */
+    rf_vf acc_sq = rf_v_set1(0.0f);
     acc = rf_v_set1(0.0f);
     for (int i = 0; i < vec; i += RF_VLEN) {
         rf_vf d = rf_v_load(x + i) - mean;
-        acc += d * d;
+        acc += d;
+        acc_sq += d * d;
     }
-    float sq = rf_v_sum(acc);
-    for (int i = vec; i < n; i++)
-        sq += (x[i] - mean) * (x[i] - mean);
-    float inv = 1.0f / sqrtf(sq / (float)n + eps);
+    float dev = rf_v_sum(acc), sq = rf_v_sum(acc_sq);
+    for (int i = vec; i < n; i++) {
+        float d = x[i] - mean;
+        dev += d;
+        sq += d * d;
+    }
+    float shift = dev / (float)n; /* the true mean minus the estimate */
+    float var = sq / (float)n - shift * shift;
+    float inv = 1.0f / sqrtf((var > 0.0f ? var : 0.0f) + eps);
     /* pass 3: normalise, scale, shift */
     for (int i = 0; i < vec; i += RF_VLEN)
-        rf_v_store(x + i, (rf_v_load(x + i) - mean) * inv * rf_v_load(gamma + i) +
+        rf_v_store(x + i, (rf_v_load(x + i) - mean - shift) * inv * rf_v_load(gamma + i) +
                               rf_v_load(beta + i));
     for (int i = vec; i < n; i++)
-        x[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
+        x[i] = (x[i] - mean - shift) * inv * gamma[i] + beta[i];
 }
 
 /* The kernel body: rows of n, contiguous; y NULL for LayerNorm alone. */

@@ -18,6 +18,7 @@
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"
+#include "formats/st_config.h"
 #include "formats/tensor_map.h"
 #include "kernels/gemm_int8.h"
 #include "model/packed_weights.h"
@@ -557,6 +558,7 @@ static rf_status load_image(rf_model *model, const void *data, size_t size, cons
     rf_status st = rf_gguf_parse(data, size, what, &g, err);
     meta m = {g, what, err};
     if (st || (st = read_hparams(&m, &model->hp)) || (st = read_labels(&m, model)) ||
+        (st = rf_st_config_read(g, what, model->hp.max_position, &model->sentence, err)) ||
         (st = read_vocab(&m, model)) || (st = bind_tensors(&m, model)) ||
         (st = rf_model_stack_qkv(model, what, err)))
         goto done;
@@ -622,6 +624,7 @@ void rf_model_free(rf_model *model)
         return;
     rf_tokenizer_free(model->tokenizer);
     free_strings(model->labels);
+    rf_st_config_free(&model->sentence);
     free_strings(model->tokens);
     free((void *)model->tokenizer_spec.vocab_len);
     free((void *)model->tokenizer_spec.dict_words);
@@ -657,4 +660,9 @@ const char *rf_model_token(const rf_model *model, int32_t id)
 int32_t rf_model_tensor_count(const rf_model *model)
 {
     return model->n_tensors;
+}
+
+const rf_sentence_config *rf_model_sentence_config(const rf_model *model)
+{
+    return &model->sentence;
 }

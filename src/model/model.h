@@ -89,6 +89,7 @@ struct rf_model {
     rf_hparams hp;
     rf_weights w;
     char **labels;          /* [hp.num_labels] NUL-terminated, owned */
+    rf_sentence_config sentence; /* roformer.sentence.* keys; strings owned */
     char **tokens;          /* [n_tokens] NUL-terminated, owned */
     int32_t n_tokens;       /* vocab.txt entries: <= hp.vocab_size */
     rf_tokenizer *tokenizer;
@@ -108,7 +109,8 @@ struct rf_model {
     uint16_t *bf16_weights;
     rf_int8_layer *int8_layers;  /* [num_layers], pointing into int8_weights */
     int8_t *int8_weights;        /* every layer's panels, then every scale, then
-                                    every channel sum */
+                                    every channel sum (rf_zeroed_pages) */
+    size_t int8_weights_bytes;
 };
 
 /* Loads a model from a GGUF image in memory (what rf_model_load does after

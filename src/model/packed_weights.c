@@ -12,6 +12,7 @@
 #include "error.h"
 #include "formats/gguf.h"
 #include "kernels/gemm_bf16.h"
+#include "zeroed_pages.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -212,19 +213,19 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
     }
     size_t bytes = panel_bytes + scale_count * sizeof(float) + colsum_count * sizeof(int32_t);
     rf_int8_layer *layers = calloc((size_t)(n > 0 ? n : 1), sizeof *layers);
-    int8_t *weights = aligned_alloc(64, (bytes / 64 + 1) * 64);
+    /* zeroed by the kernel: padding channels and inputs must read as zero,
+       and no clearing pass touches the pages before packing does */
+    int8_t *weights = rf_zeroed_pages(bytes);
     int8_t *rows = malloc(widest_matrix(hp));
     float *tmp = malloc(widest_matrix(hp) * sizeof *tmp);
     if (!layers || !weights || !rows || !tmp) {
         free(layers);
-        free(weights);
+        rf_zeroed_pages_free(weights, bytes);
         free(rows);
         free(tmp);
         return rf_fail(err, RF_ERR_NOMEM, "model: out of memory for %zu MiB of int8 weights",
                        bytes >> 20);
     }
-    /* padding channels and inputs must read as zero */
-    memset(weights, 0, bytes);
     float *scales = (float *)(void *)(weights + panel_bytes);
     struct int8_cursor c = {weights, scales, (int32_t *)(void *)(scales + scale_count), rows, tmp};
     for (int i = 0; i < n; i++) {
@@ -239,6 +240,7 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
     free(rows);
     free(tmp);
     model->int8_weights = weights;
+    model->int8_weights_bytes = bytes;
     model->int8_layers = layers;
     return RF_OK;
 }
@@ -265,5 +267,5 @@ void rf_model_free_packed(rf_model *model)
     free(model->bf16_layers);
     free(model->bf16_weights);
     free(model->int8_layers);
-    free(model->int8_weights);
+    rf_zeroed_pages_free(model->int8_weights, model->int8_weights_bytes);
 }

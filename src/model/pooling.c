@@ -1,7 +1,8 @@
 /*
  * pooling.c — from token hidden states to one sentence vector: [CLS]
- * pooling, mask-aware mean pooling (sentence-transformers' mean: padding is
- * left out), L2 normalisation and cosine similarity. The pooler head itself
+ * pooling, and sentence-transformers' Pooling modes over the real tokens
+ * (padding left out): mean, max and last token; L2 normalisation and
+ * cosine similarity. The pooler head itself
  * (RoFormer-Sim's dense + activation on [CLS]) runs inside rf_forward.
  */
 #include "roformer.h"
@@ -10,16 +11,57 @@
 #include <string.h>
 
 /* hidden[L][D] row-major; mask[L] (NULL = every token real). */
+const char *rf_pooling_name(rf_pooling pooling)
+{
+    static const char *const names[] = {
+        [RF_POOLING_CLS] = "cls", [RF_POOLING_MEAN] = "mean", [RF_POOLING_POOLER] = "pooler",
+        [RF_POOLING_MAX] = "max", [RF_POOLING_LAST] = "last",
+    };
+    return (unsigned)pooling < sizeof names / sizeof names[0] ? names[pooling] : "unknown";
+}
+
+/* sentence-transformers' max: the largest value of each column over the
+ * real tokens (its masked positions are set to -1e9 first, which no real
+ * value reaches). */
+static void pool_max(const float *hidden, const int32_t *mask, int32_t L, int32_t D, float *out)
+{
+    bool any = false;
+    for (int32_t t = 0; t < L; t++) {
+        if (mask && !mask[t])
+            continue;
+        const float *h = hidden + (size_t)t * D;
+        for (int32_t d = 0; d < D; d++)
+            out[d] = !any || h[d] > out[d] ? h[d] : out[d];
+        any = true;
+    }
+    if (!any)
+        memset(out, 0, sizeof(float) * (size_t)D);
+}
+
 void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
              float *out)
 {
-    if (pooling != RF_POOLING_MEAN) {
+    int32_t count = 0, last = -1;
+    for (int32_t t = 0; t < L; t++)
+        if (!mask || mask[t]) {
+            count++;
+            last = t;
+        }
+    if (pooling == RF_POOLING_MAX) {
+        pool_max(hidden, mask, L, D, out);
+        return;
+    }
+    if (pooling == RF_POOLING_LAST) {
+        if (last < 0)
+            memset(out, 0, sizeof(float) * (size_t)D);
+        else
+            memcpy(out, hidden + (size_t)last * D, sizeof(float) * (size_t)D);
+        return;
+    }
+    if (pooling != RF_POOLING_MEAN) { /* [CLS], the first position */
         memcpy(out, hidden, sizeof(float) * (size_t)D);
         return;
     }
-    int32_t count = 0;
-    for (int32_t t = 0; t < L; t++)
-        count += !mask || mask[t];
     if (!count) {
         memset(out, 0, sizeof(float) * (size_t)D);
         return;

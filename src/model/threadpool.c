@@ -2,16 +2,54 @@
  * threadpool.c — persistent pthread workers woken per parallel region
  * (see threadpool.h).
  *
- * Each rf_pool_run publishes (fn, arg, n_tasks) under the mutex and bumps a
- * generation counter; workers sleeping on `wake` see the new generation,
- * run their share of tasks and count themselves done on `done`. Workers
- * live until rf_pool_free, so a forward pass never creates threads.
+ * Each rf_pool_run publishes (fn, arg, n_tasks) and bumps a generation
+ * counter; workers see the new generation, run their share of tasks and
+ * count themselves done. Workers live until rf_pool_free, so a forward
+ * pass never creates threads.
+ *
+ * A layer runs several short regions in a row (the Linear products,
+ * attention, the FFN's blocks) with a little serial work between them. A
+ * thread that slept on a condition variable after each would pay a futex
+ * wake and a reschedule per region, which at short sequences is a large
+ * part of the region itself. So a waiting thread first spins, watching
+ * the counter it waits on, and only then sleeps: a worker between the
+ * regions of one forward pass does not sleep, and an idle pool stops
+ * spinning at most SPIN_NS after its last region, so no thread keeps a
+ * core busy between batches. Sleeping uses the mutex and condition
+ * variables; the counters are atomics, so a spinning thread takes no lock.
+ *
+ * Spinning only pays while the other threads are running: on a machine
+ * with more runnable threads than cores, the thread waited for may not be
+ * scheduled, and a spin then takes the core from it. So each waiter keeps
+ * its own spin budget: halved after every wait that ended in sleep,
+ * doubled (up to SPIN_NS) after every wait the spin covered. On cores of
+ * its own the pool spins; on a crowded machine it sleeps as a plain
+ * condition-variable pool does.
  */
 #include "model/threadpool.h"
 #include "error.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#elif defined(__aarch64__)
+#define cpu_relax() __asm__ __volatile__("yield")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* The longest a waiting thread spins before it sleeps: longer than the
+ * serial work between two regions of a layer, short enough that an idle
+ * pool costs nothing measurable. */
+#define SPIN_NS 200000L
+/* What a budget grows by besides doubling, so that one at 0 recovers. */
+#define SPIN_GROW_NS 1000L
+/* Spins between two reads of the clock. */
+#define SPINS_PER_CHECK 64
 
 struct rf_pool {
     int n_threads;
@@ -19,11 +57,12 @@ struct rf_pool {
     int n_started;
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* a new region (or shutdown) was published */
-    pthread_cond_t done;       /* a worker finished its share */
-    unsigned long generation;  /* bumped once per region */
-    int n_done;                /* workers finished in this region */
-    int shutdown;
-    rf_task_fn fn;
+    pthread_cond_t done;       /* the last worker finished its share */
+    unsigned long generation;  /* bumped once per region (atomic) */
+    int n_done;                /* workers finished in this region (atomic) */
+    long caller_spin_ns;       /* the calling thread's spin budget */
+    int shutdown;              /* (atomic) */
+    rf_task_fn fn;             /* the region: written before generation is bumped */
     void *arg;
     int n_tasks;
 };
@@ -32,6 +71,61 @@ struct worker_start {
     rf_pool *pool;
     int thread;
 };
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* The next budget after a wait the spin covered (or not). */
+static long next_budget(long budget, int covered)
+{
+    if (!covered)
+        return budget / 2;
+    budget = budget * 2 + SPIN_GROW_NS;
+    return budget < SPIN_NS ? budget : SPIN_NS;
+}
+
+/* Spins until *counter != value, for about *budget ns; true if it changed.
+ * Updates the budget. */
+static int spin_while_equal(const unsigned long *counter, unsigned long value, long *budget)
+{
+    long start = now_ns();
+    for (;;) {
+        for (int i = 0; i < SPINS_PER_CHECK; i++) {
+            if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) != value) {
+                *budget = next_budget(*budget, 1);
+                return 1;
+            }
+            cpu_relax();
+        }
+        if (now_ns() - start > *budget) {
+            *budget = next_budget(*budget, 0);
+            return 0;
+        }
+    }
+}
+
+/* Spins until *counter reaches target, likewise. */
+static int spin_until(const int *counter, int target, long *budget)
+{
+    long start = now_ns();
+    for (;;) {
+        for (int i = 0; i < SPINS_PER_CHECK; i++) {
+            if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) >= target) {
+                *budget = next_budget(*budget, 1);
+                return 1;
+            }
+            cpu_relax();
+        }
+        if (now_ns() - start > *budget) {
+            *budget = next_budget(*budget, 0);
+            return 0;
+        }
+    }
+}
 
 static void run_share(rf_pool *pool, rf_task_fn fn, void *arg, int n_tasks, int thread)
 {
@@ -47,25 +141,26 @@ static void *worker_main(void *p)
     free(start);
 
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool->lock);
+    long budget = SPIN_NS;
     for (;;) {
-        while (!pool->shutdown && pool->generation == seen)
-            pthread_cond_wait(&pool->wake, &pool->lock);
-        if (pool->shutdown)
+        if (!spin_while_equal(&pool->generation, seen, &budget)) {
+            pthread_mutex_lock(&pool->lock);
+            while (!__atomic_load_n(&pool->shutdown, __ATOMIC_ACQUIRE) &&
+                   __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen)
+                pthread_cond_wait(&pool->wake, &pool->lock);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (__atomic_load_n(&pool->shutdown, __ATOMIC_ACQUIRE))
             break;
-        seen = pool->generation;
-        rf_task_fn fn = pool->fn;
-        void *arg = pool->arg;
-        int n_tasks = pool->n_tasks;
-        pthread_mutex_unlock(&pool->lock);
-
-        run_share(pool, fn, arg, n_tasks, thread);
-
-        pthread_mutex_lock(&pool->lock);
-        if (++pool->n_done == pool->n_threads - 1)
+        seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+        run_share(pool, pool->fn, pool->arg, pool->n_tasks, thread);
+        if (__atomic_add_fetch(&pool->n_done, 1, __ATOMIC_ACQ_REL) == pool->n_threads - 1) {
+            /* under the lock, so a caller about to sleep is already waiting */
+            pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->lock);
+        }
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
@@ -79,6 +174,7 @@ rf_status rf_pool_create(int n_threads, rf_pool **out, rf_error *err)
     if (!pool)
         return rf_fail(err, RF_ERR_NOMEM, "thread pool: out of memory");
     pool->n_threads = n_threads;
+    pool->caller_spin_ns = SPIN_NS;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
@@ -114,7 +210,7 @@ void rf_pool_free(rf_pool *pool)
     if (!pool)
         return;
     pthread_mutex_lock(&pool->lock);
-    pool->shutdown = 1;
+    __atomic_store_n(&pool->shutdown, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->n_started; i++)
@@ -138,19 +234,24 @@ void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
             fn(arg, t, 0);
         return;
     }
-    pthread_mutex_lock(&pool->lock);
+    /* every worker has counted itself done in the last region, so none
+       reads these until the generation moves */
     pool->fn = fn;
     pool->arg = arg;
     pool->n_tasks = n_tasks;
-    pool->n_done = 0;
-    pool->generation++;
+    __atomic_store_n(&pool->n_done, 0, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&pool->lock);
+    __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
     run_share(pool, fn, arg, n_tasks, 0);
 
-    pthread_mutex_lock(&pool->lock);
-    while (pool->n_done < pool->n_threads - 1)
-        pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    int workers = pool->n_threads - 1;
+    if (!spin_until(&pool->n_done, workers, &pool->caller_spin_ns)) {
+        pthread_mutex_lock(&pool->lock);
+        while (__atomic_load_n(&pool->n_done, __ATOMIC_ACQUIRE) < workers)
+            pthread_cond_wait(&pool->done, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
 }

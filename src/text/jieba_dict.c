@@ -11,13 +11,14 @@
 
 #include "error.h"
 #include "text/utf8.h"
+#include "zeroed_pages.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define LANES 16
 #define SMALL_FREQ 4096 /* ln() of frequencies below this comes from a table */
+#define MAX_SLOTS ((uint64_t)1 << 31) /* node ids are uint32_t, the root one above */
 
 typedef struct {
     int32_t word; /* -1: idle */
@@ -26,26 +27,16 @@ typedef struct {
     uint64_t key, slot;
 } lane;
 
-/* A zeroed table of `cap` nodes, mapped straight from the kernel (which
- * hands out zeroed pages, so there is nothing to clear) and on 2 MB pages
- * where the system allows: every probe is a random access, so huge pages
- * save a TLB miss on each, and thousands of page faults while building. */
-static rf_jieba_node *alloc_nodes(uint64_t cap)
+/* Slots of the table for up to `nodes` nodes: at most half full (about
+ * 1/4 for dict.txt: 500k nodes in 2M slots, 32 MB): most lookups while
+ * segmenting are for words that do not exist, and in a sparse table they
+ * end at the first or second slot. */
+static uint64_t table_slots(uint64_t nodes)
 {
-    size_t bytes = (size_t)cap * sizeof(rf_jieba_node);
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-#endif
-    return p;
-}
-
-static void free_nodes(rf_jieba_node *nodes, uint64_t cap)
-{
-    if (nodes)
-        munmap(nodes, (size_t)cap * sizeof *nodes);
+    uint64_t cap = 1024;
+    while (cap < nodes * 2 && cap <= MAX_SLOTS)
+        cap *= 2;
+    return cap;
 }
 
 /* Inserts the edge `key` starting the probe at `slot`; returns the node.
@@ -117,21 +108,48 @@ static void insert_words(rf_jieba_dict *d, const char *const *words, const uint3
     }
 }
 
-rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
-                             const uint32_t *freq, int32_t n, rf_error *err)
+/* Code points of the n words: an upper bound on the nodes. */
+static uint64_t count_code_points(const char *const *words, const uint32_t *len, int32_t n)
 {
-    memset(d, 0, sizeof *d);
+    uint64_t cps = 0;
+    for (int32_t w = 0; w < n; w++)
+        for (uint32_t i = 0; i < len[w]; i++)
+            cps += ((unsigned char)words[w][i] & 0xC0) != 0x80;
+    return cps;
+}
+
+rf_status rf_jieba_dict_check(const char *const *words, const uint32_t *len, int32_t n,
+                              rf_error *err)
+{
     if (n < 0)
         return rf_fail(err, RF_ERR_FORMAT, "jieba dictionary: negative size %d", n);
-    uint64_t cps = 0; /* upper bound on the nodes */
     for (int32_t w = 0; w < n; w++) {
         size_t bad;
         if (!rf_utf8_validate(words[w], len[w], &bad))
             return rf_fail(err, RF_ERR_FORMAT, "jieba dictionary: entry %d is not valid UTF-8 (byte %zu)",
                            w, bad);
-        for (uint32_t i = 0; i < len[w]; i++)
-            cps += ((unsigned char)words[w][i] & 0xC0) != 0x80;
     }
+    if (table_slots(count_code_points(words, len, n)) > MAX_SLOTS)
+        return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
+    return RF_OK;
+}
+
+rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
+                             const uint32_t *freq, int32_t n, rf_error *err)
+{
+    rf_status st = rf_jieba_dict_check(words, len, n, err);
+    if (st != RF_OK) {
+        memset(d, 0, sizeof *d);
+        return st;
+    }
+    return rf_jieba_dict_build(d, words, len, freq, n, err);
+}
+
+rf_status rf_jieba_dict_build(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
+                              const uint32_t *freq, int32_t n, rf_error *err)
+{
+    memset(d, 0, sizeof *d);
+    uint64_t cps = count_code_points(words, len, n);
     d->root_child = malloc(0x10000 * sizeof *d->root_child);
     uint32_t *list_node = malloc(((size_t)n + 1) * sizeof *list_node);
     int32_t *list_word = malloc(((size_t)n + 1) * sizeof *list_word);
@@ -142,19 +160,10 @@ rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const u
         rf_jieba_dict_release(d);
         return rf_fail(err, RF_ERR_NOMEM, "jieba dictionary: out of memory");
     }
-    /* At most half full (about 1/4 for dict.txt: 500k nodes in 2M slots,
-     * 32 MB): most lookups while segmenting are for words that do not
-     * exist, and in a sparse table they end at the first or second slot. */
-    uint64_t cap = 1024;
-    while (cap < cps * 2)
-        cap *= 2;
-    if (cap > ((uint64_t)1 << 31)) {
-        free(list_node);
-        free(list_word);
-        rf_jieba_dict_release(d);
-        return rf_fail(err, RF_ERR_LIMIT, "jieba dictionary: too large (%d words)", n);
-    }
-    d->nodes = alloc_nodes(cap);
+    uint64_t cap = table_slots(cps);
+    /* zeroed by the kernel, on 2 MB pages where allowed: every probe is a
+       random access, so huge pages save a TLB miss on each */
+    d->nodes = rf_zeroed_pages((size_t)cap * sizeof(rf_jieba_node));
     if (!d->nodes) {
         free(list_node);
         free(list_word);
@@ -193,7 +202,7 @@ void rf_jieba_dict_release(rf_jieba_dict *d)
 {
     if (!d)
         return;
-    free_nodes(d->nodes, d->mask + 1);
+    rf_zeroed_pages_free(d->nodes, (size_t)(d->mask + 1) * sizeof *d->nodes);
     free(d->root_child);
     memset(d, 0, sizeof *d);
 }

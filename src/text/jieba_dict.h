@@ -48,6 +48,13 @@ typedef struct {
 rf_status rf_jieba_dict_init(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
                              const uint32_t *freq, int32_t n, rf_error *err);
 void rf_jieba_dict_release(rf_jieba_dict *d);
+/* rf_jieba_dict_init in two steps: the checks that depend on the words
+ * alone (size, UTF-8, the table's limit), then the build of words that
+ * passed them, which can only run out of memory. */
+rf_status rf_jieba_dict_check(const char *const *words, const uint32_t *len, int32_t n,
+                              rf_error *err);
+rf_status rf_jieba_dict_build(rf_jieba_dict *d, const char *const *words, const uint32_t *len,
+                              const uint32_t *freq, int32_t n, rf_error *err);
 
 static inline uint64_t rf_jieba_slot_of(uint64_t key, uint64_t mask)
 {

@@ -14,6 +14,13 @@
  * Every token keeps the byte span it came from in the caller's text: the
  * lower-cased copy carries a map from its character boundaries back to
  * the original ones, since lower-casing can change byte lengths.
+ *
+ * The jieba dictionary is built on the first text tokenized, not at
+ * creation: a model that only runs ids (forward, bench) never pays for it.
+ * Its words are checked at creation (rf_jieba_dict_check), so a bad
+ * dictionary still fails the load; the build, under a lock taken until it
+ * is done, can then only run out of memory, which every tokenization
+ * afterwards reports.
  */
 #include "text/tokenizer.h"
 
@@ -26,15 +33,26 @@
 #include "text/vocab.h"
 #include "text/wordpiece.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N_SPECIAL 5
 
+enum { DICT_UNBUILT, DICT_BUILT, DICT_FAILED };
+
 struct rf_tokenizer {
     rf_tokenizer_mode mode;
     bool lower;
     rf_vocab vocab;
+    /* the jieba dictionary, built from the spec's words on first use */
+    const char *const *dict_words;
+    const uint32_t *dict_word_len, *dict_freq;
+    int32_t dict_size;
+    pthread_mutex_t dict_lock;
+    int dict_state;      /* DICT_*; read without the lock once not DICT_UNBUILT */
+    rf_status dict_status;
+    rf_error dict_error; /* why the build failed */
     rf_jieba_dict dict;
     int32_t unk_id, cls_id, sep_id;
     int32_t special_id[N_SPECIAL]; /* literal special tokens, matched in the text */
@@ -122,10 +140,16 @@ rf_status rf_tokenizer_create(const rf_tokenizer_spec *spec, rf_tokenizer **out,
     tok->sep_id = spec->sep_id;
     if ((st = rf_vocab_init(&tok->vocab, spec->vocab, spec->vocab_len, spec->vocab_size, err)) != RF_OK)
         goto fail;
-    if (spec->mode == RF_TOKENIZER_WOBERT &&
-        (st = rf_jieba_dict_init(&tok->dict, spec->dict_words, spec->dict_word_len, spec->dict_freq,
-                                 spec->dict_size, err)) != RF_OK)
-        goto fail;
+    pthread_mutex_init(&tok->dict_lock, NULL);
+    if (spec->mode == RF_TOKENIZER_WOBERT) {
+        if ((st = rf_jieba_dict_check(spec->dict_words, spec->dict_word_len, spec->dict_size,
+                                      err)) != RF_OK)
+            goto fail;
+        tok->dict_words = spec->dict_words;
+        tok->dict_word_len = spec->dict_word_len;
+        tok->dict_freq = spec->dict_freq;
+        tok->dict_size = spec->dict_size;
+    }
     *out = tok;
     return RF_OK;
 fail:
@@ -139,6 +163,7 @@ void rf_tokenizer_free(rf_tokenizer *tok)
         return;
     rf_vocab_release(&tok->vocab);
     rf_jieba_dict_release(&tok->dict);
+    pthread_mutex_destroy(&tok->dict_lock);
     free(tok);
 }
 
@@ -148,6 +173,34 @@ const char *rf_tokenizer_token(const rf_tokenizer *tok, int32_t id, uint32_t *le
         return NULL;
     *len = tok->vocab.len[id];
     return tok->vocab.str[id];
+}
+
+/* The jieba dictionary, built by the first caller; the others wait for
+ * it. A tokenizer is shared by threads as const: the dictionary is the
+ * one part written after creation, once, under dict_lock. */
+static rf_status dict_ready(const rf_tokenizer *ctok, rf_error *err)
+{
+    rf_tokenizer *tok = (rf_tokenizer *)ctok; /* allocated non-const by rf_tokenizer_create */
+    int state = __atomic_load_n(&tok->dict_state, __ATOMIC_ACQUIRE);
+    if (state == DICT_UNBUILT) {
+        pthread_mutex_lock(&tok->dict_lock);
+        state = tok->dict_state;
+        if (state == DICT_UNBUILT) {
+            tok->dict_status = rf_jieba_dict_build(&tok->dict, tok->dict_words, tok->dict_word_len,
+                                                   tok->dict_freq, tok->dict_size, &tok->dict_error);
+            state = tok->dict_status == RF_OK ? DICT_BUILT : DICT_FAILED;
+            __atomic_store_n(&tok->dict_state, state, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&tok->dict_lock);
+    }
+    if (state == DICT_BUILT)
+        return RF_OK;
+    return rf_fail(err, tok->dict_status, "%s", tok->dict_error.message);
+}
+
+bool rf_tokenizer_dict_built(const rf_tokenizer *tok)
+{
+    return __atomic_load_n(&tok->dict_state, __ATOMIC_ACQUIRE) == DICT_BUILT;
 }
 
 /* ==== One piece of text between special tokens ==== */
@@ -236,7 +289,8 @@ static rf_status tokenize_piece(const rf_tokenizer *tok, const char *text, size_
     if (tok->mode != RF_TOKENIZER_WOBERT)
         return basic_and_wordpiece(tok, s, 0, n, out, err);
     s->words.n = 0;
-    if ((st = rf_jieba_cut(&tok->dict, s->low, n, &s->words, err)) != RF_OK)
+    if ((st = dict_ready(tok, err)) != RF_OK ||
+        (st = rf_jieba_cut(&tok->dict, s->low, n, &s->words, err)) != RF_OK)
         return st;
     /* Vocab lookups of every word, hashed first and prefetched ahead. */
     const rf_span *words = s->words.words;
@@ -391,6 +445,19 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
                               const char *pair, size_t pair_len, int32_t max_length,
                               rf_encoding *out, rf_error *err)
 {
+    return rf_tokenizer_encode_side(tok, text, text_len, pair, pair_len, max_length,
+                                    RF_TRUNCATE_RIGHT, out, err);
+}
+
+/* Each side keeps la (lb) tokens: its first ones, or with RF_TRUNCATE_LEFT
+ * its last ones (HF truncation_side="left" removes the same counts from
+ * the start of each sequence). */
+rf_status rf_tokenizer_encode_side(const rf_tokenizer *tok, const char *text, size_t text_len,
+                                   const char *pair, size_t pair_len, int32_t max_length,
+                                   rf_truncation_side side, rf_encoding *out, rf_error *err)
+{
+    if (side != RF_TRUNCATE_RIGHT && side != RF_TRUNCATE_LEFT)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: unknown truncation side %d", (int)side);
     if (!tok || !out || (!text && text_len))
         return rf_fail(err, RF_ERR_INPUT, "tokenize: missing tokenizer, text or output");
     if (!pair)
@@ -420,12 +487,14 @@ rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t 
             return rf_fail(err, RF_ERR_LIMIT, "tokenize: %zu tokens is too many", la + lb);
         st = encoding_reserve(out, (int32_t)(la + lb + 3), err);
         if (st == RF_OK) {
+            size_t skip_a = side == RF_TRUNCATE_LEFT ? s->a.n - la : 0;
+            size_t skip_b = side == RF_TRUNCATE_LEFT ? s->b.n - lb : 0;
             put(out, tok->cls_id, 0, -1, -1);
-            for (size_t i = 0; i < la; i++)
+            for (size_t i = skip_a; i < skip_a + la; i++)
                 put(out, s->a.id[i], 0, s->a.start[i], s->a.end[i]);
             put(out, tok->sep_id, 0, -1, -1);
             if (pair) {
-                for (size_t i = 0; i < lb; i++)
+                for (size_t i = skip_b; i < skip_b + lb; i++)
                     put(out, s->b.id[i], 1, s->b.start[i], s->b.end[i]);
                 put(out, tok->sep_id, 1, -1, -1);
             }
@@ -456,4 +525,14 @@ rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len, 
     if (!model || !model->tokenizer)
         return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
     return rf_tokenizer_encode(model->tokenizer, text, text_len, pair, pair_len, max_length, out, err);
+}
+
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err)
+{
+    if (!model || !model->tokenizer)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
+    return rf_tokenizer_encode_side(model->tokenizer, text, text_len, pair, pair_len, max_length,
+                                    side, out, err);
 }

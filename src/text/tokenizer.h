@@ -13,6 +13,8 @@
 
 #include "roformer.h"
 
+#include <stdbool.h>
+
 typedef struct rf_tokenizer rf_tokenizer;
 
 /* Everything a tokenizer is built from. Strings are not NUL-terminated
@@ -30,6 +32,8 @@ typedef struct {
     int32_t pad_id, unk_id, cls_id, sep_id, mask_id;
 } rf_tokenizer_spec;
 
+/* The spec's dictionary arrays must outlive the tokenizer: the dictionary
+ * is built from them on first use. */
 rf_status rf_tokenizer_create(const rf_tokenizer_spec *spec, rf_tokenizer **out, rf_error *err);
 void rf_tokenizer_free(rf_tokenizer *tok);
 
@@ -37,6 +41,14 @@ void rf_tokenizer_free(rf_tokenizer *tok);
 rf_status rf_tokenizer_encode(const rf_tokenizer *tok, const char *text, size_t text_len,
                               const char *pair, size_t pair_len, int32_t max_length,
                               rf_encoding *out, rf_error *err);
+/* Same contract as rf_tokenize_truncated. */
+rf_status rf_tokenizer_encode_side(const rf_tokenizer *tok, const char *text, size_t text_len,
+                                   const char *pair, size_t pair_len, int32_t max_length,
+                                   rf_truncation_side side, rf_encoding *out, rf_error *err);
+
+/* Whether the jieba dictionary has been built (it is, by the first text
+ * tokenized in WoBERT mode; never in BERT mode). */
+bool rf_tokenizer_dict_built(const rf_tokenizer *tok);
 
 /* The vocab entry of `id` (not NUL-terminated, *len bytes), or NULL. */
 const char *rf_tokenizer_token(const rf_tokenizer *tok, int32_t id, uint32_t *len);

@@ -8,6 +8,12 @@
  * 512-bit FMAs as two halves). Each kernel is built for its instruction set
  * by a function target attribute and picked at run time, so one plain `cc`
  * build runs on every x86-64 CPU. Built by scripts/sgemm_cores.sh; not a test.
+ *
+ * Likewise the limits of the int8 and bf16 compute types' products, where
+ * the CPU has their instructions (a line says so where it does not):
+ * 512-bit VPDPBUSD (AVX512-VNNI: 16 lanes x 4 int8 multiply-adds each) and
+ * 512-bit VDPBF16PS (AVX512_BF16: 16 lanes x 2 bf16 multiply-adds each),
+ * twelve independent accumulators each, in G multiply-adds per second.
  */
 #include <immintrin.h>
 #include <stdio.h>
@@ -59,6 +65,46 @@ __attribute__((target("avx512f"))) static float fma_chains_avx512(long iters)
     return _mm512_cvtss_f32(sum);
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static float dpbusd_chains(long iters)
+{
+    const __m512i u8 = _mm512_set1_epi8(3), s8 = _mm512_set1_epi8(-2);
+#define DECLARE(i) __m512i a##i = _mm512_set1_epi32(i);
+#define STEP(i)                                                                                    \
+    a##i = _mm512_dpbusd_epi32(a##i, u8, s8);                                                      \
+    __asm__ volatile("" : "+v"(a##i));
+#define SUM(i) sum = _mm512_add_epi32(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m512i sum = _mm512_setzero_si512();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return (float)_mm_cvtsi128_si32(_mm512_castsi512_si128(sum));
+}
+
+__attribute__((target("avx512f,avx512bf16"))) static float dpbf16_chains(long iters)
+{
+    const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3380);
+#define DECLARE(i) __m512 a##i = _mm512_set1_ps(i);
+#define STEP(i)                                                                                    \
+    a##i = _mm512_dpbf16_ps(a##i, x, y);                                                           \
+    __asm__ volatile("" : "+v"(a##i));
+#define SUM(i) sum = _mm512_add_ps(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m512 sum = _mm512_setzero_ps();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return _mm512_cvtss_f32(sum);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -67,18 +113,41 @@ static double now_s(void)
 }
 
 /* Best of five runs (the least disturbed by anything else on the core), in
- * GFLOP/s: an FMA is two flops per lane. */
-static double peak_gflops(float (*fma_chains)(long), int lanes, float *checksum)
+ * G operations per second, `per_instruction` operations per instruction
+ * and chain. */
+static double peak_rate(float (*chains)(long), int per_instruction, float *checksum)
 {
     const long iters = 100000000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now_s();
-        *checksum += fma_chains(iters);
-        double gflops = iters * (double)CHAINS * lanes * 2 / (now_s() - t0) * 1e-9;
-        best = gflops > best ? gflops : best;
+        *checksum += chains(iters);
+        double rate = iters * (double)CHAINS * per_instruction / (now_s() - t0) * 1e-9;
+        best = rate > best ? rate : best;
     }
     return best;
+}
+
+/* GFLOP/s: an FMA is two flops per lane. */
+static double peak_gflops(float (*fma_chains)(long), int lanes, float *checksum)
+{
+    return peak_rate(fma_chains, lanes * 2, checksum);
+}
+
+/* The int8 and bf16 products' instructions, where the CPU has them. */
+static void int8_bf16_peaks(float *checksum)
+{
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vnni"))
+        printf("# int8 VPDPBUSD peak, one core (512-bit, %d chains): %.1f G multiply-adds/s\n",
+               CHAINS, peak_rate(dpbusd_chains, 16 * 4, checksum));
+    else
+        printf("# int8 VPDPBUSD peak: not available (no AVX512-VNNI)\n");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"))
+        printf("# bf16 VDPBF16PS peak, one core (512-bit, %d chains): %.1f G multiply-adds/s\n",
+               CHAINS, peak_rate(dpbf16_chains, 16 * 2, checksum));
+    else
+        printf("# bf16 VDPBF16PS peak: not available (no AVX512_BF16)\n");
 }
 
 int main(void)
@@ -105,6 +174,7 @@ int main(void)
     } else {
         printf("# fp32 FMA peak, one core, AVX-512: not available (no AVX-512F)\n");
     }
+    int8_bf16_peaks(&checksum);
     printf("# this CPU's fp32 peak: %.1f GFLOP/s per core (%s) (checksum %g)\n", peak, peak_from,
            checksum);
     return 0;

@@ -5,7 +5,9 @@
  *
  * The first byte picks the route (its value modulo the number of APIs) and
  * the --max-client-batch-size (high nibble + 1, so the 413 path is
- * reached); the rest is the body. A refusal must carry 413, 422 or 500 and
+ * reached); the rest is the body. The rerank routes (TEI's and Jina's),
+ * "truncation_direction" and /similarity's "parameters" are reached the
+ * same way. A refusal must carry 413, 422 or 500 and
  * a message, and leave the request empty; an accepted request must hold
  * 1..max items, the number of texts its route implies, and texts that are
  * valid UTF-8 and NUL-terminated at their length.
@@ -45,9 +47,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_text(r.texts[i].text, r.texts[i].text_len);
         if (r.texts[i].pair)
             check_text(r.texts[i].pair, r.texts[i].pair_len);
-        FUZZ_ASSERT(api != SERVE_API_QA || r.texts[i].pair);
-        FUZZ_ASSERT(r.texts[i].pair == NULL || api == SERVE_API_QA || api == SERVE_API_PREDICT);
+        bool rerank = api == SERVE_API_RERANK || api == SERVE_API_RERANK_JINA;
+        FUZZ_ASSERT((api != SERVE_API_QA && !rerank) || r.texts[i].pair);
+        FUZZ_ASSERT(r.texts[i].pair == NULL || api == SERVE_API_QA || api == SERVE_API_PREDICT ||
+                    rerank);
     }
+    FUZZ_ASSERT(r.truncation_side == RF_TRUNCATE_RIGHT || r.truncation_side == RF_TRUNCATE_LEFT);
+    FUZZ_ASSERT(r.top_n >= 0 && (r.top_n == 0 || api == SERVE_API_RERANK_JINA));
+    FUZZ_ASSERT(r.truncate_set || !r.truncate || api == SERVE_API_SCM);
+    FUZZ_ASSERT(r.prompt_name == NULL || api == SERVE_API_SIMILARITY);
     FUZZ_ASSERT(r.top_k >= 1 && r.top_k <= 1000);
     FUZZ_ASSERT(r.max_answer_tokens >= 1 && r.doc_stride >= -1);
     serve_request_free(&r);

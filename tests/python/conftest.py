@@ -1,4 +1,5 @@
-"""Shared fixtures of the Python package's tests: the reference models, the
+"""Shared fixtures of the Python package's tests: the reference models (and
+the mlm / cls models loaded once per test module), the
 CLI to compare with, and a reader for expected.safetensors.
 
 The package under test is tools/python/roformer (PYTHONPATH, set by
@@ -27,6 +28,22 @@ def model_dir(name):
     if not os.path.isdir(path):
         pytest.skip("reference fixtures absent (%s)" % REF)
     return path
+
+
+@pytest.fixture(scope="module")
+def mlm():
+    """tiny-word-mlm, one thread (as the CLI it is compared with)."""
+    import roformer
+    with roformer.Model(model_dir("tiny-word-mlm"), threads=1) as m:
+        yield m
+
+
+@pytest.fixture(scope="module")
+def cls():
+    """tiny-word-cls, one thread."""
+    import roformer
+    with roformer.Model(model_dir("tiny-word-cls"), threads=1) as m:
+        yield m
 
 
 def cpu_has(flag):

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: roformer embed -m MODEL [--pooling cls|mean|pooler] [--normalize]\n"
+    "usage: roformer embed -m MODEL [--pooling cls|mean|max|last|pooler] [--normalize]\n"
+    "                      [--prompt-name NAME | --prompt TEXT]\n"
     "                      [--format jsonl|npy] [-o FILE] [options] [TEXT...]\n"
     "\n"
     "Sentence embeddings. Input lines are texts, or {\"text\": ..., \"text_pair\": ...}.\n"
@@ -24,7 +25,11 @@ static const char usage[] =
     "(inputs x hidden size) that numpy.load reads; a failed input is a row of NaN\n"
     "there, reported on stderr.\n"
     "\n" CLI_POOLING_HELP
-    "  --normalize  scale each vector to unit L2 norm\n"
+    "  --normalize  scale each vector to unit L2 norm (the default for a sentence-\n"
+    "               transformers model with a Normalize module); --no-normalize\n"
+    "  --prompt-name NAME  put the model's prompt NAME (`roformer info` lists them)\n"
+    "               before each text (default: its default prompt, if it has one)\n"
+    "  --prompt TEXT  put TEXT before each text instead\n"
     "  --format F   jsonl (default) or npy\n"
     "  -o FILE      write to FILE instead of stdout\n";
 
@@ -32,7 +37,9 @@ typedef struct {
     rf_pipeline *pl;
     int pooling;
     rf_pooling use;
-    bool normalize, npy;
+    int normalize; /* -1: the model's default */
+    bool npy;
+    const char *prompt_name, *prompt; /* --prompt-name, --prompt; prompt: the text used */
     const char *out_path;
     int32_t D;
     cli_npy *writer;
@@ -43,9 +50,17 @@ static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
     embed_cmd *c = arg;
     const char *v;
     int r;
-    if (!strcmp(argv[*i], "--normalize")) {
-        c->normalize = true;
+    if (!strcmp(argv[*i], "--normalize") || !strcmp(argv[*i], "--no-normalize")) {
+        c->normalize = !strcmp(argv[*i], "--normalize");
         return 1;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "--prompt-name", &v))) {
+        c->prompt_name = v;
+        return r;
+    }
+    if ((r = cli_take_value(cmd, argc, argv, i, "--prompt", &v))) {
+        c->prompt = v;
+        return r;
     }
     if ((r = cli_take_value(cmd, argc, argv, i, "--pooling", &v)))
         return r < 0 || cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
@@ -64,12 +79,55 @@ static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
     return 0;
 }
 
+/* Puts `prompt` before the first text of each input of the batch; the
+ * batch's texts then point at the returned copies (free each, then the
+ * array). NULL when out of memory. */
+static char **prefix_texts(cli_batch *b, const char *prompt)
+{
+    size_t np = strlen(prompt);
+    char **copies = calloc((size_t)(b->n ? b->n : 1), sizeof *copies);
+    for (int j = 0; copies && j < b->n; j++) {
+        rf_text *t = &b->texts[j];
+        if (!(copies[j] = malloc(np + t->text_len + 1))) {
+            for (int k = 0; k < j; k++)
+                free(copies[k]);
+            free(copies);
+            return NULL;
+        }
+        memcpy(copies[j], prompt, np);
+        memcpy(copies[j] + np, t->text, t->text_len);
+        t->text = copies[j];
+        t->text_len += np;
+    }
+    return copies;
+}
+
+/* The prompt text of --prompt-name NAME, or of the model's default prompt
+ * (NULL: none). A NAME the model lacks is a usage error (-1). */
+static int choose_prompt(embed_cmd *c, const rf_model *model)
+{
+    if (c->prompt)
+        return 0;
+    c->prompt = rf_model_prompt(model, c->prompt_name);
+    if (c->prompt || !c->prompt_name)
+        return 0;
+    cli_usage_error("embed", "--prompt-name '%s': the model has no such prompt (%d prompts; "
+                    "`roformer info` lists them)", c->prompt_name,
+                    (int)rf_model_sentence_config(model)->n_prompts);
+    return -1;
+}
+
 static int run_chunk(void *arg, cli_record *recs, int n)
 {
     embed_cmd *c = arg;
     cli_batch b;
     if (cli_batch_collect(&b, recs, n, 0, 1))
         return CLI_FAILED;
+    char **prompted = c->prompt && *c->prompt ? prefix_texts(&b, c->prompt) : NULL;
+    if (c->prompt && *c->prompt && !prompted) {
+        cli_batch_free(&b);
+        return cli_error("out of memory");
+    }
     float *vecs = malloc(sizeof(float) * (size_t)(b.n ? b.n : 1) * (size_t)c->D);
     float *nan_row = malloc(sizeof(float) * (size_t)c->D);
     rf_error err;
@@ -102,18 +160,23 @@ static int run_chunk(void *arg, cli_record *recs, int n)
     }
     free(vecs);
     free(nan_row);
+    for (int j = 0; prompted && j < b.n; j++)
+        free(prompted[j]);
+    free(prompted);
     cli_batch_free(&b);
     return rc;
 }
 
 int cmd_embed(int argc, char **argv)
 {
-    embed_cmd c = {.pooling = CLI_POOLING_DEFAULT};
+    embed_cmd c = {.pooling = CLI_POOLING_DEFAULT, .normalize = -1};
     cli_job_opts o;
     cli_job_opts_init(&o, argv);
     int rc = cli_job_parse(&o, "embed", usage, argc, argv, own_option, &c);
     if (rc >= 0)
         return rc;
+    if (c.prompt && c.prompt_name)
+        return cli_usage_error("embed", "--prompt and --prompt-name: give one");
     if (c.npy && !c.out_path && isatty(STDOUT_FILENO))
         return cli_usage_error("embed", "not writing binary .npy to a terminal; use -o FILE");
     rf_model *model;
@@ -121,8 +184,12 @@ int cmd_embed(int argc, char **argv)
         return rc;
     c.use = cli_pooling_for(model, c.pooling);
     c.D = rf_model_hparams(model)->hidden_size;
+    if (c.normalize < 0)
+        c.normalize = rf_model_sentence_config(model)->normalize;
     if (c.use == RF_POOLING_POOLER && !rf_model_hparams(model)->has_pooler)
         rc = cli_usage_error("embed", "the model has no pooler; use --pooling cls or mean");
+    else if (choose_prompt(&c, model))
+        rc = CLI_USAGE;
     /* The output file is created only once the model is known to work. */
     if (rc == CLI_OK && c.out_path && !freopen(c.out_path, c.npy ? "w+b" : "w", stdout))
         rc = cli_error("%s: %s", c.out_path, strerror(errno));

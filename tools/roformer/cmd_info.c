@@ -12,9 +12,29 @@ static const char usage[] =
     "usage: roformer info -m MODEL\n"
     "\n"
     "Prints a model's hyper-parameters, norm type and encoder biases (RoFormer-v2:\n"
-    "rms_norm, none), head, labels, pooler activation, tokenizer mode, weight\n"
+    "rms_norm, none), head, labels, pooler activation, sentence-transformers\n"
+    "settings (pooling, normalize, max_seq_length, prompts), tokenizer mode, weight\n"
     "storage type and tensor count. MODEL is a .gguf file or an HF checkpoint\n"
     "directory (converted in memory).\n";
+
+/* The sentence-transformers settings: one line, then one per prompt. */
+static void print_sentence_config(const rf_sentence_config *sc)
+{
+    if (!sc->present) {
+        printf("sentence-transformers: none\n");
+        return;
+    }
+    printf("sentence-transformers: pooling %s, normalize %s, max_seq_length ",
+           rf_pooling_name((rf_pooling)sc->pooling), sc->normalize ? "true" : "false");
+    if (sc->max_seq_length > 0)
+        printf("%d", sc->max_seq_length);
+    else
+        printf("none");
+    printf(", do_lower_case %s, default prompt %s\n", sc->do_lower_case ? "true" : "false",
+           sc->default_prompt_name ? sc->default_prompt_name : "none");
+    for (int32_t i = 0; i < sc->n_prompts; i++)
+        printf("prompt %-14s \"%s\"\n", sc->prompt_names[i], sc->prompts[i]);
+}
 
 int cmd_info(int argc, char **argv)
 {
@@ -70,6 +90,7 @@ int cmd_info(int argc, char **argv)
         printf("pooler:              %s\n", rf_activation_name(hp->pooler_act));
     else
         printf("pooler:              none\n");
+    print_sentence_config(rf_model_sentence_config(model));
     printf("tokenizer:           %s (do_lower_case %s)\n", rf_tokenizer_mode_name(hp->tokenizer),
            hp->do_lower_case ? "true" : "false");
     printf("special tokens:      [PAD]=%d [UNK]=%d [CLS]=%d [SEP]=%d [MASK]=%d\n", hp->pad_id,

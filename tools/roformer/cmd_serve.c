@@ -32,6 +32,10 @@ static const char usage[] =
     "  POST /tokenize {\"inputs\": str|[str], \"add_special_tokens\": true}\n"
     "  POST /fill-mask, /ner {\"inputs\": str|[str]}, /qa {\"inputs\": {\"question\", \"context\"}},\n"
     "       /scm {\"inputs\": {\"A\", \"B\", \"C\"}} (or lists of them; answers as the CLI's)\n"
+    "  POST /rerank {\"query\": str, \"texts\": [str], \"raw_scores\", \"return_text\"} (TEI)\n"
+    "  POST /v1/rerank {\"query\", \"documents\": [str], \"top_n\", \"return_documents\"} (Jina)\n"
+    "  POST / the model's own task: rerank (one-label classifier), predict, else embed\n"
+    "  Every POST takes \"truncate\" and \"truncation_direction\": \"right\"|\"left\".\n"
     "  GET /health, /info, /metrics (Prometheus)\n"
     "Requests are batched together (padding-free) up to --max-batch-tokens. SIGTERM or\n"
     "SIGINT: stop accepting, answer what has begun, exit 0. One log line per request\n"
@@ -46,11 +50,15 @@ static const char usage[] =
     "  --max-client-batch-size N     inputs per request, more is 413 (default 32)\n"
     "  --max-concurrent-requests N   requests at once, more is 429 (default 512)\n"
     "  --max-input-length N          tokens per input; longer is 422 unless the request\n"
-    "                                sets \"truncate\" (default: the model's maximum)\n"
+    "                                sets \"truncate\" (default: the model's\n"
+    "                                sentence-transformers max_seq_length, else its maximum)\n"
+    "  --auto-truncate               truncate what is longer unless a request says\n"
+    "                                \"truncate\": false\n"
     "  --payload-limit N             request body bytes, more is 413 (default 2000000)\n"
     "  --api-key KEY                 require \"Authorization: Bearer KEY\" (not on /health)\n"
-    "  --pooling cls|mean|pooler     embeddings (default: pooler when the model has one,\n"
-    "                                else cls)\n"
+    "  --pooling cls|mean|max|last|pooler  embeddings (default: the model's\n"
+    "                                sentence-transformers pooling, else pooler when the\n"
+    "                                model has one, else cls)\n"
     "  --log-format text|json        request log lines (default text)\n";
 
 typedef struct {
@@ -71,6 +79,10 @@ static int parse_args(serve_opts *o, int argc, char **argv)
         const char *v;
         int r = 0, bad = 0;
         int32_t n;
+        if (!strcmp(argv[i], "--auto-truncate")) {
+            o->s.auto_truncate = true;
+            continue;
+        }
 #define OPT(name) ((r = cli_take_value("serve", argc, argv, &i, name, &v)) != 0)
         if (OPT("-m") || OPT("--model"))
             o->model_path = v;
@@ -199,7 +211,9 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
     if (!s->max_input_length)
-        s->max_input_length = hp->max_position;
+        s->max_input_length = rf_model_sentence_config(model)->max_seq_length > 0
+                                  ? rf_model_sentence_config(model)->max_seq_length
+                                  : hp->max_position;
     s->model = model;
     s->model_id = model_id(o.model_path, id, sizeof id);
     s->pooling = cli_pooling_for(model, o.pooling);

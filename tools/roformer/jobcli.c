@@ -80,6 +80,16 @@ int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int 
     }
     if ((r = cli_take_value(cmd, argc, argv, i, "--max-length", &v)))
         return r < 0 ? r : cli_int_value(cmd, "--max-length", v, 2, 1 << 20, &o->max_length) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--truncation-direction", &v))) {
+        if (r > 0 && !strcmp(v, "right"))
+            o->truncation_side = RF_TRUNCATE_RIGHT;
+        else if (r > 0 && !strcmp(v, "left"))
+            o->truncation_side = RF_TRUNCATE_LEFT;
+        else if (r > 0)
+            return cli_usage_error(cmd, "--truncation-direction is right or left, not '%s'", v),
+                   -1;
+        return r;
+    }
     if ((r = cli_take_value(cmd, argc, argv, i, "--batch-size", &v)))
         return r < 0 ? r : cli_int_value(cmd, "--batch-size", v, 1, 4096, &o->batch_size) ? -1 : 1;
     if ((r = cli_take_value(cmd, argc, argv, i, "--threads", &v)))
@@ -111,8 +121,11 @@ void cli_job_help(const char *usage)
     fputs("\nshared options:\n"
           "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory;\n"
           "                        required (only classify has a default model)\n"
-          "  --max-length N        truncate inputs to N tokens (default: no truncation; an input\n"
-          "                        longer than the model's maximum is then an error line)\n"
+          "  --max-length N        truncate inputs to N tokens (default: the model's\n"
+          "                        sentence-transformers max_seq_length, else no truncation;\n"
+          "                        an input longer than the model's maximum is then an error line)\n"
+          "  --truncation-direction right|left  which end --max-length cuts: right keeps\n"
+          "                        the first tokens (default), left the last\n"
           "  --batch-size N        sequences per forward pass (default 8)\n"
           "  --threads N           compute threads (default: all cores)\n"
           "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
@@ -187,6 +200,8 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     }
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = o->max_length;
+    if (!pp.max_length && !window && rf_model_sentence_config(*model)->max_seq_length > 0)
+        pp.max_length = rf_model_sentence_config(*model)->max_seq_length;
     if (!pp.max_length && o->truncate_default && !window)
         pp.max_length = hp->max_position;
     pp.batch_size = o->batch_size;
@@ -197,6 +212,7 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     pp.rope_factor = cp.rope_factor;
     pp.window = window;
     pp.stride = window ? stride : 0;
+    pp.truncation_side = o->truncation_side;
     if (rf_pipeline_create(*model, &pp, pl, &err) != RF_OK) {
         rf_model_free(*model);
         *model = NULL;

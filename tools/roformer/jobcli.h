@@ -16,6 +16,7 @@
 typedef struct {
     const char *model_path; /* -m */
     int32_t max_length;     /* --max-length; 0 = no truncation */
+    int32_t truncation_side; /* --truncation-direction: rf_truncation_side */
     int32_t batch_size;     /* --batch-size */
     int32_t threads;        /* --threads; 0 = all cores */
     int32_t compute;        /* --compute: rf_compute_type */

@@ -7,14 +7,16 @@
 #include "roformer.h"
 
 #define CLI_POOLING_HELP                                                                      \
-    "  --pooling P  cls | mean (over real tokens) | pooler (RoFormer-Sim);\n"                 \
-    "               default: pooler when the model has one, else cls\n"
+    "  --pooling P  cls | mean | max | last (over real tokens) | pooler (RoFormer-Sim);\n"    \
+    "               default: the model's sentence-transformers pooling when it has one,\n"   \
+    "               else pooler when the model has one, else cls\n"
 
 enum { CLI_POOLING_DEFAULT = -1 };
 
-/* Parses cls|mean|pooler into *out; -1 (usage error printed) otherwise. */
+/* Parses cls|mean|max|last|pooler into *out; -1 (usage error printed) otherwise. */
 int cli_parse_pooling(const char *cmd, const char *value, int *out);
-/* The pooling to use: the one asked for, or the model's default. */
+/* The pooling to use: the one asked for, or the model's default (its
+ * sentence-transformers pooling, else pooler, else cls). */
 rf_pooling cli_pooling_for(const rf_model *model, int asked);
 
 #endif

@@ -53,7 +53,8 @@ RF_OK = 0
 RF_ERR_INPUT = 5
 
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
-RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER = range(3)
+RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER, RF_POOLING_MAX, RF_POOLING_LAST = range(5)
+RF_RERANK_CLASSIFIER, RF_RERANK_COSINE = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
 RF_ROPE_SCALING_DEFAULT, RF_ROPE_SCALING_NONE, RF_ROPE_SCALING_LINEAR, RF_ROPE_SCALING_NTK = range(4)
 
@@ -169,7 +170,20 @@ class rf_pipeline_params(Structure):
         ("rope_factor", c_float),
         ("window", c_int32),
         ("stride", c_int32),
+        ("truncation_side", c_int32),
     ]
+
+
+class rf_rerank_params(Structure):
+    _fields_ = [
+        ("raw_scores", c_bool),
+        ("positive_label", c_int32),
+        ("pooling", c_int32),
+    ]
+
+
+class rf_rerank_hit(Structure):
+    _fields_ = [("index", c_int32), ("score", c_float)]
 
 
 class rf_pipeline_stats(Structure):
@@ -238,6 +252,20 @@ class rf_qa_result(Structure):
     ]
 
 
+class rf_sentence_config(Structure):
+    _fields_ = [
+        ("present", c_bool),
+        ("pooling", c_int32),      # rf_pooling
+        ("normalize", c_bool),
+        ("max_seq_length", c_int32),
+        ("do_lower_case", c_bool),
+        ("n_prompts", c_int32),
+        ("prompt_names", POINTER(c_char_p)),
+        ("prompts", POINTER(c_char_p)),
+        ("default_prompt_name", c_char_p),
+    ]
+
+
 class rf_blas_info(Structure):
     _fields_ = [
         ("core", c_char_p),
@@ -250,7 +278,7 @@ class rf_blas_info(Structure):
 # Every struct above, by its C name, for the layout test.
 STRUCTS = [rf_error, rf_hparams, rf_encoding, rf_context_params, rf_batch, rf_outputs, rf_text,
            rf_item_status, rf_pipeline_params, rf_pipeline_stats, rf_fill_mask_result,
-           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_blas_info]
+           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_sentence_config, rf_blas_info]
 
 # ==== Functions ====
 
@@ -282,6 +310,9 @@ rf_model_hparams = _declare("rf_model_hparams", POINTER(rf_hparams), _model_p)
 rf_model_label = _declare("rf_model_label", c_char_p, _model_p, c_int32)
 rf_model_token = _declare("rf_model_token", c_char_p, _model_p, c_int32)
 rf_model_tensor_count = _declare("rf_model_tensor_count", c_int32, _model_p)
+rf_model_sentence_config = _declare("rf_model_sentence_config", POINTER(rf_sentence_config),
+                                    _model_p)
+rf_pooling_name = _declare("rf_pooling_name", c_char_p, c_int)
 
 rf_tokenize = _declare("rf_tokenize", c_int, _model_p, c_char_p, c_size_t, c_char_p, c_size_t,
                        c_int32, POINTER(rf_encoding), _err_p)
@@ -308,6 +339,14 @@ rf_embed = _declare("rf_embed", c_int, c_void_p, _texts_p, c_int32, c_int, c_boo
 rf_similarity = _declare("rf_similarity", c_int, c_void_p, _texts_p, c_int32, c_int, _f32_p,
                          _items_p, _err_p)
 rf_classify = _declare("rf_classify", c_int, c_void_p, _texts_p, c_int32, _f32_p, _items_p, _err_p)
+rf_classify_logits = _declare("rf_classify_logits", c_int, c_void_p, _texts_p, c_int32, _f32_p,
+                              _items_p, _err_p)
+rf_rerank_default_params = _declare("rf_rerank_default_params", rf_rerank_params)
+rf_rerank_scoring_of = _declare("rf_rerank_scoring_of", c_int, _model_p)
+rf_rerank_score = _declare("rf_rerank_score", c_int, c_void_p, _texts_p, c_int32,
+                           POINTER(rf_rerank_params), _f32_p, _items_p, _err_p)
+rf_rerank_sort = _declare("rf_rerank_sort", c_int32, _f32_p, c_int32, c_int32,
+                          POINTER(rf_rerank_hit))
 rf_fill_mask = _declare("rf_fill_mask", c_int, c_void_p, _texts_p, c_int32, c_int32,
                         POINTER(rf_fill_mask_result), _items_p, _err_p)
 rf_fill_mask_result_free = _declare("rf_fill_mask_result_free", None, POINTER(rf_fill_mask_result))

@@ -1,5 +1,5 @@
 """roformer.Model: a loaded model and the jobs (encode, classify, similarity,
-scm, fill-mask, NER, QA, tokenize, forward) in the conventions Python users
+predict and rank as a cross-encoder, scm, fill-mask, NER, QA, tokenize, forward) in the conventions Python users
 know (sentence-transformers' encode, HF pipelines' result dicts, HF
 tokenizers' dict of lists).
 
@@ -26,14 +26,17 @@ from ctypes import byref, c_void_p, string_at
 import numpy as np
 
 from . import _capi as C
+from . import quantization, util
 
-_POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "pooler": C.RF_POOLING_POOLER}
+_POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "max": C.RF_POOLING_MAX,
+             "last": C.RF_POOLING_LAST, "pooler": C.RF_POOLING_POOLER}
 _COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
 _ROPE_SCALINGS = {None: C.RF_ROPE_SCALING_DEFAULT, "none": C.RF_ROPE_SCALING_NONE,
                   "linear": C.RF_ROPE_SCALING_LINEAR, "ntk": C.RF_ROPE_SCALING_NTK}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
 _ERRORS = ("raise", "skip")
+_OUTPUT_VALUES = ("sentence_embedding", "token_embeddings", None)
 _PIPELINES_PER_THREAD = 4  # distinct (batch_size, max_length) kept per thread
 
 
@@ -193,22 +196,68 @@ class _Call:
         return False
 
 
+def _tqdm():
+    """tqdm.tqdm when tqdm is installed, else None."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
 class _Progress:
+    """Inputs done out of `total` on stderr: a tqdm bar when tqdm is
+    installed, else a "\rWHAT: done/total" counter."""
+
     def __init__(self, show, what, total):
         self.show, self.what, self.total = show, what, total
+        self.done = 0
+        self.bar = None
+        if show:
+            tqdm = _tqdm()
+            if tqdm is not None and total > 0:
+                self.bar = tqdm(total=total, desc=what, unit="input", file=sys.stderr)
 
     def update(self, done):
-        if self.show:
+        if self.bar is not None:
+            self.bar.update(done - self.done)
+            if done >= self.total:
+                self.bar.close()
+        elif self.show:
             sys.stderr.write("\r%s: %d/%d" % (self.what, done, self.total))
             if done >= self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
+        self.done = done
 
 
 def _chunks(n, batch_size):
     """The CLI's chunks: max(64, 8 x batch_size) inputs per library call."""
     step = max(64, 8 * batch_size)
     return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _torch():
+    """The torch module, or a clear error where it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("convert_to_tensor=True needs PyTorch (Debian: python3-torch); "
+                          "without it use convert_to_numpy=True") from None
+    return torch
+
+
+def _prefixed(prefix, x):
+    """A prompt put before an input (before the first text of a pair)."""
+    if isinstance(x, bytes):
+        return _utf8(prefix) + x
+    if isinstance(x, tuple) and len(x) == 2:
+        return (_prefixed(prefix, x[0]), x[1])
+    if isinstance(x, dict) and "text" in x:
+        return dict(x, text=_prefixed(prefix, x["text"]))
+    if isinstance(x, str):
+        return prefix + x
+    return x  # not a text: encode reports it
 
 
 def _check_errors(errors):
@@ -287,6 +336,9 @@ class Model:
         # a copy: the model's own struct goes with the model at close()
         hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
+        self.sentence_config = _sentence_config(handle)
+        if max_length is None and self.sentence_config and not window:
+            max_length = self.sentence_config["max_seq_length"]
         cp = self._positions(C.rf_context_default_params())
         self._limit = C.rf_context_length_limit(handle, byref(cp))
         if max_length is not None and not 2 <= max_length <= self._limit:
@@ -305,6 +357,10 @@ class Model:
         self.labels = [self._label(i) for i in range(hp.num_labels)]
         self.info = self._info()
         self.last_scm_documents = None  # distinct documents the last scm() embedded
+        sc = self.sentence_config or {}
+        self._prompts = dict(sc.get("prompts", {}))
+        # a key of prompts that encode() uses by default
+        self.default_prompt_name = sc.get("default_prompt_name")
 
     # ==== Lifetime ====
 
@@ -422,6 +478,7 @@ class Model:
             "hidden_act": name(C.rf_activation_name, hp.hidden_act),
             "rotary_value": bool(hp.rotary_value),
             "pooler": name(C.rf_activation_name, hp.pooler_act) if hp.has_pooler else None,
+            "sentence_transformers": self.sentence_config,
             "tokenizer": {
                 "mode": name(C.rf_tokenizer_mode_name, hp.tokenizer),
                 "do_lower_case": bool(hp.do_lower_case),
@@ -441,9 +498,12 @@ class Model:
 
     def _pooling(self, pooling):
         if pooling is None:  # the CLI's default
+            if self.sentence_config:
+                return _POOLINGS[self.sentence_config["pooling"]]
             return C.RF_POOLING_POOLER if self._hp.has_pooler else C.RF_POOLING_CLS
         if pooling not in _POOLINGS:
-            raise ValueError('pooling must be "cls", "mean" or "pooler", not %r' % (pooling,))
+            raise ValueError('pooling must be "cls", "mean", "max", "last" or "pooler", not %r'
+                             % (pooling,))
         if pooling == "pooler" and not self._hp.has_pooler:
             raise ValueError('the model has no pooler; use pooling="cls" or "mean"')
         return _POOLINGS[pooling]
@@ -478,34 +538,197 @@ class Model:
     def encode_items(self, texts, batch_size=32, pooling=None, normalize_embeddings=False,
                      show_progress_bar=False, max_length=None):
         """encode() without the error policy: (array (n, hidden) with NaN rows
-        where an input failed, [None or (status, message) per input])."""
+        where an input failed, [None or (status, message) per input]). A
+        sentence-transformers model with a Normalize module always
+        normalizes, as that module does."""
         pairs = [_text_pair(t) for t in texts]
         use = self._pooling(pooling)
         out = np.full((len(pairs), self.hidden_size), np.nan, dtype=np.float32)
+        norm = bool(normalize_embeddings) or bool(self.sentence_config
+                                                  and self.sentence_config["normalize"])
 
         def call(pl, t, items, lo, hi, err):
-            return C.rf_embed(pl, t.array, t.n, use, bool(normalize_embeddings),
+            return C.rf_embed(pl, t.array, t.n, use, norm,
                               out[lo:hi].ctypes.data_as(C.c_float_p), items, byref(err))
 
         errs = self._run(pairs, batch_size, max_length or self.max_length, call,
                          _Progress(show_progress_bar, "encode", len(pairs)))
         return out, errs
 
-    def encode(self, texts, batch_size=32, pooling=None, normalize_embeddings=False,
-               show_progress_bar=False, errors="raise"):
-        """Sentence embeddings, as sentence-transformers' encode: a float32
-        array (n, hidden_size), or (hidden_size,) for one text. pooling:
-        "cls", "mean" (real tokens only) or "pooler"; None: the CLI's default
-        (pooler when the model has one, else cls). A text pair is an (a, b)
-        tuple. errors="skip" leaves a NaN row where an input fails."""
+    def encode(self, sentences=None, prompt_name=None, prompt=None, batch_size=32,
+               show_progress_bar=None, output_value="sentence_embedding", precision="float32",
+               convert_to_numpy=True, convert_to_tensor=False, device=None,
+               normalize_embeddings=False, truncate_dim=None, pooling=None, errors="raise",
+               texts=None):
+        """Sentence embeddings, with sentence-transformers' encode signature:
+        a float32 array (n, hidden_size), or (hidden_size,) for one text.
+
+        prompt_name: a key of self.prompts, whose text goes before each
+        sentence; prompt: that text itself (it wins over prompt_name); with
+        neither, self.prompts[self.default_prompt_name] when a default is
+        set. output_value: "sentence_embedding"; "token_embeddings" (per
+        sentence a float32 array (tokens, hidden_size) of the last hidden
+        states, [CLS] and [SEP] included); None (per sentence a dict of
+        "sentence_embedding", "token_embeddings", "input_ids",
+        "token_type_ids", "attention_mask"). precision: "float32", "int8",
+        "uint8", "binary", "ubinary" (roformer.quantization
+        .quantize_embeddings over the whole call's embeddings).
+        convert_to_tensor: a torch tensor (needs torch); convert_to_numpy
+        False: a list of one array per sentence. device: "cpu" or None.
+        normalize_embeddings: unit L2 norm (after truncate_dim; a model with
+        a sentence-transformers Normalize module is normalized before it
+        anyway). truncate_dim: keep the first that many dimensions
+        (Matryoshka-trained models).
+        pooling: "cls", "mean", "max", "last", "pooler" or None (the
+        model's own: its sentence-transformers pooling when it has one, else
+        the CLI's default). A text pair is an (a, b) tuple. errors="skip"
+        leaves a NaN row where an input fails (float32 only). texts: the
+        earlier name of `sentences`, still taken."""
         _check_errors(errors)
-        single = _is_single(texts)
-        out, errs = self.encode_items([texts] if single else list(texts), batch_size, pooling,
-                                      normalize_embeddings, show_progress_bar)
+        if (sentences is None) == (texts is None):
+            raise TypeError("encode() takes the texts once: sentences (or texts=)")
+        if sentences is None:
+            sentences = texts
+        if isinstance(prompt_name, int) and not isinstance(prompt_name, bool):
+            raise TypeError("encode()'s second argument is prompt_name, in sentence-transformers' "
+                            "order; give batch_size=%d by name" % prompt_name)
+        if device is not None and str(device) != "cpu":
+            raise ValueError('device must be "cpu" or None (roformer runs on the CPU), not %r'
+                             % (device,))
+        if output_value not in _OUTPUT_VALUES:
+            raise ValueError('output_value must be "sentence_embedding", "token_embeddings" or '
+                             'None, not %r' % (output_value,))
+        if precision not in quantization.PRECISIONS:
+            raise ValueError("precision must be one of %s, not %r" % (
+                ", ".join('"%s"' % p for p in quantization.PRECISIONS), precision))
+        if truncate_dim is not None and (not isinstance(truncate_dim, int) or isinstance(
+                truncate_dim, bool) or not 1 <= truncate_dim <= self.hidden_size):
+            raise ValueError("truncate_dim must be an integer from 1 to the hidden size %d, "
+                             "or None, not %r" % (self.hidden_size, truncate_dim))
+        if precision != "float32" and errors == "skip":
+            raise ValueError('precision %r cannot hold the NaN rows of errors="skip"'
+                             % (precision,))
+        if convert_to_tensor:
+            torch = _torch()
+        if show_progress_bar is None:
+            show_progress_bar = False
+        single = _is_single(sentences)
+        items = [sentences] if single else list(sentences)
+        prefix = self._prompt(prompt_name, prompt)
+        if prefix:
+            items = [_prefixed(prefix, x) for x in items]
+        if output_value != "sentence_embedding":
+            return self._encode_tokens(items, single, output_value, batch_size, pooling,
+                                       normalize_embeddings, truncate_dim, show_progress_bar,
+                                       errors)
+        # normalize after truncating: the library normalizes the full vector
+        c_norm = bool(normalize_embeddings) and truncate_dim is None
+        out, errs = self.encode_items(items, batch_size, pooling, c_norm, show_progress_bar)
         for i, e in enumerate(errs):
             if e is not None and (errors == "raise" or single):
                 raise Error(e[1], e[0], None if single else i)
+        if truncate_dim is not None:
+            out = np.ascontiguousarray(out[:, :truncate_dim])
+            if normalize_embeddings:
+                out = util._normalize(out)
+        if precision != "float32":
+            out = quantization.quantize_embeddings(out, precision)
+        if convert_to_tensor:
+            t = torch.from_numpy(out)
+            return t[0] if single else t
+        if not convert_to_numpy:
+            return out[0] if single else list(out)
         return out[0] if single else out
+
+    @property
+    def prompts(self):
+        """Prompt name -> text prepended by encode(prompt_name=...): the
+        model's sentence-transformers prompts, which may be changed."""
+        return self._prompts
+
+    @prompts.setter
+    def prompts(self, value):
+        if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise TypeError("prompts must be a dict of str to str")
+        self._prompts = dict(value)
+
+    def _prompt(self, prompt_name, prompt):
+        """The text encode() puts before each sentence ("" for none)."""
+        if prompt is not None:
+            if not isinstance(prompt, str):
+                raise TypeError("prompt must be a str, not %s" % type(prompt).__name__)
+            return prompt
+        if prompt_name is not None:
+            if prompt_name not in self._prompts:
+                raise ValueError("prompt_name %r is not one of the model's prompts (%s)" % (
+                    prompt_name, ", ".join(map(repr, sorted(self._prompts))) or "it has none"))
+            return self._prompts[prompt_name]
+        if self.default_prompt_name is not None:
+            return self._prompts.get(self.default_prompt_name, "")
+        return ""
+
+    def _encode_tokens(self, items, single, output_value, batch_size, pooling, normalize,
+                       truncate_dim, show_progress_bar, errors):
+        """encode() with output_value "token_embeddings" or None: the token
+        vectors from forward() on each input's tokens (as tokenize() gives
+        them, truncated at max_length), batch_size inputs per pass."""
+        if not isinstance(batch_size, int) or not 1 <= batch_size <= 4096:
+            raise ValueError("batch_size must be an integer from 1 to 4096, not %r" % (batch_size,))
+        pairs = [_text_pair(x) for x in items]
+        results = [None] * len(pairs)
+        errs = [None] * len(pairs)
+        toks = [None] * len(pairs)
+        for i, p in enumerate(pairs):
+            try:
+                toks[i] = self.tokenize(p if p[1] is not None else p[0])
+            except Error as e:
+                errs[i] = (e.status, e.message)
+                continue
+            if self.max_length is None and len(toks[i]["input_ids"]) > self._hp.max_position:
+                errs[i] = ("bad input", "%d tokens exceeds the model's maximum of %d"
+                           % (len(toks[i]["input_ids"]), self._hp.max_position))
+        ok = [i for i in range(len(pairs)) if errs[i] is None]
+        progress = _Progress(show_progress_bar, "encode", len(pairs))
+        for b0 in range(0, len(ok), batch_size):
+            group = ok[b0:b0 + batch_size]
+            L = max(len(toks[i]["input_ids"]) for i in group)
+            ids = np.full((len(group), L), self._hp.pad_id, np.int32)
+            types = np.zeros((len(group), L), np.int32)
+            mask = np.zeros((len(group), L), np.int32)
+            for r, i in enumerate(group):
+                n = len(toks[i]["input_ids"])
+                ids[r, :n], types[r, :n], mask[r, :n] = (toks[i]["input_ids"],
+                                                         toks[i]["token_type_ids"], 1)
+            hidden = self.forward(ids, types, mask, head="none")["last_hidden_state"]
+            for r, i in enumerate(group):
+                n = len(toks[i]["input_ids"])
+                results[i] = {"token_embeddings": np.array(hidden[r, :n])}
+            progress.update(min(len(ok), b0 + batch_size))
+        if output_value is None:
+            vecs, verrs = self.encode_items(items, batch_size, pooling, False, False)
+            if truncate_dim is not None:
+                vecs = np.ascontiguousarray(vecs[:, :truncate_dim])
+            if normalize:
+                vecs = util._normalize(vecs)
+            for i in range(len(pairs)):
+                if errs[i] is None and verrs[i] is not None:
+                    errs[i] = verrs[i]
+                if errs[i] is None:
+                    t = toks[i]
+                    results[i].update(
+                        sentence_embedding=vecs[i],
+                        input_ids=np.array(t["input_ids"], np.int32),
+                        token_type_ids=np.array(t["token_type_ids"], np.int32),
+                        attention_mask=np.array(t["attention_mask"], np.int32))
+        for i in range(len(pairs)):
+            if errs[i] is not None:
+                results[i] = None
+        r = _settle(results, errs, errors, single)
+        if output_value == "token_embeddings":
+            return r["token_embeddings"] if single else [
+                None if x is None else x["token_embeddings"] for x in r]
+        return r
 
     def _classify_probs(self, pairs, batch_size, max_length=None, whole=False):
         if self._hp.head != C.RF_HEAD_SEQ_CLS:
@@ -576,6 +799,107 @@ class Model:
             if e is not None and (errors == "raise" or single):
                 raise Error(e[1], e[0], None if single else i)
         return float(out[0]) if single else out
+
+    # ==== Cross-encoder: predict and rank (sentence-transformers' CrossEncoder) ====
+
+    def _pair_scores(self, pairs, batch_size, raw_scores, pooling, show_progress_bar, what):
+        """rf_rerank_score of (query, document) pairs: a float32 array, and
+        errs as _run gives them."""
+        params = C.rf_rerank_default_params()
+        params.raw_scores = bool(raw_scores)
+        params.pooling = self._pooling(pooling)
+        out = np.full(len(pairs), np.nan, dtype=np.float32)
+
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_rerank_score(pl, t.array, t.n, byref(params),
+                                     out[lo:hi].ctypes.data_as(C.c_float_p), items, byref(err))
+
+        errs = self._run(pairs, batch_size, self.max_length, call,
+                         _Progress(show_progress_bar, what, len(pairs)))
+        return out, errs
+
+    @property
+    def rerank_scoring(self):
+        """How predict and rank score a pair: "classifier" (a
+        sequence-classification model) or "cosine" (any other model: the
+        cosine of the two pooled embeddings, RoFormer-Sim's use)."""
+        scoring = C.rf_rerank_scoring_of(self._state.handle)
+        return "classifier" if scoring == C.RF_RERANK_CLASSIFIER else "cosine"
+
+    def predict(self, pairs, batch_size=32, show_progress_bar=False, apply_softmax=False,
+                raw_scores=False, pooling=None, errors="raise"):
+        """Scores of (text, text_pair) pairs, as sentence-transformers'
+        CrossEncoder.predict: with one label the sigmoid of its logit
+        (raw_scores=True: the logit), shape (n,); with more labels every
+        label's logit, shape (n, num_labels) (apply_softmax=True: their
+        softmax probabilities). A model without a classifier gives the
+        cosine of the two pooled embeddings (pooling as encode's), shape (n,).
+        One pair (a tuple) gives a float (or a row). errors="skip" leaves NaN
+        where a pair fails."""
+        _check_errors(errors)
+        single = isinstance(pairs, tuple)
+        pairs = [pairs] if single else [tuple(p) for p in pairs]
+        for i, p in enumerate(pairs):
+            if len(p) != 2:
+                raise TypeError("pairs[%d]: a pair is two texts, not %d" % (i, len(p)))
+        if self.rerank_scoring == "classifier" and self._hp.num_labels > 1:
+            out, errs = self._label_scores(pairs, batch_size, apply_softmax)
+        else:
+            out, errs = self._pair_scores(pairs, batch_size, raw_scores, pooling,
+                                          show_progress_bar, "predict")
+        for i, e in enumerate(errs):
+            if e is not None and (errors == "raise" or single):
+                raise Error(e[1], e[0], None if single else i)
+        if single:
+            return float(out[0]) if out.ndim == 1 else out[0]
+        return out
+
+    def _label_scores(self, pairs, batch_size, apply_softmax):
+        """Every label's logit (or softmax probability) of each pair."""
+        if apply_softmax:
+            return self._classify_probs(pairs, batch_size)
+        N = self._hp.num_labels
+        logits = np.full((len(pairs), N), np.nan, dtype=np.float32)
+
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_classify_logits(pl, t.array, t.n,
+                                        logits[lo:hi].ctypes.data_as(C.c_float_p), items,
+                                        byref(err))
+
+        return logits, self._run(pairs, batch_size, self.max_length, call)
+
+    def rank(self, query, documents, top_k=None, return_documents=False, batch_size=32,
+             show_progress_bar=False, raw_scores=False, pooling=None, errors="raise"):
+        """The documents ranked for the query, best first, as
+        sentence-transformers' CrossEncoder.rank: [{"corpus_id": index into
+        documents, "score": float, "text": the document (with
+        return_documents)}], the top_k best (None: all). Scores as
+        rf_rerank: a one-label classifier's sigmoid (raw_scores: its logit),
+        else the probability of the positive label (the label named
+        positive/pos/entailment/relevant/yes/true/1, else the last), or for a
+        model without a classifier the cosine of the pooled embeddings. Equal
+        scores keep document order. errors="skip" leaves failed documents
+        out."""
+        _check_errors(errors)
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValueError("top_k must be a positive integer or None (all documents)")
+        documents = list(documents)
+        scores, errs = self._pair_scores([(query, d) for d in documents], batch_size, raw_scores,
+                                         pooling, show_progress_bar, "rank")
+        for i, e in enumerate(errs):
+            if e is not None and errors == "raise":
+                raise Error(e[1], e[0], i)
+        hits = (C.rf_rerank_hit * max(len(documents), 1))()
+        n = C.rf_rerank_sort(scores.ctypes.data_as(C.c_float_p), len(documents), top_k or 0, hits)
+        if n < 0:
+            raise MemoryError("rank: out of memory sorting %d documents" % len(documents))
+        out = []
+        for h in hits[:n]:
+            hit = {"corpus_id": int(h.index), "score": float(h.score)}
+            if return_documents:
+                hit["text"] = documents[h.index]
+            out.append(hit)
+        return out
 
     def scm_items(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8):
         """scm() without the error policy."""
@@ -952,6 +1276,25 @@ def _triplet(t):
     if isinstance(t, (tuple, list)) and len(t) == 3 and all(isinstance(x, (str, bytes)) for x in t):
         return tuple(t), None
     return None, ("bad input", "a triplet is {\"A\", \"B\", \"C\"} or a tuple of three texts")
+
+
+def _sentence_config(handle):
+    """The model's sentence-transformers settings as a dict ("pooling",
+    "normalize", "max_seq_length" (None: not given), "do_lower_case",
+    "prompts", "default_prompt_name"), or None for a plain checkpoint."""
+    sc = C.rf_model_sentence_config(handle).contents
+    if not sc.present:
+        return None
+    return {
+        "pooling": C.rf_pooling_name(sc.pooling).decode(),
+        "normalize": bool(sc.normalize),
+        "max_seq_length": sc.max_seq_length or None,
+        "do_lower_case": bool(sc.do_lower_case),
+        "prompts": {sc.prompt_names[i].decode(): sc.prompts[i].decode()
+                    for i in range(sc.n_prompts)},
+        "default_prompt_name": (sc.default_prompt_name.decode()
+                                if sc.default_prompt_name else None),
+    }
 
 
 def _c_array(x, dtype):

@@ -40,6 +40,7 @@ void serve_request_free(serve_request *r)
     }
     free(r->texts);
     free(r->model);
+    free(r->prompt_name);
     *r = (serve_request){0};
 }
 
@@ -75,21 +76,28 @@ static int take_bool(const cJSON *obj, const char *name, bool *out, serve_error 
     return 0;
 }
 
-/* Room for n items of n_texts_each texts, after the item-count limit. */
-static int reserve_items(serve_request *r, int n, int texts_per_item, int extra,
-                         int32_t max_client_batch, serve_error *err)
+/* Room for n items of n_texts_each texts, after the item-count limit;
+ * `name` is the list's field. */
+static int reserve_named(serve_request *r, const char *name, int n, int texts_per_item,
+                         int extra, int32_t max_client_batch, serve_error *err)
 {
     if (n == 0)
-        return serve_fail(err, 422, "Empty", "inputs: the list is empty");
+        return serve_fail(err, 422, "Empty", "%s: the list is empty", name);
     if (n > max_client_batch)
         return serve_fail(err, 413, "Validation",
-                          "inputs: %d inputs, over --max-client-batch-size %d", n,
+                          "%s: %d inputs, over --max-client-batch-size %d", name, n,
                           max_client_batch);
     r->n_items = n;
     r->texts = calloc((size_t)n * texts_per_item + extra, sizeof *r->texts);
     if (!r->texts)
         return serve_fail(err, 500, "Backend", "out of memory");
     return 0;
+}
+
+static int reserve_items(serve_request *r, int n, int texts_per_item, int extra,
+                         int32_t max_client_batch, serve_error *err)
+{
+    return reserve_named(r, "inputs", n, texts_per_item, extra, max_client_batch, err);
 }
 
 /* ==== Input shapes ==== */
@@ -246,7 +254,122 @@ static int parse_objects(serve_request *r, const cJSON *inputs, int32_t max_clie
     return 0;
 }
 
+/* ==== Rerank ==== */
+
+/* A document of /v1/rerank: a string, or {"text": str} as Jina and Cohere
+ * also take. */
+static int take_document(const cJSON *v, const char *field, const char **out, size_t *len,
+                         serve_error *err)
+{
+    if (!cJSON_IsObject(v))
+        return take_string(v, field, out, len, err);
+    char sub[80];
+    snprintf(sub, sizeof sub, "%s.text", field);
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(v, "text");
+    if (!text)
+        return invalid(err, "%s: missing", sub);
+    return take_string(text, sub, out, len, err);
+}
+
+/* TEI's {"query", "texts"} or Jina's {"query", "documents"}: one
+ * (query, document) pair per document, the query copied into each. */
+static int parse_rerank(serve_request *r, const cJSON *root, int32_t max_client_batch,
+                        serve_error *err)
+{
+    bool jina = r->api == SERVE_API_RERANK_JINA;
+    const char *list_name = jina ? "documents" : "texts";
+    const cJSON *query = cJSON_GetObjectItemCaseSensitive(root, "query");
+    const cJSON *docs = cJSON_GetObjectItemCaseSensitive(root, list_name);
+    if (!query)
+        return invalid(err, "%s: missing", "query");
+    if (!cJSON_IsString(query))
+        return invalid(err, "%s: expected a string", "query");
+    if (!docs)
+        return invalid(err, "%s: missing", list_name);
+    if (!cJSON_IsArray(docs))
+        return invalid(err, jina ? "%s: expected a list of strings or {\"text\"} objects"
+                                 : "%s: expected a list of strings",
+                       list_name);
+    r->batch = true;
+    if (reserve_named(r, list_name, cJSON_GetArraySize(docs), 1, 0, max_client_batch, err))
+        return -1;
+    const cJSON *v;
+    char field[64];
+    cJSON_ArrayForEach(v, docs) {
+        snprintf(field, sizeof field, "%s[%d]", list_name, r->n_texts);
+        rf_text *t = &r->texts[r->n_texts++];
+        if (take_string(query, "query", &t->text, &t->text_len, err) ||
+            (jina ? take_document(v, field, &t->pair, &t->pair_len, err)
+                  : take_string(v, field, &t->pair, &t->pair_len, err)))
+            return -1;
+    }
+    if (jina) {
+        const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+        size_t len;
+        if (model && !cJSON_IsNull(model) &&
+            take_string(model, "model", (const char **)&r->model, &len, err))
+            return -1;
+        return take_bool(root, "return_documents", &r->return_text, err);
+    }
+    return take_bool(root, "return_text", &r->return_text, err);
+}
+
 /* ==== Options ==== */
+
+/* "truncation_direction": "right" | "left" (TEI spells them "Right" and
+ * "Left"); absent or null keeps *side. */
+static int take_direction(const cJSON *obj, const char *name, const char *field,
+                          int32_t *side, serve_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (cJSON_IsString(v) && (!strcmp(v->valuestring, "right") || !strcmp(v->valuestring, "Right")))
+        *side = RF_TRUNCATE_RIGHT;
+    else if (cJSON_IsString(v) && (!strcmp(v->valuestring, "left") || !strcmp(v->valuestring, "Left")))
+        *side = RF_TRUNCATE_LEFT;
+    else
+        return invalid(err, "%s: expected \"right\" or \"left\"", field);
+    return 0;
+}
+
+/* "truncate" and "truncation_direction" of obj; prefix names the object
+ * in messages ("" or "parameters."). */
+static int parse_truncation(serve_request *r, const cJSON *obj, const char *prefix,
+                            serve_error *err)
+{
+    char field[64];
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "truncate");
+    if (t && !cJSON_IsNull(t)) {
+        if (!cJSON_IsBool(t)) {
+            snprintf(field, sizeof field, "%struncate", prefix);
+            return invalid(err, "%s: expected true or false", field);
+        }
+        r->truncate = cJSON_IsTrue(t);
+        r->truncate_set = true;
+    }
+    snprintf(field, sizeof field, "%struncation_direction", prefix);
+    return take_direction(obj, "truncation_direction", field, &r->truncation_side, err);
+}
+
+/* TEI's /similarity "parameters": {"truncate", "truncation_direction",
+ * "prompt_name"}. */
+static int parse_similarity_parameters(serve_request *r, const cJSON *root, serve_error *err)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+    if (!p || cJSON_IsNull(p))
+        return 0;
+    if (!cJSON_IsObject(p))
+        return invalid(err, "%s: expected an object", "parameters");
+    if (parse_truncation(r, p, "parameters.", err))
+        return -1;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "prompt_name");
+    size_t len;
+    if (name && !cJSON_IsNull(name) &&
+        take_string(name, "parameters.prompt_name", (const char **)&r->prompt_name, &len, err))
+        return -1;
+    return 0;
+}
 
 static int parse_openai(serve_request *r, const cJSON *root, int32_t max_client_batch,
                         serve_error *err)
@@ -296,6 +419,8 @@ static int parse_job_options(serve_request *r, const cJSON *root, serve_error *e
     if (r->api == SERVE_API_QA)
         return take_int(root, "max_answer_tokens", 1, 1 << 20, &r->max_answer_tokens, err) ||
                take_int(root, "doc_stride", 0, 1 << 20, &r->doc_stride, err);
+    if (r->api == SERVE_API_RERANK_JINA)
+        return take_int(root, "top_n", 1, 1 << 20, &r->top_n, err);
     if (r->api == SERVE_API_EMBED || r->api == SERVE_API_OPENAI || r->api == SERVE_API_PREDICT ||
         r->api == SERVE_API_SIMILARITY || r->api == SERVE_API_SCM) {
         r->stride = -1;
@@ -341,6 +466,8 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
     }
     if (api == SERVE_API_OPENAI) {
         rc = parse_openai(out, root, max_client_batch, err);
+    } else if (api == SERVE_API_RERANK || api == SERVE_API_RERANK_JINA) {
+        rc = parse_rerank(out, root, max_client_batch, err);
     } else {
         const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs");
         if (!inputs) {
@@ -356,7 +483,8 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
         }
     }
     if (rc == 0)
-        rc = take_bool(root, "truncate", &out->truncate, err) ||
+        rc = parse_truncation(out, root, "", err) ||
+             (api == SERVE_API_SIMILARITY && parse_similarity_parameters(out, root, err)) ||
              take_bool(root, "normalize", &out->normalize, err) ||
              take_bool(root, "raw_scores", &out->raw_scores, err) ||
              take_bool(root, "add_special_tokens", &out->add_special_tokens, err) ||

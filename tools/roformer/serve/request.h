@@ -17,6 +17,11 @@
  *   embed, openai, predict, similarity, scm also take "window" and "stride":
  *   a text longer than `window` tokens is cut into windows and pooled
  *   (rf_pipeline_params.window; stride default window / 4)
+ *   rerank        "query": str, "texts": [str, ...], "raw_scores", "return_text" (TEI)
+ *   rerank_jina   "query": str, "documents": [str | {"text": str}, ...], "top_n",
+ *                 "return_documents", "model" (Jina / Cohere / llama.cpp)
+ * Every route takes "truncate" and "truncation_direction" ("right" | "left",
+ * TEI's "Right" | "Left" too); similarity also inside "parameters".
  */
 #ifndef RF_SERVE_REQUEST_H
 #define RF_SERVE_REQUEST_H
@@ -37,6 +42,8 @@ typedef enum {
     SERVE_API_NER,        /* POST /ner */
     SERVE_API_QA,         /* POST /qa */
     SERVE_API_SCM,        /* POST /scm */
+    SERVE_API_RERANK,     /* POST /rerank */
+    SERVE_API_RERANK_JINA, /* POST /v1/rerank */
     SERVE_API_COUNT
 } serve_api;
 
@@ -60,6 +67,8 @@ typedef struct {
     rf_text *texts;
     bool batch;              /* a list was sent: the answer is a list too */
     bool truncate;           /* default false (scm: true, as its CLI) */
+    bool truncate_set;       /* "truncate" was sent (else --auto-truncate decides) */
+    int32_t truncation_side; /* rf_truncation_side; default RF_TRUNCATE_RIGHT */
     bool normalize;          /* embed; default true */
     bool raw_scores;         /* predict; default false */
     bool add_special_tokens; /* tokenize; default true */
@@ -69,7 +78,11 @@ typedef struct {
     int32_t doc_stride;      /* qa; default -1: no windows (`roformer qa --doc-stride`) */
     int32_t window, stride;  /* embed, openai, predict, similarity, scm; window 0: none
                                 (`roformer embed --window N --stride S`) */
-    char *model;             /* openai "model", echoed back; NULL when absent */
+    char *model;             /* openai / rerank_jina "model", echoed back; NULL when absent */
+    /* rerank: texts[i] is (query, document i); one item per document */
+    bool return_text;        /* hits carry their document ("return_text", "return_documents") */
+    int32_t top_n;           /* hits kept, best first; 0: all */
+    char *prompt_name;       /* similarity "parameters.prompt_name"; NULL when absent */
 } serve_request;
 
 /* Parses body[0..len) for `api`. On success returns 0 and fills *out (free

@@ -364,3 +364,68 @@ cJSON *serve_json_scm(const serve_request *r, const float *vecs, int32_t D)
     result_ctx c = {.vecs = vecs, .D = D};
     return one_or_list(r, &c, scm_item);
 }
+
+/* ==== Rerank ==== */
+
+static cJSON *rerank_hit(const serve_request *r, const rf_rerank_hit *h)
+{
+    bool jina = r->api == SERVE_API_RERANK_JINA;
+    const rf_text *t = &r->texts[h->index];
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "index", h->index);
+    cli_add_float(o, jina ? "relevance_score" : "score", h->score);
+    if (r->return_text && !jina) {
+        cJSON_AddStringToObject(o, "text", t->pair);
+    } else if (r->return_text) {
+        cJSON *doc = cJSON_AddObjectToObject(o, "document");
+        if (doc)
+            cJSON_AddStringToObject(doc, "text", t->pair);
+    }
+    return o;
+}
+
+/* Jina's envelope around the hits. */
+static cJSON *jina_envelope(const serve_request *r, cJSON *results, rf_rerank_scoring scoring,
+                            const char *model, int32_t tokens)
+{
+    cJSON *obj = cJSON_CreateObject(), *usage = cJSON_CreateObject();
+    if (!obj || !usage || !cJSON_AddItemToObject(obj, "results", results)) {
+        cJSON_Delete(obj);
+        cJSON_Delete(usage);
+        cJSON_Delete(results);
+        return NULL;
+    }
+    if (!cJSON_AddItemToObject(obj, "usage", usage)) {
+        cJSON_Delete(usage);
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    cJSON_AddStringToObject(obj, "model", r->model ? r->model : model);
+    cJSON_AddStringToObject(obj, "object", "list");
+    cJSON_AddNumberToObject(usage, "prompt_tokens", tokens);
+    cJSON_AddNumberToObject(usage, "total_tokens", tokens);
+    cJSON_AddStringToObject(obj, "scoring", rf_rerank_scoring_name(scoring));
+    return obj;
+}
+
+cJSON *serve_json_rerank(const serve_request *r, const float *scores, rf_rerank_scoring scoring,
+                         const char *model, int32_t tokens)
+{
+    bool jina = r->api == SERVE_API_RERANK_JINA;
+    rf_rerank_hit *hits = malloc(sizeof *hits * (size_t)r->n_texts);
+    cJSON *list = hits ? cJSON_CreateArray() : NULL;
+    int32_t n = list ? rf_rerank_sort(scores, r->n_texts, jina ? r->top_n : 0, hits) : -1;
+    for (int32_t i = 0; i < n; i++)
+        if (!add(list, rerank_hit(r, &hits[i]))) {
+            n = -1;
+            break;
+        }
+    free(hits);
+    if (n < 0) {
+        cJSON_Delete(list);
+        return NULL;
+    }
+    return jina ? jina_envelope(r, list, scoring, model, tokens) : list;
+}

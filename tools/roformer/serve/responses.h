@@ -36,4 +36,12 @@ cJSON *serve_json_qa(const serve_request *r, const rf_qa_result *res);
 /* {"prediction": "B"|"C", "sim_ab", "sim_ac"} from vecs of A, B, C. */
 cJSON *serve_json_scm(const serve_request *r, const float *vecs, int32_t D);
 
+/* The request's documents sorted best first from scores[n_texts]:
+ * /rerank (TEI) [{"index", "score", "text"?}], every document;
+ * /v1/rerank (Jina / Cohere) {"model", "object": "list", "results":
+ * [{"index", "relevance_score", "document"?: {"text"}}] (top_n of them),
+ * "usage": {"prompt_tokens", "total_tokens"}, "scoring"}. */
+cJSON *serve_json_rerank(const serve_request *r, const float *scores, rf_rerank_scoring scoring,
+                         const char *model, int32_t tokens);
+
 #endif

@@ -10,6 +10,7 @@
  */
 #include "serve/routes.h"
 
+#include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
 
@@ -19,11 +20,11 @@
 #include <string.h>
 
 /* ROUTE_* are the indices of the GET routes in the table below. */
-enum { ENGINE_NONE = -1, ROUTE_HEALTH = 9, ROUTE_INFO, ROUTE_METRICS };
+enum { ENGINE_NONE = -1, ENGINE_ROOT = -2, ROUTE_HEALTH = 9, ROUTE_INFO, ROUTE_METRICS };
 
 static const struct {
     const char *method, *path;
-    int api; /* serve_api, or ENGINE_NONE */
+    int api; /* serve_api, ENGINE_NONE, or ENGINE_ROOT (the model's own task) */
 } routes[] = {
     {"POST", "/embed", SERVE_API_EMBED},
     {"POST", "/v1/embeddings", SERVE_API_OPENAI},
@@ -37,13 +38,16 @@ static const struct {
     {"GET", "/health", ENGINE_NONE},
     {"GET", "/info", ENGINE_NONE},
     {"GET", "/metrics", ENGINE_NONE},
+    {"POST", "/rerank", SERVE_API_RERANK},
+    {"POST", "/v1/rerank", SERVE_API_RERANK_JINA},
+    {"POST", "/", ENGINE_ROOT},
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
 static const char *const route_names[N_ROUTES + 1] = {
     "/embed", "/v1/embeddings", "/predict", "/similarity", "/tokenize", "/fill-mask",
     "/ner",   "/qa",            "/scm",     "/health",     "/info",     "/metrics",
-    "unknown"};
+    "/rerank", "/v1/rerank",    "/",        "unknown"};
 
 int serve_route_count(void) { return N_ROUTES + 1; }
 const char *const *serve_route_names(void) { return route_names; }
@@ -110,10 +114,10 @@ static void respond_error(serve_response *resp, serve_log_entry *log, const serv
 /* ==== GET routes ==== */
 
 /* TEI's model_type: a sequence classifier is {"classifier": {"id2label":
- * {"0": label, ...}, "label2id": {label: 0, ...}}}, any other model
- * {"embedding": {"pooling": ...}} (the pooling /embed uses). TEI calls a
- * one-label classifier a "reranker" because it serves /rerank for it; this
- * server has no /rerank, so it stays a classifier. */
+ * {"0": label, ...}, "label2id": {label: 0, ...}}}, a one-label one
+ * {"reranker": {...}} with the same fields (TEI's name for a cross-encoder,
+ * which /rerank and POST / serve), any other model {"embedding":
+ * {"pooling": ...}} (the pooling /embed uses). */
 static cJSON *tei_model_type(const serve_server *s, const char *pooling)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
@@ -128,7 +132,7 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
         cJSON_AddStringToObject(inner, "pooling", pooling);
         return type;
     }
-    cJSON_AddItemToObject(type, "classifier", inner);
+    cJSON_AddItemToObject(type, hp->num_labels == 1 ? "reranker" : "classifier", inner);
     cJSON *id2label = cJSON_AddObjectToObject(inner, "id2label");
     cJSON *label2id = cJSON_AddObjectToObject(inner, "label2id");
     for (int32_t i = 0; id2label && label2id && i < hp->num_labels; i++) {
@@ -145,13 +149,38 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
     return type;
 }
 
+/* How /rerank scores: {"scoring": "classifier" | "cosine", "label": the
+ * label whose score it reads (classifier only)}. */
+static void add_rerank_info(const serve_server *s, cJSON *o)
+{
+    rf_rerank_scoring scoring = rf_rerank_scoring_of(s->model);
+    cJSON *info = cJSON_AddObjectToObject(o, "rerank");
+    if (!info)
+        return;
+    cJSON_AddStringToObject(info, "scoring", rf_rerank_scoring_name(scoring));
+    if (scoring != RF_RERANK_CLASSIFIER)
+        return;
+    int32_t N = rf_model_hparams(s->model)->num_labels;
+    const char *names[64] = {0};
+    for (int32_t i = 0; i < N && i < 64; i++)
+        names[i] = rf_model_label(s->model, i);
+    int32_t label = rf_rerank_pick_label(names, N < 64 ? N : 64);
+    char fallback[32];
+    const char *name = rf_model_label(s->model, label);
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "LABEL_%d", label);
+        name = fallback;
+    }
+    cJSON_AddStringToObject(info, "label", name);
+}
+
 /* TEI's fields (model_id, model_sha, model_dtype, model_type, the limits,
  * tokenization_workers, version, ...), then the model's own. */
 static void handle_info(const serve_server *s, serve_response *resp)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    static const char *const poolings[] = {"cls", "mean", "pooler"};
-    const char *pooling = poolings[s->pooling];
+    /* TEI spells the last-token pooling "last_token" */
+    const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "model_id", s->model_id);
     cJSON_AddNullToObject(o, "model_sha");
@@ -166,7 +195,7 @@ static void handle_info(const serve_server *s, serve_response *resp)
     cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
     cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
     cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
-    cJSON_AddBoolToObject(o, "auto_truncate", false);
+    cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
     /* each request is tokenized on its own connection's thread */
     cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
@@ -185,6 +214,7 @@ static void handle_info(const serve_server *s, serve_response *resp)
         cJSON_AddItemToArray(labels, cJSON_CreateString(l ? l : ""));
     }
     cJSON_AddItemToObject(o, "labels", labels);
+    add_rerank_info(s, o);
     cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
     respond_json(resp, 200, o);
 }
@@ -208,7 +238,9 @@ static void field_name(const serve_request *r, int32_t i, char *buf, size_t n)
 {
     const char *base = r->api == SERVE_API_OPENAI ? "input" : "inputs";
     static const char *const abc[] = {"A", "B", "C"};
-    if (r->api == SERVE_API_SIMILARITY && i == 0)
+    if (r->api == SERVE_API_RERANK || r->api == SERVE_API_RERANK_JINA)
+        snprintf(buf, n, "%s[%d]", r->api == SERVE_API_RERANK ? "texts" : "documents", i);
+    else if (r->api == SERVE_API_SIMILARITY && i == 0)
         snprintf(buf, n, "inputs.source_sentence");
     else if (r->api == SERVE_API_SIMILARITY)
         snprintf(buf, n, "inputs.sentences[%d]", i - 1);
@@ -241,6 +273,8 @@ static serve_kind kind_of(const serve_request *r)
     case SERVE_API_FILL_MASK: return SERVE_KIND_FILL_MASK;
     case SERVE_API_NER: return SERVE_KIND_NER;
     case SERVE_API_QA: return SERVE_KIND_QA;
+    case SERVE_API_RERANK:
+    case SERVE_API_RERANK_JINA: return SERVE_KIND_RERANK;
     default: return SERVE_KIND_EMBED;
     }
 }
@@ -284,9 +318,11 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
         const rf_text *t = &r->texts[i];
         char field[64];
         rf_error e;
-        if (rf_tokenize(s->model, t->text, t->text_len, t->pair, t->pair ? t->pair_len : 0,
-                        r->truncate && !windows ? s->max_input_length : 0, &encs[i],
-                        &e) != RF_OK) {
+        if (rf_tokenize_truncated(s->model, t->text, t->text_len, t->pair,
+                                  t->pair ? t->pair_len : 0,
+                                  r->truncate && !windows ? s->max_input_length : 0,
+                                  (rf_truncation_side)r->truncation_side, &encs[i],
+                                  &e) != RF_OK) {
             field_name(r, i, field, sizeof field);
             return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
         }
@@ -320,7 +356,8 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = r->n_texts,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
-                     .window = r->window, .stride = r->stride};
+                     .window = r->window, .stride = r->stride,
+                     .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
     job.items = calloc(n, sizeof *job.items);
     bool ok = job.items != NULL;
     switch (job.kind) {
@@ -330,6 +367,7 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     case SERVE_KIND_FILL_MASK: ok = ok && (job.fill = calloc(n, sizeof *job.fill)); break;
     case SERVE_KIND_NER: ok = ok && (job.ner = calloc(n, sizeof *job.ner)); break;
     case SERVE_KIND_QA: ok = ok && (job.qa = calloc(n, sizeof *job.qa)); break;
+    case SERVE_KIND_RERANK: ok = ok && (job.probs = malloc(sizeof(float) * n)); break;
     }
     if (!ok) {
         serve_fail(err, 500, "Backend", "out of memory for %zu inputs", n);
@@ -371,6 +409,11 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
     case SERVE_API_FILL_MASK: json = serve_json_fill_mask(r, s->model, job.fill); break;
     case SERVE_API_NER: json = serve_json_ner(r, s->model, job.ner); break;
     case SERVE_API_QA: json = serve_json_qa(r, job.qa); break;
+    case SERVE_API_RERANK:
+    case SERVE_API_RERANK_JINA:
+        json = serve_json_rerank(r, job.probs, rf_rerank_scoring_of(s->model), s->model_id,
+                                 tokens);
+        break;
     default: break;
     }
     respond_json(resp, 200, json);
@@ -389,13 +432,48 @@ done:
     free(job.qa);
 }
 
-static void handle_engine(const serve_server *s, serve_api api, const char *body, size_t len,
+/* The route POST / stands for, as TEI and HuggingFace Inference Endpoints
+ * answer it: a one-label classifier reranks, another classifier predicts,
+ * any other model embeds. */
+static serve_api root_api(const rf_model *m)
+{
+    const rf_hparams *hp = rf_model_hparams(m);
+    if (hp->head != RF_HEAD_SEQ_CLS)
+        return SERVE_API_EMBED;
+    return hp->num_labels == 1 ? SERVE_API_RERANK : SERVE_API_PREDICT;
+}
+
+/* /similarity's "parameters.prompt_name": that prompt before every
+ * sentence; refusals name the field. */
+static int similarity_prompt(const serve_server *s, serve_request *r, serve_error *err)
+{
+    if (!r->prompt_name || !serve_apply_prompt(s->model, r->prompt_name, r, err))
+        return 0;
+    char msg[sizeof err->message];
+    snprintf(msg, sizeof msg, "parameters.%.240s", err->message);
+    memcpy(err->message, msg, sizeof msg);
+    return -1;
+}
+
+static void handle_engine(const serve_server *s, int api_or_root, const char *body, size_t len,
                           serve_response *resp, serve_log_entry *log)
 {
+    serve_api api = api_or_root == ENGINE_ROOT ? root_api(s->model) : (serve_api)api_or_root;
     serve_request r;
     serve_error err;
     if (serve_request_parse(api, body, len, s->max_client_batch, &r, &err)) {
         respond_error(resp, log, &err);
+        return;
+    }
+    if (!r.truncate_set && s->auto_truncate)
+        r.truncate = true;
+    /* the embedding routes: the model's default sentence-transformers prompt;
+       /similarity: the prompt its "parameters" name */
+    if (((api == SERVE_API_EMBED || api == SERVE_API_OPENAI) &&
+         serve_apply_prompt(s->model, NULL, &r, &err)) ||
+        similarity_prompt(s, &r, &err)) {
+        respond_error(resp, log, &err);
+        serve_request_free(&r);
         return;
     }
     rf_head_kind head = head_needed(api);
@@ -434,6 +512,6 @@ void serve_route_handle(const serve_server *s, int route, const char *body, size
         break;
     case ROUTE_INFO: handle_info(s, resp); break;
     case ROUTE_METRICS: handle_metrics(s, in_flight, resp); break;
-    default: handle_engine(s, (serve_api)routes[route].api, body, len, resp, log); break;
+    default: handle_engine(s, routes[route].api, body, len, resp, log); break;
     }
 }

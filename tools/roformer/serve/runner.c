@@ -116,7 +116,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
-    float *probs = classify ? malloc(sizeof(float) * T * r->N) : NULL;
+    size_t per_input = kind == SERVE_KIND_RERANK ? 1 : classify ? (size_t)r->N : 0;
+    float *probs = per_input ? malloc(sizeof(float) * T * per_input) : NULL;
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
@@ -129,7 +130,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     if (st != RF_OK)
         goto done;
     if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
-        (classify && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
+        (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
@@ -138,7 +139,16 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++)
         memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
 
+    st = rf_pipeline_set_truncation_side(r->pl, jobs[0]->truncation_side, &err);
+    if (st != RF_OK)
+        goto done;
+    rf_rerank_params rerank = rf_rerank_default_params();
+    rerank.raw_scores = jobs[0]->raw_scores;
+    rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
+    case SERVE_KIND_RERANK:
+        st = rf_rerank_score(r->pl, texts, total, &rerank, probs, items, &err);
+        break;
     case SERVE_KIND_EMBED:
         st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
         break;
@@ -170,7 +180,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         if (vectors)
             memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
         if (probs)
-            memcpy(job->probs, probs + (size_t)o * r->N, sizeof(float) * job->n * r->N);
+            memcpy(job->probs, probs + (size_t)o * per_input,
+                   sizeof(float) * job->n * per_input);
         for (int32_t i = 0; i < job->n; i++) {
             if (fill) {
                 job->fill[i] = fill[o + i];

@@ -11,6 +11,7 @@
 #include "serve/log.h"
 #include "serve/metrics.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -24,6 +25,7 @@ typedef struct {
     int32_t max_client_batch;     /* inputs per request */
     int32_t max_concurrent;       /* requests admitted at once; more get 429 */
     int32_t max_input_length;     /* tokens per input; longer needs "truncate" */
+    bool auto_truncate;           /* a request that does not say "truncate" truncates */
     size_t payload_limit;         /* body bytes; more get 413 */
     const char *api_key;          /* NULL: no Authorization needed */
     serve_log_format log_format;

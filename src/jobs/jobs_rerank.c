@@ -1,0 +1,173 @@
+/*
+ * jobs_rerank.c — rerank: (query, document) pairs scored by a
+ * cross-encoder's classifier (sentence-transformers' CrossEncoder.predict:
+ * sigmoid of a single logit, else the positive label's softmax
+ * probability) or by the cosine of pooled embeddings for a model without a
+ * classifier, then sorted best first with each document's index kept
+ * (CrossEncoder.rank, TEI's /rerank). The scores come from rf_classify /
+ * rf_classify_logits / rf_similarity; this file only picks and sorts.
+ */
+#include "jobs/pipeline.h"
+
+#include "error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <strings.h>
+
+rf_rerank_params rf_rerank_default_params(void)
+{
+    return (rf_rerank_params){.raw_scores = false, .positive_label = -1, .pooling = -1};
+}
+
+rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model)
+{
+    const rf_hparams *hp = rf_model_hparams(model);
+    return hp->head == RF_HEAD_SEQ_CLS && hp->num_labels >= 1 ? RF_RERANK_CLASSIFIER
+                                                               : RF_RERANK_COSINE;
+}
+
+const char *rf_rerank_scoring_name(rf_rerank_scoring scoring)
+{
+    return scoring == RF_RERANK_CLASSIFIER ? "classifier" : "cosine";
+}
+
+int32_t rf_rerank_pick_label(const char *const *labels, int32_t n)
+{
+    static const char *const positive[] = {"positive", "pos",  "entailment", "relevant",
+                                           "yes",      "true", "1"};
+    if (n <= 1)
+        return 0;
+    for (int32_t i = 0; i < n; i++)
+        for (size_t k = 0; labels[i] && k < sizeof positive / sizeof *positive; k++)
+            if (!strcasecmp(labels[i], positive[k]))
+                return i;
+    return n - 1;
+}
+
+/* The label the scores read: params' choice or rf_rerank_pick_label's. */
+static rf_status positive_label(const rf_model *m, int32_t asked, int32_t *out, rf_error *err)
+{
+    int32_t N = rf_model_hparams(m)->num_labels;
+    if (asked >= 0) {
+        if (asked >= N)
+            return rf_fail(err, RF_ERR_INPUT, "positive_label %d: the model has %d label%s",
+                           asked, N, N == 1 ? "" : "s");
+        *out = asked;
+        return RF_OK;
+    }
+    const char **labels = malloc(sizeof *labels * (size_t)N);
+    if (!labels)
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d labels", N);
+    for (int32_t i = 0; i < N; i++)
+        labels[i] = rf_model_label(m, i);
+    *out = rf_rerank_pick_label(labels, N);
+    free(labels);
+    return RF_OK;
+}
+
+static rf_status classifier_scores(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+                                   const rf_rerank_params *p, float *scores,
+                                   rf_item_status *items, rf_error *err)
+{
+    const rf_model *m = rf_pipeline_model(pl);
+    int32_t N = rf_model_hparams(m)->num_labels, label = 0;
+    rf_status st = positive_label(m, p->positive_label, &label, err);
+    if (st != RF_OK || n == 0)
+        return st;
+    float *per_label = malloc(sizeof(float) * (size_t)n * N);
+    if (!per_label)
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d pairs", n);
+    st = p->raw_scores ? rf_classify_logits(pl, pairs, n, per_label, items, err)
+                       : rf_classify(pl, pairs, n, per_label, items, err);
+    for (int32_t i = 0; st == RF_OK && i < n; i++)
+        scores[i] = per_label[(size_t)i * N + label];
+    free(per_label);
+    return st;
+}
+
+rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+                          const rf_rerank_params *params, float *scores, rf_item_status *items,
+                          rf_error *err)
+{
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative pair count %d", n);
+    rf_rerank_params p = params ? *params : rf_rerank_default_params();
+    const rf_model *m = rf_pipeline_model(pl);
+    for (int32_t i = 0; i < n; i++)
+        scores[i] = NAN;
+    if (rf_rerank_scoring_of(m) == RF_RERANK_CLASSIFIER)
+        return classifier_scores(pl, pairs, n, &p, scores, items, err);
+    const rf_sentence_config *sc = rf_model_sentence_config(m);
+    rf_pooling pooling = p.pooling >= 0                 ? (rf_pooling)p.pooling
+                         : sc->present                  ? (rf_pooling)sc->pooling
+                         : rf_model_hparams(m)->has_pooler ? RF_POOLING_POOLER
+                                                           : RF_POOLING_CLS;
+    for (int32_t i = 0; i < n; i++)
+        if (!pairs[i].pair)
+            return rf_fail(err, RF_ERR_INPUT, "pair %d has no document", i + 1);
+    return rf_similarity(pl, pairs, n, pooling, scores, items, err);
+}
+
+/* Best first; equal scores keep input order (the lower index first). */
+static int by_score_desc(const void *a, const void *b)
+{
+    const rf_rerank_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out)
+{
+    /* out may be shorter than n: sort all into scratch, keep the first top_n */
+    rf_rerank_hit *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
+    if (!all)
+        return -1;
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (!isnan(scores[i]))
+            all[kept++] = (rf_rerank_hit){.index = i, .score = scores[i]};
+    qsort(all, (size_t)kept, sizeof *all, by_score_desc);
+    if (top_n > 0 && top_n < kept)
+        kept = top_n;
+    for (int32_t i = 0; i < kept; i++)
+        out[i] = all[i];
+    free(all);
+    return kept;
+}
+
+rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
+                    const rf_text *documents, int32_t n, int32_t top_n,
+                    const rf_rerank_params *params, rf_rerank_hit *out, int32_t *n_out,
+                    rf_item_status *items, rf_error *err)
+{
+    *n_out = 0;
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative document count %d", n);
+    if (!query)
+        return rf_fail(err, RF_ERR_INPUT, "rerank: missing query");
+    rf_text *pairs = malloc(sizeof *pairs * (size_t)(n > 0 ? n : 1));
+    float *scores = malloc(sizeof *scores * (size_t)(n > 0 ? n : 1));
+    rf_status st = RF_OK;
+    if (!pairs || !scores) {
+        st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d documents", n);
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++)
+        pairs[i] = (rf_text){.text = query, .text_len = query_len,
+                             .pair = documents[i].text ? documents[i].text : "",
+                             .pair_len = documents[i].text ? documents[i].text_len : 0};
+    st = rf_rerank_score(pl, pairs, n, params, scores, items, err);
+    if (st != RF_OK)
+        goto done;
+    int32_t kept = rf_rerank_sort(scores, n, top_n, out);
+    if (kept < 0)
+        st = rf_fail(err, RF_ERR_NOMEM, "out of memory sorting %d documents", n);
+    else
+        *n_out = kept;
+done:
+    free(pairs);
+    free(scores);
+    return st;
+}

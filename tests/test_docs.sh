@@ -1,0 +1,127 @@
+# test_docs.sh — the commands README.md and docs/*.md show run as written
+# and print what they show (tests/doc_commands.py: the blocks marked
+# `<!-- runnable -->`, each one check named FILE:LINE); README.md stays a
+# short document that still holds the setup and test commands, its C
+# example compiles against include/roformer.h; and the
+# checker itself fails on a block whose shown output was changed.
+#
+# The blocks run in a scratch copy of the places they name: build/ (the
+# build under test), models/, tools/, scripts/, include/, the reference
+# models converted to tiny-*.gguf, and ../shared beside it when the
+# fixtures are present.
+. tests/check.sh
+PY=/usr/bin/python3
+DATA=${ROFORMER_DATA:-../shared/data}
+README_LIMIT=15000
+
+# ==== README.md: short, and still the entry point ====
+size=$(wc -c <README.md)
+check "README.md is $size bytes, at most $README_LIMIT" [ "$size" -le $README_LIMIT ]
+check "README.md shows the setup command" grep -q 'sh scripts/setup.sh' README.md
+check "README.md shows the test command" grep -q '^make test' README.md
+
+# README's C example compiles against the public header, as the body of main.
+{
+    printf '#include <roformer.h>\n#include <stdio.h>\n#include <stdlib.h>\nint main(void)\n{\n'
+    awk '/^```c$/ { f = 1; next } /^```$/ { f = 0 } f' README.md
+    printf '    return 0;\n}\n'
+} >"$TMP/readme_example.c"
+check "README.md's C example compiles" \
+    ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude -fsyntax-only "$TMP/readme_example.c"
+
+if ! $PY -c 'import numpy' 2>/dev/null; then
+    check_skip "$PY with numpy absent: the documents' commands"
+    check_done; exit
+fi
+
+# ==== The scratch tree the blocks run in ====
+W=$TMP/roformer.c
+mkdir -p "$W"
+here=$(pwd)
+build=$(cd "$(dirname "$ROFORMER")" && pwd)
+ln -s "$build" "$W/build"
+for d in models tools scripts include; do ln -s "$here/$d" "$W/$d"; done
+if [ -n "$REF" ]; then
+    mkdir -p "$TMP/shared"
+    ln -s "$(cd "$REF" && pwd)" "$TMP/shared/reference"
+    [ -d "$DATA" ] && ln -s "$(cd "$DATA" && pwd)" "$TMP/shared/data"
+    for m in tiny-word-cls tiny-word-mlm tiny-char-proj tiny-qa; do
+        $ROFORMER convert "$REF/models/$m" -o "$W/$m.gguf" >/dev/null 2>"$TMP/err" ||
+            { echo "FAIL test_docs: converting $m: $(cat "$TMP/err")" >&2; check_failed=$((check_failed + 1)); }
+    done
+else
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): blocks that read ../shared"
+fi
+# The Python examples load the library of the build under test; an ASan
+# build's needs the sanitizer runtimes first (as in test_python.sh).
+export ROFORMER_LIBRARY="$build/libroformer.so"
+case "$build" in
+*asan*)
+    export LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+    export ASAN_OPTIONS=detect_leaks=0 ;;
+esac
+
+# run_docs FILE...: one check per block, from doc_commands.py's lines.
+run_docs() {
+    $PY "$here/tests/doc_commands.py" --dir "$W" "$@" >"$TMP/result" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*) check_passed=$((check_passed + 1)) ;;
+        "SKIP "*) check_skip "${line#SKIP }" ;;
+        "FAIL "*) check_failed=$((check_failed + 1)); echo "FAIL test_docs: ${line#FAIL }" >&2 ;;
+        *) echo "$line" >&2 ;;
+        esac
+    done <"$TMP/result"
+}
+docs=README.md
+for f in docs/*.md; do [ -f "$f" ] && docs="$docs $f"; done
+run_docs $docs
+
+# ==== The checker fails on a changed output ====
+# A copy of a block with one shown digit changed must fail, naming its line.
+cat >"$TMP/altered.md" <<'EOF'
+# altered
+
+<!-- runnable -->
+```console
+$ echo '{"score":0.7904681}'
+{"score":0.7904681}
+```
+
+<!-- runnable -->
+```console
+$ echo '{"score":0.7904681}'
+{"score":0.7914681}
+```
+
+<!-- runnable -->
+```sh
+false
+```
+
+<!-- runnable -->
+```console
+$ echo '[0.7904681, 12, -1.5e-3, 0.25, 0.5, 0.75]'
+[0.790, 12, -1.5e-3, ...]
+```
+
+<!-- runnable -->
+```console
+$ echo '[0.7904681, 13]'
+[0.790, 12]
+```
+
+<!-- runnable -->
+```console
+0.7904681
+```
+EOF
+$PY tests/doc_commands.py --dir "$TMP" "$TMP/altered.md" >"$TMP/self" 2>&1
+check "checker: the unchanged block passes" grep -q "^ok $TMP/altered.md:4\$" "$TMP/self"
+check "checker: a changed digit fails, naming FILE:LINE" grep -q "^FAIL $TMP/altered.md:10: " "$TMP/self"
+check "checker: a failing sh block fails" grep -q "^FAIL $TMP/altered.md:16: exit 1" "$TMP/self"
+check "checker: fewer decimals and ... match" grep -q "^ok $TMP/altered.md:21\$" "$TMP/self"
+check "checker: integers match exactly" grep -q "^FAIL $TMP/altered.md:27: " "$TMP/self"
+check "checker: a console block needs a command" grep -q "^FAIL $TMP/altered.md:33: a console block with no" "$TMP/self"
+check "checker: exit status 1 on a failure" sh -c "! $PY tests/doc_commands.py --dir '$TMP' '$TMP/altered.md' >/dev/null"
+check_done
