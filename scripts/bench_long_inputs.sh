@@ -3,7 +3,8 @@
 # sequence of 512, 1536, 4096 and 8192 tokens (batch 1, 2 threads,
 # --extend-positions past the model's max_position) for each compute type
 # this CPU has (f32; int8 with AVX2; bf16 with AVX512_BF16). The lengths
-# run interleaved, ROUNDS times (default 3; 8192 once per round), so that
+# run interleaved, ROUNDS times (default 3; 3 timed runs after a warm-up
+# below 4096 tokens, one timed run from 4096 on), so that
 # a noisy machine slows them alike; prints one line per (compute, length):
 # the median tokens/s of the rounds, its ratio to 512 tokens', and the
 # largest peak RSS. The base-size model: scripts/make_base_checkpoint.py,
@@ -18,10 +19,10 @@ grep -q avx512_bf16 /proc/cpuinfo && computes="f32 bf16 int8"
 for r in $(seq "$rounds"); do
     for c in $computes; do
         for L in 512 1536 4096 8192; do
-            runs=3
-            [ "$L" -ge 4096 ] && runs=1
+            runs=3 warmup=1
+            [ "$L" -ge 4096 ] && runs=1 warmup=0
             "$roformer" bench -m "$model" --seq-len "$L" --batch 1 --threads 2 --runs "$runs" \
-                --warmup 1 --compute "$c" --extend-positions | tail -n 1 >>"$out/$c-$L.jsonl" || exit 1
+                --warmup "$warmup" --compute "$c" --extend-positions | tail -n 1 >>"$out/$c-$L.jsonl" || exit 1
         done
     done
 done

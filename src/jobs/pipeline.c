@@ -427,15 +427,23 @@ static rf_status run_sorted(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
     return st;
 }
 
-rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                          const rf_run_needs *needs, rf_row_fn fn, void *job,
-                          rf_item_status *items, rf_error *err)
+/* The start of a run over n inputs: n checked, every item OK. */
+static rf_status start_run(int32_t n, rf_item_status *items, rf_error *err)
 {
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
     if (items)
         for (int32_t i = 0; i < n; i++)
             items[i] = (rf_item_status){.status = RF_OK};
+    return RF_OK;
+}
+
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+                          rf_item_status *items, rf_error *err)
+{
+    if (start_run(n, items, err) != RF_OK)
+        return RF_ERR_INPUT;
     int32_t n_ok = 0;
     rf_status st = tokenize_all(pl, inputs, n, false, items, &n_ok, err);
     if (st != RF_OK)
@@ -577,11 +585,8 @@ rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t
                                  rf_finish_fn finish, void *job, float *out,
                                  rf_item_status *items, rf_error *err)
 {
-    if (n < 0)
-        return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
-    if (items)
-        for (int32_t i = 0; i < n; i++)
-            items[i] = (rf_item_status){.status = RF_OK};
+    if (start_run(n, items, err) != RF_OK)
+        return RF_ERR_INPUT;
     size_t n_alloc = n ? (size_t)n : 1;
     pooled_run r = {.pl = pl, .width = width, .vec_fn = vec_fn, .finish = finish, .job = job,
                     .out = out, .n_windows = calloc(n_alloc, sizeof(int32_t)),
