@@ -114,6 +114,23 @@ typedef enum {
     RF_NORM_RMS,   /* x / sqrt(mean(x^2) + eps), no parameters (RoFormer-v2: any other norm_type) */
 } rf_norm_type;
 
+/* How the rotary angles are computed (docs/long-inputs.md). Pair i of a
+ * head of Dh turns by pos * theta_i, theta_i = base^(-2i/Dh), base 10000:
+ *   none:   as trained;
+ *   linear: position interpolation, pos / factor (a trained range of P
+ *           positions stretched over P * factor);
+ *   ntk:    NTK-aware scaling, base * factor^(Dh / (Dh - 2)).
+ * RF_ROPE_SCALING_DEFAULT in rf_context_params / rf_pipeline_params means
+ * the model's own (rf_hparams.rope_scaling: none unless its file records
+ * one). Quality past the trained length, scaled or not, belongs to the
+ * checkpoint, not to the engine. */
+typedef enum {
+    RF_ROPE_SCALING_DEFAULT = 0,
+    RF_ROPE_SCALING_NONE = 1,
+    RF_ROPE_SCALING_LINEAR = 2,
+    RF_ROPE_SCALING_NTK = 3,
+} rf_rope_scaling;
+
 /* Values are ggml's type ids, as stored in GGUF. RF_DTYPE_Q8 is ggml's
  * I8: int8 values, each matrix with one f32 scale per row (output
  * channel) in a companion tensor (models/README.md). */
@@ -148,6 +165,9 @@ typedef struct {
     bool do_lower_case;
     int32_t pad_id, unk_id, cls_id, sep_id, mask_id;
     rf_dtype dtype;              /* how the weights are stored in the file */
+    rf_rope_scaling rope_scaling; /* the checkpoint's default: RF_ROPE_SCALING_NONE,
+                                     _LINEAR or _NTK (GGUF roformer.rope.scaling.type) */
+    float rope_factor;           /* its factor (> 0; 1 with none) */
 } rf_hparams;
 
 /* Names as config.json, the GGUF file and the CLI spell them:
@@ -158,6 +178,8 @@ const char *rf_norm_type_name(rf_norm_type norm);
 const char *rf_head_name(rf_head_kind head);
 const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
 const char *rf_dtype_name(rf_dtype dtype);
+/* "default", "none", "linear", "ntk" */
+const char *rf_rope_scaling_name(rf_rope_scaling scaling);
 
 typedef struct rf_model rf_model;
 
@@ -395,11 +417,28 @@ typedef struct {
                              the default way. */
     rf_compute_type compute; /* RF_COMPUTE_F32 (0, the default), RF_COMPUTE_BF16 or
                                 RF_COMPUTE_INT8 */
+    int32_t extend_positions; /* nonzero: accept sequences longer than the model's
+                                 max_position (up to RF_MAX_SEQ_LEN), the rotary
+                                 angles computed past it by the same formula.
+                                 What the model makes of positions it was not
+                                 trained on is the checkpoint's affair. */
+    rf_rope_scaling rope_scaling; /* RF_ROPE_SCALING_DEFAULT (0): the model's */
+    float rope_factor;    /* > 1 stretches the trained range for linear and ntk;
+                             <= 0: the model's (rf_hparams.rope_factor). With
+                             linear or ntk, sequences up to max_position *
+                             factor are accepted without extend_positions. */
 } rf_context_params;
 
+/* Longest sequence any context accepts, with extend_positions. */
+#define RF_MAX_SEQ_LEN (1 << 16)
+
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
- * compute f32. */
+ * compute f32, no extension, the model's rope scaling. */
 rf_context_params rf_context_default_params(void);
+/* The longest sequence a context made with `params` (NULL: defaults)
+ * accepts: the model's max_position; max_position * factor (rounded down)
+ * with linear or ntk scaling; RF_MAX_SEQ_LEN with extend_positions. */
+int32_t rf_context_length_limit(const rf_model *model, const rf_context_params *params);
 /* Allocates every buffer the forward pass needs for max_batch x max_seq_len
  * tokens (rf_forward allocates nothing) and starts n_threads - 1 worker
  * threads. The engine splits its work over its own threads and sets
@@ -483,6 +522,24 @@ typedef struct {
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
     rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
+    /* positions, as in rf_context_params: */
+    int32_t extend_positions;
+    rf_rope_scaling rope_scaling;
+    float rope_factor;
+    /* Documents longer than a window (rf_embed, rf_similarity, rf_classify,
+     * rf_classify_logits; 0: off). A single text of more than `window`
+     * tokens is cut into overlapping windows of at most `window` tokens,
+     * each [CLS] part [SEP], the next starting `stride` text tokens
+     * before the previous one ends; each window is encoded, and the
+     * windows pooled into one result: the mean of the window vectors for
+     * embeddings (normalized after, when asked), the mean of the window
+     * logits for classification. window > 2, 0 <= stride < window - 2, and
+     * window at most what the model accepts (rf_context_length_limit);
+     * a pair longer than the window fails (only single texts are cut).
+     * Other jobs ignore windows. Texts no longer than the window run as
+     * they do without it. */
+    int32_t window;
+    int32_t stride;
     rf_truncation_side truncation_side; /* which end max_length cuts (default
                                            RF_TRUNCATE_RIGHT) */
 } rf_pipeline_params;
@@ -490,8 +547,9 @@ typedef struct {
 typedef struct rf_pipeline rf_pipeline;
 
 rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
-/* The model must outlive the pipeline. max_length above the model's
- * max_position is RF_ERR_INPUT. */
+/* The model must outlive the pipeline. max_length above what the model
+ * accepts (rf_context_length_limit) is RF_ERR_INPUT, and so are a
+ * rope_factor that is not finite, a bad window or stride. */
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
@@ -508,6 +566,9 @@ typedef struct {
     int64_t batches;         /* forward passes */
     double tokenize_seconds; /* wall time */
     double forward_seconds;  /* wall time */
+    int64_t windows;         /* windows run for inputs longer than the pipeline's
+                                window (0 without windows) */
+    int64_t windowed_inputs; /* inputs that were cut into windows */
 } rf_pipeline_stats;
 
 void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);

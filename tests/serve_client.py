@@ -193,6 +193,22 @@ def suite_cls(url, roformer, model):
     r = post(url, "/similarity", {"inputs": {"source_sentence": SENTENCES[0], "sentences": SENTENCES[1:4]}})
     report("/similarity equals `roformer similarity` per sentence",
            r.status_code == 200 and close(r.json(), [s["cosine"] for s in sim]), r.text[:200])
+    # windows: "window" / "stride" as `roformer embed --window N --stride S`
+    long_text = "今天天气很好，我们去公园散步。" * 20
+    want = cli(roformer, model, "embed", [{"text": long_text}], "--normalize", "--window", "32",
+               "--stride", "8")[0]["embedding"]
+    r = post(url, "/embed", {"inputs": long_text, "window": 32, "stride": 8})
+    report("/embed with window 32, stride 8 equals `roformer embed --window 32 --stride 8`",
+           r.status_code == 200 and maxdiff(r.json()[0], want) <= TOL, r.text[:200])
+    error_is(post(url, "/embed", {"inputs": long_text}), 422,
+             "/embed without window: the long text is over --max-input-length, 422", "tokens")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 32, "stride": 30}), 422,
+             "/embed stride >= window - 2: 422", "stride")
+    error_is(post(url, "/embed", {"inputs": "x", "stride": 3}), 422,
+             "/embed stride without window: 422", "stride")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 2}), 422, "/embed window 2: 422", "window")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 1 << 19}), 422,
+             "/embed window over --max-input-length: 422", "window")
     scm_in = [{"A": SENTENCES[0], "B": SENTENCES[5], "C": SENTENCES[6]},
               {"A": SENTENCES[1], "B": SENTENCES[2], "C": SENTENCES[3]},
               {"A": SENTENCES[0], "B": SENTENCES[5], "C": SENTENCES[6]}]

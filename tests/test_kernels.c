@@ -753,7 +753,7 @@ static void test_rope(void)
 {
     int n_pos = 1536, Dh = 64, half = Dh / 2;
     float *s = malloc((size_t)n_pos * half * sizeof *s), *c = malloc((size_t)n_pos * half * sizeof *c);
-    rf_rope_table(s, c, n_pos, Dh);
+    rf_rope_table(s, c, n_pos, Dh, 10000.0, 1.0);
     /* entries from the formula, and the double-precision angle matters at high positions */
     int ok = 1, float_angle_differs = 0;
     for (int p = 0; p < n_pos; p += 97)

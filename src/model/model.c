@@ -200,6 +200,22 @@ static rf_status read_hparams(meta *m, rf_hparams *hp)
     if (kv->v.f != 10000.0)
         return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: rope.freq_base %g is not 10000", m->what,
                        kv->v.f);
+    /* the checkpoint's default rope scaling, when its config carried one */
+    hp->rope_scaling = RF_ROPE_SCALING_NONE;
+    hp->rope_factor = 1.0f;
+    if (rf_gguf_find_kv(m->g, "roformer.rope.scaling.type")) {
+        if ((st = get_name(m, "roformer.rope.scaling.type", name, sizeof name)))
+            return st;
+        if (!rf_rope_scaling_from_name(name, &hp->rope_scaling))
+            return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: rope.scaling.type '%s' is not supported",
+                           m->what, name);
+        if (!(kv = need(m, "roformer.rope.scaling.factor", RF_GGUF_FLOAT32, &st)))
+            return st;
+        if (!(kv->v.f > 0 && kv->v.f <= RF_MAX_ROPE_FACTOR))
+            return rf_fail(m->err, RF_ERR_FORMAT, "%s: rope.scaling.factor %g is not in (0, %d]",
+                           m->what, kv->v.f, RF_MAX_ROPE_FACTOR);
+        hp->rope_factor = (float)kv->v.f;
+    }
     if (hp->has_pooler && (st = get_activation(m, "roformer.pooler.activation", &hp->pooler_act)))
         return st;
     if ((st = get_name(m, "roformer.head", name, sizeof name)))

@@ -34,7 +34,9 @@ static const char usage[] =
     "                once (default)\n"
     "  --mode pair   a sequence-classification model scores (A,B) and (A,C): the\n"
     "                probability of its last label\n" CLI_POOLING_HELP
-    "  --max-length N  truncate documents to N tokens (default: the model's maximum)\n";
+    "  --max-length N  truncate documents to N tokens (default: the model's maximum)\n"
+    "  --window N --stride S  instead of truncating, cut a longer document into windows\n"
+    "                and embed it as the mean of theirs (--mode embed)\n";
 
 enum { FIELD_A, FIELD_B, FIELD_C, FIELD_LABEL };
 

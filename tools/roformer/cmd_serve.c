@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "jobcli.h"
 #include "pooling_option.h"
+#include "position_options.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
@@ -69,6 +70,7 @@ static const char usage[] =
 
 typedef struct {
     serve_server s;
+    cli_position_opts positions; /* --extend-positions, --rope-scaling, --rope-factor */
     const char *model_path;
     int pooling;
 } serve_opts;
@@ -97,6 +99,9 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             bad = parse_size("--port", v, 0, 65535, &n) || (o->s.port = n, 0);
         else if (OPT("--threads"))
             bad = parse_size("--threads", v, 0, 1024, &o->s.threads);
+        else if ((r = cli_position_option(&o->positions, "serve", argc, argv, &i)) != 0) {
+            /* taken, or a usage error (r < 0) */
+        }
         else if (OPT("--compute"))
             bad = cli_parse_compute("serve", v, &o->s.compute);
         else if (OPT("--max-batch-tokens"))
@@ -176,6 +181,11 @@ int cmd_serve(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
+        fputs(cli_position_help, stdout);
+        fputs("  requests to /embed, /v1/embeddings, /predict, /similarity and /scm may set\n"
+              "  \"window\" and \"stride\": a text longer than the window is cut and pooled\n"
+              "  (docs/long-inputs.md)\n",
+              stdout);
         return CLI_OK;
     }
     serve_opts o = {.s = {.host = "127.0.0.1", .port = 8080, .max_batch_tokens = 16384,
@@ -204,9 +214,13 @@ int cmd_serve(int argc, char **argv)
     serve_http *http = NULL;
     char id[512], errbuf[256];
     rc = CLI_FAILED;
-    if (s->max_input_length > hp->max_position) {
-        rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d",
-                             s->max_input_length, hp->max_position);
+    rf_context_params limit_params = rf_context_default_params();
+    cli_position_apply(&o.positions, &limit_params);
+    int32_t limit = rf_context_length_limit(model, &limit_params);
+    if (s->max_input_length > limit) {
+        rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d%s",
+                             s->max_input_length, limit,
+                             limit == hp->max_position ? " (--extend-positions allows more)" : "");
         goto done;
     }
     if (!s->max_input_length)
@@ -229,6 +243,9 @@ int cmd_serve(int argc, char **argv)
     pp.max_length = s->max_input_length;
     pp.n_threads = s->threads;
     pp.compute = s->compute;
+    pp.extend_positions = limit_params.extend_positions;
+    pp.rope_scaling = limit_params.rope_scaling;
+    pp.rope_factor = limit_params.rope_factor;
     rf_error err;
     if (serve_runner_create(model, &pp, s->pooling, &runner, &err) != RF_OK) {
         cli_error("%s", err.message);

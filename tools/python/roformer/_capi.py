@@ -59,6 +59,7 @@ RF_TRUNCATE_RIGHT, RF_TRUNCATE_LEFT = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
 RF_SCM_EMBED, RF_SCM_PAIR = range(2)
 RF_SCM_CHUNK = 64
+RF_ROPE_SCALING_DEFAULT, RF_ROPE_SCALING_NONE, RF_ROPE_SCALING_LINEAR, RF_ROPE_SCALING_NTK = range(4)
 
 # ==== Structs ====
 
@@ -94,6 +95,8 @@ class rf_hparams(Structure):
         ("sep_id", c_int32),
         ("mask_id", c_int32),
         ("dtype", c_int),           # rf_dtype
+        ("rope_scaling", c_int),    # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -117,6 +120,9 @@ class rf_context_params(Structure):
         ("n_threads", c_int32),
         ("skip_padding", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -162,6 +168,11 @@ class rf_pipeline_params(Structure):
         ("batch_size", c_int32),
         ("n_threads", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
+        ("window", c_int32),
+        ("stride", c_int32),
         ("truncation_side", c_int32),
     ]
 
@@ -185,6 +196,8 @@ class rf_pipeline_stats(Structure):
         ("batches", c_int64),
         ("tokenize_seconds", c_double),
         ("forward_seconds", c_double),
+        ("windows", c_int64),
+        ("windowed_inputs", c_int64),
     ]
 
 
@@ -310,6 +323,7 @@ def _declare(name, restype, *argtypes):
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
 rf_norm_type_name = _declare("rf_norm_type_name", c_char_p, c_int)
+rf_rope_scaling_name = _declare("rf_rope_scaling_name", c_char_p, c_int)
 rf_head_name = _declare("rf_head_name", c_char_p, c_int)
 rf_tokenizer_mode_name = _declare("rf_tokenizer_mode_name", c_char_p, c_int)
 rf_dtype_name = _declare("rf_dtype_name", c_char_p, c_int)
@@ -331,6 +345,8 @@ rf_encoding_free = _declare("rf_encoding_free", None, POINTER(rf_encoding))
 rf_context_default_params = _declare("rf_context_default_params", rf_context_params)
 rf_context_create = _declare("rf_context_create", c_int, _model_p, POINTER(rf_context_params),
                              POINTER(c_void_p), _err_p)
+rf_context_length_limit = _declare("rf_context_length_limit", c_int32, _model_p,
+                                   POINTER(rf_context_params))
 rf_context_resize = _declare("rf_context_resize", c_int, c_void_p, c_int32, c_int32, _err_p)
 rf_context_free = _declare("rf_context_free", None, c_void_p)
 rf_forward = _declare("rf_forward", c_int, c_void_p, POINTER(rf_batch), POINTER(rf_outputs), _err_p)

@@ -32,6 +32,8 @@ _POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "max": C.RF_POO
              "last": C.RF_POOLING_LAST, "pooler": C.RF_POOLING_POOLER}
 _COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
 _TRUNCATION_SIDES = {"right": C.RF_TRUNCATE_RIGHT, "left": C.RF_TRUNCATE_LEFT}
+_ROPE_SCALINGS = {None: C.RF_ROPE_SCALING_DEFAULT, "none": C.RF_ROPE_SCALING_NONE,
+                  "linear": C.RF_ROPE_SCALING_LINEAR, "ntk": C.RF_ROPE_SCALING_NTK}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
 _ERRORS = ("raise", "skip")
@@ -290,10 +292,20 @@ class Model:
     which end max_length cuts, "right" (keep the first tokens) or "left"
     (keep the last), as the CLI's --truncation-direction. A context manager;
     close() frees it.
+
+    Long inputs (docs/long-inputs.md): extend_positions=True accepts inputs
+    longer than the model's max_position, the rotary angles computed past
+    it (what the model makes of them depends on the checkpoint);
+    rope_scaling "none", "linear" or "ntk" with rope_factor F stretches the
+    trained positions instead (None: the model's own); window=N, stride=S
+    cut a text longer than N tokens into overlapping windows that encode(),
+    classify(), similarity() and scm() pool into one result (the mean of
+    the window vectors or logits); stats()["windows"] counts them.
     """
 
     def __init__(self, path, threads=None, compute="f32", max_length=None,
-                 truncation_direction="right"):
+                 truncation_direction="right", extend_positions=False,
+                 rope_scaling=None, rope_factor=None, window=None, stride=None):
         if truncation_direction not in _TRUNCATION_SIDES:
             raise ValueError('truncation_direction must be "right" or "left", not %r'
                              % (truncation_direction,))
@@ -301,10 +313,27 @@ class Model:
             raise ValueError('compute must be "f32", "bf16" or "int8", not %r' % (compute,))
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError("threads must be a positive integer or None")
+        if rope_scaling not in _ROPE_SCALINGS:
+            raise ValueError('rope_scaling must be None, "none", "linear" or "ntk", not %r'
+                             % (rope_scaling,))
+        if rope_factor is not None and not (isinstance(rope_factor, (int, float))
+                                            and 0 < rope_factor <= 1024):
+            raise ValueError("rope_factor must be a number above 0 and at most 1024, not %r"
+                             % (rope_factor,))
+        if window is not None and (not isinstance(window, int) or window <= 2):
+            raise ValueError("window must be an integer above 2, not %r" % (window,))
+        if stride is not None and (window is None or not isinstance(stride, int)
+                                   or not 0 <= stride < window - 2):
+            raise ValueError("stride must be an integer from 0 to window - 3 with a window, not %r"
+                             % (stride,))
         self.path = os.fsdecode(path)
         self.threads = threads
         self.compute = compute
         self.truncation_direction = truncation_direction
+        self.extend_positions = bool(extend_positions)
+        self.rope_scaling, self.rope_factor = rope_scaling, rope_factor
+        self.window = window
+        self.stride = (stride if stride is not None else window // 4) if window else None
         handle = c_void_p()
         err = C.rf_error()
         st = C.rf_model_load(os.fsencode(self.path), byref(handle), byref(err))
@@ -317,12 +346,19 @@ class Model:
         hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
         self.sentence_config = _sentence_config(handle)
-        if max_length is None and self.sentence_config:
+        if max_length is None and self.sentence_config and not window:
             max_length = self.sentence_config["max_seq_length"]
-        if max_length is not None and not 2 <= max_length <= hp.max_position:
+        cp = self._positions(C.rf_context_default_params())
+        self._limit = C.rf_context_length_limit(handle, byref(cp))
+        if max_length is not None and not 2 <= max_length <= self._limit:
             self.close()
-            raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r"
-                             % (hp.max_position, max_length))
+            raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r%s"
+                             % (self._limit, max_length,
+                                " (extend_positions=True allows more)"
+                                if self._limit == hp.max_position else ""))
+        if window is not None and window > self._limit:
+            self.close()
+            raise ValueError("window %d is over the model's maximum of %d" % (window, self._limit))
         self.max_length = max_length
         if compute != "f32":
             self._check_compute()
@@ -356,6 +392,14 @@ class Model:
     def __repr__(self):
         return "roformer.Model(%r, head=%r, hidden_size=%d)" % (
             self.path, self.info["head"], self.hidden_size)
+
+    def _positions(self, params):
+        """params (rf_context_params or rf_pipeline_params) with the model's
+        position options."""
+        params.extend_positions = int(self.extend_positions)
+        params.rope_scaling = _ROPE_SCALINGS[self.rope_scaling]
+        params.rope_factor = float(self.rope_factor or 0.0)
+        return params
 
     def _check_compute(self):
         """Creates and frees a one-token context, so that a CPU without the
@@ -392,7 +436,8 @@ class Model:
         if pl is not None:
             slots.pipelines.move_to_end(key)
             return pl
-        params = C.rf_pipeline_default_params()
+        params = self._positions(C.rf_pipeline_default_params())
+        params.window, params.stride = self.window or 0, self.stride or 0
         params.max_length = max_length or 0
         params.batch_size = batch_size
         params.n_threads = self.threads or 0
@@ -451,6 +496,12 @@ class Model:
                                    "[SEP]": hp.sep_id, "[MASK]": hp.mask_id},
             },
             "dtype": name(C.rf_dtype_name, hp.dtype),
+            "rope_scaling": name(C.rf_rope_scaling_name, hp.rope_scaling),
+            "rope_factor": hp.rope_factor,
+            "long_inputs": {"extend_positions": self.extend_positions,
+                            "rope_scaling": self.rope_scaling, "rope_factor": self.rope_factor,
+                            "window": self.window, "stride": self.stride,
+                            "max_input_length": self._limit},
             "tensors": C.rf_model_tensor_count(h),
             "blas_core": (C.rf_blas_get_info().core or b"").decode(),
         }
@@ -864,7 +915,7 @@ class Model:
         """scm() without the error policy: rf_scm, as the CLI calls it."""
         if mode not in ("embed", "pair"):
             raise ValueError('mode must be "embed" or "pair", not %r' % (mode,))
-        if max_length is None:  # the CLI's default for scm: truncate at the model's maximum
+        if max_length is None and not self.window:  # the CLI's default: truncate at the maximum
             max_length = self.max_length or self._hp.max_position
         params = C.rf_scm_default_params()
         if mode == "embed":
@@ -1090,16 +1141,15 @@ class Model:
 
     def _context(self, slots, B, L):
         """The thread's forward context, grown to hold B x L tokens."""
-        hp = self._hp
         if slots.ctx and B <= slots.ctx_batch and (L <= slots.ctx_len
-                                                   or slots.ctx_len == hp.max_position):
+                                                   or slots.ctx_len == self._limit):
             return slots.ctx
-        nb, nl = max(B, slots.ctx_batch), min(max(L, slots.ctx_len), hp.max_position)
+        nb, nl = max(B, slots.ctx_batch), min(max(L, slots.ctx_len), self._limit)
         err = C.rf_error()
         if slots.ctx:
             st = C.rf_context_resize(slots.ctx, nb, nl, byref(err))
         else:
-            cp = C.rf_context_default_params()
+            cp = self._positions(C.rf_context_default_params())
             cp.max_batch, cp.max_seq_len = nb, nl
             cp.n_threads = self.threads or 0
             cp.compute = _COMPUTES[self.compute]
@@ -1200,9 +1250,11 @@ class Model:
 
     def stats(self):
         """Where the current thread's pipelines spent their time: inputs,
-        tokens, batches, tokenize_seconds, forward_seconds, summed."""
+        tokens, batches, tokenize_seconds, forward_seconds, and with a window
+        windows (run for texts longer than it) and windowed_inputs (texts
+        cut), summed."""
         total = dict.fromkeys(("inputs", "tokens", "batches", "tokenize_seconds",
-                               "forward_seconds"), 0)
+                               "forward_seconds", "windows", "windowed_inputs"), 0)
         with _Call(self) as slots:
             for pl in slots.pipelines.values():
                 s = C.rf_pipeline_stats()

@@ -34,6 +34,7 @@ typedef struct serve_job {
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
     const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts */
     const int32_t *lengths;       /* embed_all: [n] tokens of each text */
+    int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */
     int32_t truncation_side; /* rf_truncation_side of the inputs the request lets be cut */
 
@@ -60,12 +61,13 @@ typedef struct serve_job {
 } serve_job;
 
 /* Whether a and b can run in one library call: the same kind and
- * truncation side and, for QA, the same rf_qa arguments, for rerank the
+ * truncation side and windows and, for QA, the same rf_qa arguments, for rerank the
  * same raw_scores (fill-mask runs the largest top_k asked and trims it per
  * job). */
 static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
 {
     return a->kind == b->kind && a->truncation_side == b->truncation_side &&
+           a->window == b->window && a->stride == b->stride &&
            (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
                                          a->doc_stride == b->doc_stride)) &&
            (a->kind != SERVE_KIND_RERANK || a->raw_scores == b->raw_scores);

@@ -499,6 +499,23 @@ static int parse_job_options(serve_request *r, const cJSON *root, serve_error *e
                take_int(root, "doc_stride", 0, 1 << 20, &r->doc_stride, err);
     if (r->api == SERVE_API_RERANK_JINA)
         return take_int(root, "top_n", 1, 1 << 20, &r->top_n, err);
+    if (r->api == SERVE_API_EMBED || r->api == SERVE_API_OPENAI || r->api == SERVE_API_PREDICT ||
+        r->api == SERVE_API_SIMILARITY || r->api == SERVE_API_SCM) {
+        r->stride = -1;
+        if (take_int(root, "window", 3, 1 << 20, &r->window, err) ||
+            take_int(root, "stride", 0, 1 << 20, &r->stride, err))
+            return -1;
+        if (r->stride >= 0 && !r->window)
+            return serve_fail(err, 422, "Validation", "%s: needs \"window\"", "stride");
+        if (r->stride < 0)
+            r->stride = r->window / 4;
+        if (r->window && r->stride >= r->window - 2)
+            return serve_fail(err, 422, "Validation",
+                              "stride: %d is not below the %d text tokens of a window of %d",
+                              r->stride, r->window - 2, r->window);
+        if (r->window && r->api == SERVE_API_SCM)
+            r->truncate = false; /* windows instead of scm's truncation */
+    }
     return 0;
 }
 

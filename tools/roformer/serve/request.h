@@ -19,6 +19,9 @@
  *   qa            "inputs": {"question", "context"} | [{...}, ...],
  *                 "max_answer_tokens", "doc_stride"
  *   scm           "inputs": {"A", "B", "C"} | [{...}, ...]
+ *   embed, openai, predict, similarity, scm also take "window" and "stride":
+ *   a text longer than `window` tokens is cut into windows and pooled
+ *   (rf_pipeline_params.window; stride default window / 4)
  *   rerank        "query": str, "texts": [str, ...], "raw_scores", "return_text" (TEI)
  *   rerank_jina   "query": str, "documents": [str | {"text": str}, ...], "top_n",
  *                 "return_documents", "model" (Jina / Cohere / llama.cpp)
@@ -83,6 +86,8 @@ typedef struct {
     int32_t top_k;           /* fill-mask; default 5 */
     int32_t max_answer_tokens; /* qa; default 15, as HF and `roformer qa` */
     int32_t doc_stride;      /* qa; default -1: no windows (`roformer qa --doc-stride`) */
+    int32_t window, stride;  /* embed, openai, predict, similarity, scm; window 0: none
+                                (`roformer embed --window N --stride S`) */
     char *model;             /* openai / rerank_jina "model", echoed back; NULL when absent */
     int32_t dimensions;      /* openai; 0: the whole vector */
     /* Token-id inputs (openai "input" of ids, decode "ids"): n_items lists,

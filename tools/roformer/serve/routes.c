@@ -378,6 +378,9 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
                         int32_t *tokens, serve_error *err)
 {
     bool windows = r->api == SERVE_API_QA && r->doc_stride >= 0;
+    if (r->window > s->max_input_length)
+        return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
+                          s->max_input_length);
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
         const rf_text *t = &r->texts[i];
@@ -395,7 +398,9 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
             *tokens += qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
             continue;
         }
-        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE) {
+        /* a single text longer than the window is cut into windows */
+        bool cut = r->window > 0 && !t->pair && encs[i].n > r->window;
+        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE && !cut) {
             field_name(r, i, field, sizeof field);
             return serve_fail(err, 422, "Validation",
                               "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
@@ -476,6 +481,7 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
     serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = n, .encs = r->ids ? encs : NULL,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
+                     .window = r->window, .stride = r->stride,
                      .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
     int32_t *lengths =
         job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;

@@ -21,6 +21,9 @@
 struct serve_runner {
     const rf_model *model;
     rf_pipeline *pl;
+    rf_pipeline_params params;
+    rf_pipeline *windowed_pl; /* the pipeline of the last windows asked, or NULL */
+    int32_t window, stride;   /* its windows */
     rf_pooling pooling;
     int32_t D; /* hidden_size */
     int32_t N; /* num_labels */
@@ -42,6 +45,7 @@ rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *p
     }
     const rf_hparams *hp = rf_model_hparams(model);
     r->model = model;
+    r->params = *params;
     r->pooling = pooling;
     r->D = hp->hidden_size;
     r->N = hp->num_labels > 0 ? hp->num_labels : 1;
@@ -54,6 +58,7 @@ void serve_runner_free(serve_runner *r)
     if (!r)
         return;
     rf_pipeline_free(r->pl);
+    rf_pipeline_free(r->windowed_pl);
     free(r);
 }
 
@@ -77,6 +82,31 @@ static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
         jobs[j]->status = st;
         jobs[j]->error = *err;
     }
+}
+
+/* The pipeline for jobs with these windows: the server's own without
+ * windows, else one made for them (kept until other windows are asked). */
+static rf_status pipeline_for(serve_runner *r, int32_t window, int32_t stride, rf_pipeline **pl,
+                              rf_error *err)
+{
+    *pl = r->pl;
+    if (!window)
+        return RF_OK;
+    if (!r->windowed_pl || r->window != window || r->stride != stride) {
+        rf_pipeline_free(r->windowed_pl);
+        r->windowed_pl = NULL;
+        rf_pipeline_params p = r->params;
+        p.window = window;
+        p.stride = stride;
+        p.max_length = 0; /* windows instead of truncation */
+        rf_status st = rf_pipeline_create(r->model, &p, &r->windowed_pl, err);
+        if (st != RF_OK)
+            return st;
+        r->window = window;
+        r->stride = stride;
+    }
+    *pl = r->windowed_pl;
+    return RF_OK;
 }
 
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
@@ -110,8 +140,12 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_scm_result *scm = kind == SERVE_KIND_SCM ? malloc(sizeof *scm * T) : NULL;
     rf_error err = {{0}};
     rf_status st = RF_OK;
-    rf_pipeline_stats before, after;
-    rf_pipeline_get_stats(r->pl, &before);
+    rf_pipeline *pl = pl;
+    rf_pipeline_stats before = {0}, after = {0};
+    if (!(st = pipeline_for(r, jobs[0]->window, jobs[0]->stride, &pl, &err)))
+        rf_pipeline_get_stats(pl, &before);
+    if (st != RF_OK)
+        goto done;
     if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
@@ -132,7 +166,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         }
     }
 
-    st = rf_pipeline_set_truncation_side(r->pl, jobs[0]->truncation_side, &err);
+    st = rf_pipeline_set_truncation_side(pl, jobs[0]->truncation_side, &err);
     if (st != RF_OK)
         goto done;
     rf_rerank_params rerank = rf_rerank_default_params();
@@ -140,34 +174,34 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
     case SERVE_KIND_RERANK:
-        st = rf_rerank_score(r->pl, texts, total, &rerank, probs, items, &err);
+        st = rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
         break;
     case SERVE_KIND_EMBED:
-        st = rf_embed(r->pl, texts, total, r->pooling, false, vectors, items, &err);
+        st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
         break;
     case SERVE_KIND_CLASSIFY:
-        st = rf_classify(r->pl, texts, total, probs, items, &err);
+        st = rf_classify(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_LOGITS:
-        st = rf_classify_logits(r->pl, texts, total, probs, items, &err);
+        st = rf_classify_logits(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_FILL_MASK:
-        st = rf_fill_mask(r->pl, texts, total, top_k, fill, items, &err);
+        st = rf_fill_mask(pl, texts, total, top_k, fill, items, &err);
         break;
     case SERVE_KIND_NER:
-        st = rf_token_classify(r->pl, texts, total, ner, items, &err);
+        st = rf_token_classify(pl, texts, total, ner, items, &err);
         break;
     case SERVE_KIND_QA:
-        st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
+        st = rf_qa(pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
         break;
     case SERVE_KIND_EMBED_IDS:
-        st = serve_embed_ids(r->pl, encs, total, r->pooling, vectors, &err);
+        st = serve_embed_ids(pl, encs, total, r->pooling, vectors, &err);
         for (int32_t i = 0; st == RF_OK && i < total; i++)
             items[i] = (rf_item_status){.status = RF_OK};
         break;
     case SERVE_KIND_EMBED_ALL:
-        st = serve_embed_tokens(r->pl, texts, total, offsets, lengths, vectors, items, &err);
+        st = serve_embed_tokens(pl, texts, total, offsets, lengths, vectors, items, &err);
         break;
     case SERVE_KIND_SCM: {
         rf_scm_params params = rf_scm_default_params();
@@ -177,7 +211,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
                 triplets[k].doc[s] = texts[3 * k + s].text;
                 triplets[k].len[s] = texts[3 * k + s].text_len;
             }
-        st = rf_scm(r->pl, triplets, total / 3, &params, scm, NULL, items, &err);
+        st = rf_scm(pl, triplets, total / 3, &params, scm, NULL, items, &err);
         break;
     }
     }
@@ -241,6 +275,7 @@ done:
     free(qa);
     free(triplets);
     free(scm);
-    rf_pipeline_get_stats(r->pl, &after);
+    if (pl)
+        rf_pipeline_get_stats(pl, &after);
     return after.forward_seconds - before.forward_seconds;
 }
