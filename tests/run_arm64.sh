@@ -27,14 +27,13 @@ fi
 wrap=$(cd "$build" && pwd)/qemu
 rm -rf "$wrap"
 mkdir -p "$wrap"
-wrapper() { # NAME CPU BINARY [VAR=VALUE...]
-    name=$1 cpu=$2 bin=$3
+wrapper() { # NAME CPU BINARY [VAR=VALUE...]; sh has no local variables: w_*
+    w_name=$1 w_cpu=$2 w_bin=$3
     shift 3
-    case "$bin" in /*) ;; *) bin=$(pwd)/$bin ;; esac
+    case "$w_bin" in /*) ;; *) w_bin=$(pwd)/$w_bin ;; esac
     printf '#!/bin/sh\nexec env OPENBLAS_CORETYPE=ARMV8 %s "%s" -cpu %s "%s" "$@"\n' "$*" "$qemu" \
-        "$cpu" "$bin" \
-        >"$wrap/$name"
-    chmod +x "$wrap/$name"
+        "$w_cpu" "$w_bin" >"$wrap/$w_name"
+    chmod +x "$wrap/$w_name"
 }
 for cpu in max neoverse-n1 cortex-a72; do
     wrapper "roformer@$cpu" "$cpu" "$build/roformer"
