@@ -2,6 +2,8 @@
 #   make              build/libroformer.a, build/libroformer.so, build/roformer
 #   make test         build and run every test (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
+#   make ARCH=aarch64 the ARM64 cross build in build-arm64/ (docs/arm64.md)
+#   make test-arm64   that build's tests under qemu-aarch64-static
 #   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR; the default
 #                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
@@ -18,6 +20,8 @@ CC ?= cc
 PKGS := openblas libcjson libutf8proc libcurl libcrypto
 # libmicrohttpd: the HTTP server of `roformer serve`, linked into the CLI only
 CLI_PKGS := libmicrohttpd
+# ARCH=aarch64: CC, BUILD and PKG_CONFIG of the ARM64 cross build
+include mk/arm64.mk
 
 OPT ?= -O2 -g
 # -Wno-psabi: the 32- and 64-byte vectors of src/kernels/vecmath.h only live in
@@ -28,8 +32,8 @@ OPT ?= -O2 -g
 # baseline x86-64 build has no FMA, so its code is unchanged.
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-psabi -ffp-contract=fast -fPIC \
               -Iinclude -Isrc \
-              $(shell pkg-config --cflags $(PKGS)) $(OPT) $(SANITIZE) $(CFLAGS)
-LDLIBS_ALL := $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDLIBS)
+              $(shell $(PKG_CONFIG) --cflags $(PKGS)) $(OPT) $(SANITIZE) $(CFLAGS)
+LDLIBS_ALL := $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
@@ -49,7 +53,7 @@ HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/rof
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
-.PHONY: all test asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
+.PHONY: all test test-arm64 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -65,12 +69,12 @@ $(BUILD)/libroformer.so: $(LIB_OBJ)
 
 # The CLI's files include its headers as "name.h" and the server's as
 # "serve/name.h", from tools/roformer/ and tools/roformer/serve/ alike.
-$(CLI_OBJ): CFLAGS_ALL += -Itools/roformer $(shell pkg-config --cflags $(CLI_PKGS))
+$(CLI_OBJ): CFLAGS_ALL += -Itools/roformer $(shell $(PKG_CONFIG) --cflags $(CLI_PKGS))
 $(CLI_OBJ): $(SERVE_HEADERS)
 
 $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a \
-	    $(shell pkg-config --libs $(CLI_PKGS)) $(LDLIBS_ALL)
+	    $(shell $(PKG_CONFIG) --libs $(CLI_PKGS)) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -94,6 +98,16 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/lib
 
 test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(FUZZ_REPLAY_BIN)
+
+# The ARM64 cross build's tests under qemu (tests/run_arm64.sh; which run
+# where: docs/arm64.md). ARM64_TESTS run on qemu's -cpu max, test_kernels
+# also on CPU models without I8MM and BF16.
+ARM64_TESTS := kernels parity int8 bf16 v2 tokenizer_units tokenizer_reference jieba_reference \
+               convert gguf fp16 corrupt
+test-arm64:
+	@$(MAKE) --no-print-directory ARCH=aarch64 BUILD=build-arm64 all \
+	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
+	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
@@ -150,4 +164,4 @@ install: all
 	    scripts/roformer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/roformer.pc
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-arm64

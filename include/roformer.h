@@ -29,8 +29,8 @@
  *     rf_context_free(ctx);
  *     rf_model_free(model);
  *
- * The jobs (embeddings, classification, similarity, rerank, fill-mask, NER, QA)
- * take many inputs at once and batch them:
+ * The jobs (embeddings, classification, similarity, rerank, fill-mask, NER,
+ * QA, CAIL2019-SCM case matching) take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
  *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
@@ -103,8 +103,9 @@ typedef enum {
 } rf_head_kind;
 
 typedef enum {
-    RF_TOKENIZER_WOBERT, /* jieba words, then BERT basic + WordPiece (RoFormerTokenizer) */
-    RF_TOKENIZER_BERT,   /* BERT basic + WordPiece only (BertTokenizer, char-level models) */
+    RF_TOKENIZER_AUTO = -1, /* conversion only: from tokenizer_config.json's tokenizer_class */
+    RF_TOKENIZER_WOBERT,    /* jieba words, then BERT basic + WordPiece (RoFormerTokenizer) */
+    RF_TOKENIZER_BERT,      /* BERT basic + WordPiece only (BertTokenizer, char-level models) */
 } rf_tokenizer_mode;
 
 /* What normalises the sum at the embeddings and after each sublayer. */
@@ -112,6 +113,23 @@ typedef enum {
     RF_NORM_LAYER, /* LayerNorm with gain and bias (RoFormer, config norm_type "layer_norm") */
     RF_NORM_RMS,   /* x / sqrt(mean(x^2) + eps), no parameters (RoFormer-v2: any other norm_type) */
 } rf_norm_type;
+
+/* How the rotary angles are computed (docs/long-inputs.md). Pair i of a
+ * head of Dh turns by pos * theta_i, theta_i = base^(-2i/Dh), base 10000:
+ *   none:   as trained;
+ *   linear: position interpolation, pos / factor (a trained range of P
+ *           positions stretched over P * factor);
+ *   ntk:    NTK-aware scaling, base * factor^(Dh / (Dh - 2)).
+ * RF_ROPE_SCALING_DEFAULT in rf_context_params / rf_pipeline_params means
+ * the model's own (rf_hparams.rope_scaling: none unless its file records
+ * one). Quality past the trained length, scaled or not, belongs to the
+ * checkpoint, not to the engine. */
+typedef enum {
+    RF_ROPE_SCALING_DEFAULT = 0,
+    RF_ROPE_SCALING_NONE = 1,
+    RF_ROPE_SCALING_LINEAR = 2,
+    RF_ROPE_SCALING_NTK = 3,
+} rf_rope_scaling;
 
 /* Values are ggml's type ids, as stored in GGUF. RF_DTYPE_Q8 is ggml's
  * I8: int8 values, each matrix with one f32 scale per row (output
@@ -147,6 +165,9 @@ typedef struct {
     bool do_lower_case;
     int32_t pad_id, unk_id, cls_id, sep_id, mask_id;
     rf_dtype dtype;              /* how the weights are stored in the file */
+    rf_rope_scaling rope_scaling; /* the checkpoint's default: RF_ROPE_SCALING_NONE,
+                                     _LINEAR or _NTK (GGUF roformer.rope.scaling.type) */
+    float rope_factor;           /* its factor (> 0; 1 with none) */
 } rf_hparams;
 
 /* Names as config.json, the GGUF file and the CLI spell them:
@@ -157,6 +178,8 @@ const char *rf_norm_type_name(rf_norm_type norm);
 const char *rf_head_name(rf_head_kind head);
 const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
 const char *rf_dtype_name(rf_dtype dtype);
+/* "default", "none", "linear", "ntk" */
+const char *rf_rope_scaling_name(rf_rope_scaling scaling);
 
 typedef struct rf_model rf_model;
 
@@ -178,6 +201,20 @@ const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
 int32_t rf_model_tensor_count(const rf_model *model);
 
+/* How a sequence's hidden states become one vector (rf_embed and the
+ * sentence-transformers configuration below). */
+typedef enum {
+    RF_POOLING_CLS,    /* hidden state of [CLS] */
+    RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
+    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
+                          pooler activation (tanh, or none: linear) */
+    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
+    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
+} rf_pooling;
+
+/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
+const char *rf_pooling_name(rf_pooling pooling);
+
 /* How sentence-transformers runs the model, when it was converted from a
  * sentence-transformers folder (modules.json, 1_Pooling/config.json,
  * sentence_bert_config.json, config_sentence_transformers.json): the
@@ -185,7 +222,7 @@ int32_t rf_model_tensor_count(const rf_model *model);
  * unless told otherwise. Strings belong to the model. */
 typedef struct {
     bool present;                     /* false: a plain checkpoint; nothing below is set */
-    int32_t pooling;                  /* rf_pooling: CLS, MEAN, MAX or LAST */
+    rf_pooling pooling;               /* CLS, MEAN, MAX or LAST */
     bool normalize;                   /* a Normalize module follows the pooling */
     int32_t max_seq_length;           /* truncate inputs to this many tokens; 0: not given */
     bool do_lower_case;               /* the texts are lower-cased (the tokenizer does it) */
@@ -202,12 +239,14 @@ const char *rf_model_prompt(const rf_model *model, const char *name);
 
 /* ==== Conversion from HuggingFace checkpoints ==== */
 
-typedef enum {
-    RF_TOKENIZER_AUTO = -1, /* from tokenizer_config.json's tokenizer_class */
-} rf_tokenizer_choice;
+/* The tokenizer of a conversion: an rf_tokenizer_mode or RF_TOKENIZER_AUTO. */
+typedef rf_tokenizer_mode rf_tokenizer_choice;
 
+/* The pooler activation of a conversion (the values of rf_activation). */
 typedef enum {
-    RF_POOLER_ACT_AUTO = -1, /* config.json's pooler_activation, default tanh */
+    RF_POOLER_ACT_AUTO = -1,             /* config.json's pooler_activation, default tanh */
+    RF_POOLER_ACT_TANH = RF_ACT_TANH,     /* BERT's pooler */
+    RF_POOLER_ACT_LINEAR = RF_ACT_LINEAR, /* no activation (RoFormer-Sim) */
 } rf_pooler_choice;
 
 typedef struct {
@@ -215,8 +254,9 @@ typedef struct {
                                 (biases and LayerNorm weights stay f32); Q8:
                                 quantized per row, int8 + f32 scales */
     const char *jieba_dict;  /* jieba dict.txt; NULL = the python3-jieba one */
-    int tokenizer;           /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or RF_TOKENIZER_BERT */
-    int pooler_activation;   /* RF_POOLER_ACT_AUTO, RF_ACT_TANH or RF_ACT_LINEAR: the
+    rf_tokenizer_choice tokenizer;      /* RF_TOKENIZER_AUTO, RF_TOKENIZER_WOBERT or
+                                           RF_TOKENIZER_BERT */
+    rf_pooler_choice pooler_activation; /* RF_POOLER_ACT_AUTO, _TANH or _LINEAR: the
                                 pooler's activation, overriding config.json. RoFormer-Sim's
                                 publisher pools with no tanh (RF_ACT_LINEAR), which its
                                 config.json does not always say. A choice other than
@@ -375,13 +415,30 @@ typedef struct {
                              zero), where the default computes them as HF
                              does. A batch whose mask is not of that form runs
                              the default way. */
-    int32_t compute;     /* rf_compute_type: RF_COMPUTE_F32 (0, the default),
-                            RF_COMPUTE_BF16 or RF_COMPUTE_INT8 */
+    rf_compute_type compute; /* RF_COMPUTE_F32 (0, the default), RF_COMPUTE_BF16 or
+                                RF_COMPUTE_INT8 */
+    int32_t extend_positions; /* nonzero: accept sequences longer than the model's
+                                 max_position (up to RF_MAX_SEQ_LEN), the rotary
+                                 angles computed past it by the same formula.
+                                 What the model makes of positions it was not
+                                 trained on is the checkpoint's affair. */
+    rf_rope_scaling rope_scaling; /* RF_ROPE_SCALING_DEFAULT (0): the model's */
+    float rope_factor;    /* > 1 stretches the trained range for linear and ntk;
+                             <= 0: the model's (rf_hparams.rope_factor). With
+                             linear or ntk, sequences up to max_position *
+                             factor are accepted without extend_positions. */
 } rf_context_params;
 
+/* Longest sequence any context accepts, with extend_positions. */
+#define RF_MAX_SEQ_LEN (1 << 16)
+
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
- * compute f32. */
+ * compute f32, no extension, the model's rope scaling. */
 rf_context_params rf_context_default_params(void);
+/* The longest sequence a context made with `params` (NULL: defaults)
+ * accepts: the model's max_position; max_position * factor (rounded down)
+ * with linear or ntk scaling; RF_MAX_SEQ_LEN with extend_positions. */
+int32_t rf_context_length_limit(const rf_model *model, const rf_context_params *params);
 /* Allocates every buffer the forward pass needs for max_batch x max_seq_len
  * tokens (rf_forward allocates nothing) and starts n_threads - 1 worker
  * threads. The engine splits its work over its own threads and sets
@@ -429,7 +486,7 @@ typedef struct {
 rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 
-/* ==== Jobs: embed, classify, similarity, rerank, fill-mask, token classification, QA ====
+/* ==== Jobs: embed, classify, similarity, rerank, fill-mask, token classification, QA, SCM ====
  *
  * A pipeline owns a context and the batch buffers. Every job takes several
  * inputs at once: they are tokenized, grouped by similar length into batches
@@ -464,16 +521,35 @@ typedef struct {
                            model's max_position fails */
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
-    int32_t compute;    /* rf_compute_type of its context (default RF_COMPUTE_F32) */
-    int32_t truncation_side; /* rf_truncation_side: which end max_length cuts
-                                (default RF_TRUNCATE_RIGHT) */
+    rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
+    /* positions, as in rf_context_params: */
+    int32_t extend_positions;
+    rf_rope_scaling rope_scaling;
+    float rope_factor;
+    /* Documents longer than a window (rf_embed, rf_similarity, rf_classify,
+     * rf_classify_logits; 0: off). A single text of more than `window`
+     * tokens is cut into overlapping windows of at most `window` tokens,
+     * each [CLS] part [SEP], the next starting `stride` text tokens
+     * before the previous one ends; each window is encoded, and the
+     * windows pooled into one result: the mean of the window vectors for
+     * embeddings (normalized after, when asked), the mean of the window
+     * logits for classification. window > 2, 0 <= stride < window - 2, and
+     * window at most what the model accepts (rf_context_length_limit);
+     * a pair longer than the window fails (only single texts are cut).
+     * Other jobs ignore windows. Texts no longer than the window run as
+     * they do without it. */
+    int32_t window;
+    int32_t stride;
+    rf_truncation_side truncation_side; /* which end max_length cuts (default
+                                           RF_TRUNCATE_RIGHT) */
 } rf_pipeline_params;
 
 typedef struct rf_pipeline rf_pipeline;
 
 rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
-/* The model must outlive the pipeline. max_length above the model's
- * max_position is RF_ERR_INPUT. */
+/* The model must outlive the pipeline. max_length above what the model
+ * accepts (rf_context_length_limit) is RF_ERR_INPUT, and so are a
+ * rope_factor that is not finite, a bad window or stride. */
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                              rf_pipeline **out, rf_error *err);
 void rf_pipeline_free(rf_pipeline *pl);
@@ -490,21 +566,12 @@ typedef struct {
     int64_t batches;         /* forward passes */
     double tokenize_seconds; /* wall time */
     double forward_seconds;  /* wall time */
+    int64_t windows;         /* windows run for inputs longer than the pipeline's
+                                window (0 without windows) */
+    int64_t windowed_inputs; /* inputs that were cut into windows */
 } rf_pipeline_stats;
 
 void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
-
-typedef enum {
-    RF_POOLING_CLS,    /* hidden state of [CLS] */
-    RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
-    RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
-                          pooler activation (tanh, or none: linear) */
-    RF_POOLING_MAX,    /* per dimension, the largest value over the real tokens */
-    RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
-} rf_pooling;
-
-/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
-const char *rf_pooling_name(rf_pooling pooling);
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
  * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
@@ -596,6 +663,68 @@ typedef struct {
 rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
                 int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
 
+/* CAIL2019-SCM similar case matching: for each triplet of documents
+ * (A, B, C), which of B and C is closer to A.
+ *
+ *   RF_SCM_EMBED: the cosine of the documents' embeddings (rf_embed, not
+ *     normalised, with params->pooling); each distinct document (equal
+ *     bytes) is embedded once, in the order it first appears.
+ *   RF_SCM_PAIR: a sequence-classification model scores (A, B) and (A, C);
+ *     the score is the probability of its last label (for a binary matcher,
+ *     label 1 = similar).
+ *
+ * The pipeline's options apply as in every job (truncation at max_length,
+ * batch size, compute type); documents are long, so a pipeline with
+ * max_length set is the usual choice. Work goes to the pipeline in chunks
+ * of RF_SCM_CHUNK distinct documents (embed) or triplets (pair), so the
+ * same triplets give the same bits from every caller. */
+typedef enum {
+    RF_SCM_EMBED = 0,
+    RF_SCM_PAIR = 1,
+} rf_scm_mode;
+
+#define RF_SCM_CHUNK 64
+
+/* Documents A, B, C: UTF-8, not NUL-terminated. A triplet with a NULL
+ * document fails (RF_ERR_INPUT) and still takes its place in its chunk. */
+typedef struct {
+    const char *doc[3];
+    size_t len[3];
+} rf_triplet;
+
+typedef struct {
+    char prediction;      /* 'B' when sim_ab >= sim_ac, else 'C'; 0: the triplet failed */
+    float sim_ab, sim_ac; /* cosines (embed) or probabilities (pair); NaN: failed */
+} rf_scm_result;
+
+/* Called after each chunk: `done` of `total` distinct documents (embed) or
+ * triplets (pair). */
+typedef void (*rf_progress_fn)(void *user, int64_t done, int64_t total);
+
+typedef struct {
+    rf_scm_mode mode;
+    rf_pooling pooling;        /* embed mode: how a document becomes a vector */
+    rf_progress_fn progress;   /* NULL: none */
+    void *progress_user;
+} rf_scm_params;
+
+/* RF_SCM_EMBED, RF_POOLING_CLS, no progress. */
+rf_scm_params rf_scm_default_params(void);
+/* out[n]; *n_documents (may be NULL) receives the distinct documents
+ * embedded (0 in pair mode). A failed document fails each triplet it is
+ * in, its message prefixed with the side ("B: ..."). Pair mode needs a
+ * sequence-classification model (else RF_ERR_UNSUPPORTED). */
+rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
+                 const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
+                 rf_item_status *items, rf_error *err);
+/* Embeds docs[n] as rf_scm's embed mode does (chunks of RF_SCM_CHUNK, not
+ * normalised): vecs[n][hidden_size], NaN rows for failed documents. For
+ * spreading a corpus's distinct documents over several processes, chunk by
+ * chunk, with the same bits as rf_scm. */
+rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n,
+                                 rf_pooling pooling, float *vecs, rf_item_status *items,
+                                 rf_error *err);
+
 /* Rerank: documents scored against a query and sorted best first, as
  * sentence-transformers' CrossEncoder.rank and TEI's /rerank do.
  *
@@ -671,11 +800,14 @@ float rf_cosine(const float *a, const float *b, int32_t n);
  * returns the count. */
 int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
                           const float *scores, int32_t n, rf_entity *out);
-/* The best answer span (see rf_qa). allowed[i]: RF_SPAN_ANSWER for a token
- * that may be in the answer, RF_SPAN_SOFTMAX_ONLY for one that only counts
- * in the softmax ([CLS]), 0 for one left out. Returns false when no token
- * may be in the answer. */
-enum { RF_SPAN_ANSWER = 1, RF_SPAN_SOFTMAX_ONLY = 2 };
+/* What a token may be in rf_best_span. */
+typedef enum {
+    RF_SPAN_LEFT_OUT = 0,     /* neither in the answer nor in the softmax */
+    RF_SPAN_ANSWER = 1,       /* may be in the answer */
+    RF_SPAN_SOFTMAX_ONLY = 2, /* counts in the softmax only ([CLS]) */
+} rf_span_role;
+/* The best answer span (see rf_qa). allowed[i] is token i's rf_span_role,
+ * one byte each. Returns false when no token may be in the answer. */
 bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
                   int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
                   float *score);
@@ -684,7 +816,12 @@ bool rf_best_span(const float *start_logits, const float *end_logits, const uint
  * "pos", "entailment", "relevant", "yes", "true" or "1"; else the last
  * label (n - 1: LABEL_1 of a two-label checkpoint). */
 int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
-/* ==== BLAS ==== */
+/* ==== Advanced: the OpenBLAS build ====
+ *
+ * Most programs need nothing here: contexts set OpenBLAS up themselves.
+ * These calls are for tools that report the BLAS build (`roformer info`)
+ * or choose its kernels before it loads (the CLI's re-execution with
+ * OPENBLAS_CORETYPE). */
 
 /* The OpenBLAS build every matrix product runs on. */
 typedef struct {

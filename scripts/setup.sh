@@ -1,5 +1,5 @@
 #!/bin/sh
-# setup.sh [--bench] — installs the Debian packages roformer.c needs to build and test
+# setup.sh [--bench | --arm64] — installs the Debian packages roformer.c needs to build and test
 # (skipping those already installed). Run as root, or with sudo available.
 #
 # --bench adds what the comparison and training scripts need: PyTorch
@@ -8,12 +8,18 @@
 # ../shared/tools/quantize_ort_int8.py) and Node.js with npm (compare.sh's ONNX
 # Runtime peer, which npm then installs into build/peer). scripts/compare.sh
 # runs it itself.
+#
+# --arm64 adds what `make ARCH=aarch64` and `make test-arm64` need
+# (docs/arm64.md): the cross compiler, qemu-user-static, and the libraries
+# as arm64 multiarch packages (dpkg --add-architecture arm64 first).
 set -e
 bench=0
+arm64=0
 case "${1:-}" in
     "") ;;
     --bench) bench=1 ;;
-    *) echo "usage: sh scripts/setup.sh [--bench]" >&2; exit 2 ;;
+    --arm64) arm64=1 ;;
+    *) echo "usage: sh scripts/setup.sh [--bench | --arm64]" >&2; exit 2 ;;
 esac
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
 # roformer pull and -m hf:...: HTTP(S) with libcurl, sha256 with OpenSSL's libcrypto
@@ -33,6 +39,11 @@ if [ "$bench" -eq 1 ]; then
     # npm, and conflicts with Debian's npm): ask Debian only when npm is missing.
     command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
 fi
+if [ "$arm64" -eq 1 ]; then
+    need="$need gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+    need="$need libopenblas-dev:arm64 libcjson-dev:arm64 libutf8proc-dev:arm64"
+    need="$need libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libssl-dev:arm64"
+fi
 missing=""
 for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -41,5 +52,8 @@ done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 echo "setup: installing$missing"
+if [ "$arm64" -eq 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+fi
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing

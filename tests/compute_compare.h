@@ -3,8 +3,10 @@
  * (test_bf16, test_int8) share when they set it beside the engine's f32
  * result: one forward pass of a reference case into freshly allocated
  * outputs of the model's head, the argmax and top-two margin of a strided
- * row of logits, and compare_case, which checks one case's outputs against
- * f32 by a compare_rule and adds them up in compare_stats.
+ * row of logits, compare_case, which checks one case's outputs against
+ * f32 by a compare_rule and adds them up in compare_stats, and
+ * compare_cases, which does so for every case of a model and prints the
+ * summary line.
  */
 #ifndef RF_TEST_COMPUTE_COMPARE_H
 #define RF_TEST_COMPUTE_COMPARE_H
@@ -150,6 +152,66 @@ static void compare_case(const compare_rule *rule, const char *label, const rf_h
                            rule->ties_anywhere, s);
         }
     }
+}
+
+/* Every case of case_dir/cases.jsonl run through ctx_f32 and ctx_other
+ * (batches of at most max_batch), compared by rule; prints the model's
+ * summary line and returns the totals. */
+static compare_stats compare_cases(const compare_rule *rule, const char *label,
+                                   const rf_hparams *hp, const char *case_dir,
+                                   rf_context *ctx_f32, rf_context *ctx_other, int max_batch)
+{
+    compare_stats s = {.min_cosine = 1.0};
+    char path[1600];
+    snprintf(path, sizeof path, "%s/cases.jsonl", case_dir);
+    char *cases = check_read_file(path, NULL);
+    CHECK(cases != NULL, "%s: no %s", label, path);
+    for (char *line = cases ? strtok(cases, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        test_case c;
+        if (read_case(line, &c) != 0 || c.B > max_batch) {
+            CHECK(0, "%s: a malformed case, or a batch over %d", label, max_batch);
+            free_case(&c);
+            continue;
+        }
+        outputs f, h;
+        rf_error err;
+        rf_status a = run(ctx_f32, hp, &c, &f, &err);
+        rf_status b = a == RF_OK ? run(ctx_other, hp, &c, &h, &err) : a;
+        CHECK(a == RF_OK && b == RF_OK, "%s %s: forward: %s", label, c.id, err.message);
+        if (a == RF_OK && b == RF_OK)
+            compare_case(rule, label, hp, &c, &f, &h, &s);
+        free_outputs(&f);
+        if (a == RF_OK)
+            free_outputs(&h);
+        free_case(&c);
+    }
+    printf("  %-26s %s vs f32: min cosine %.6f, max |diff| %.3g", label, rule->name,
+           s.min_cosine, s.max_diff);
+    if (s.total)
+        printf(", argmax agrees %d/%d", s.agree, s.total);
+    printf("\n");
+    free(cases);
+    return s;
+}
+
+/* On a CPU without the instructions of `compute`: a context of that type
+ * is refused with RF_ERR_UNSUPPORTED (checked on tiny-word-cls when the
+ * reference models are there), and a skip says which instructions are
+ * missing; the test then ends. */
+static void refused_without_instructions(const char *ref, rf_compute_type compute,
+                                         const char *name, const char *instructions)
+{
+    rf_model *model = ref ? load_reference_model(ref, "tiny-word-cls") : NULL;
+    if (model) {
+        rf_context_params cp = rf_context_default_params();
+        cp.compute = compute;
+        rf_context *ctx = NULL;
+        rf_error err;
+        CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_UNSUPPORTED && !ctx,
+              "%s context refused on a CPU without %s", name, instructions);
+        rf_model_free(model);
+    }
+    SKIP("%s compute: this CPU has no %s", name, instructions);
 }
 
 #endif

@@ -1,15 +1,20 @@
 /*
  * reference_cases.h — one case of <reference>/models/<model>/cases.jsonl:
  * its id, token ids, type ids and mask ([B][L]) and the names of the
- * outputs stored for it in expected.safetensors, and by_name, which
- * scandir uses to list <reference>/models in name order. Shared by the
- * tests that run the reference cases.
+ * outputs stored for it in expected.safetensors; the reference models
+ * themselves: for_each_reference_model walks <reference>/models in name
+ * order and load_reference_model loads one. Shared by the tests that run
+ * the reference models.
  */
 #ifndef RF_TEST_REFERENCE_CASES_H
 #define RF_TEST_REFERENCE_CASES_H
 
+#include "check.h"
+#include "roformer.h"
+
 #include <cJSON.h>
 #include <dirent.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +87,45 @@ static inline int case_has(const test_case *c, const char *what)
 static inline int by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Calls fn(dir, name, user) for each folder of <ref>/models that holds
+ * `file` (e.g. "cases.jsonl"), in name order; returns how many it found. */
+static inline int for_each_reference_model(const char *ref, const char *file,
+                                           void (*fn)(const char *dir, const char *name,
+                                                      void *user),
+                                           void *user)
+{
+    char models[1024];
+    snprintf(models, sizeof models, "%s/models", ref);
+    struct dirent **names;
+    int n = scandir(models, &names, NULL, by_name), found = 0;
+    CHECK(n > 2, "%s lists model directories", models);
+    for (int i = 0; i < n; i++) {
+        char dir[1400], path[1600];
+        snprintf(dir, sizeof dir, "%s/%s", models, names[i]->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (names[i]->d_name[0] != '.' && access(path, F_OK) == 0) {
+            found++;
+            fn(dir, names[i]->d_name, user);
+        }
+        free(names[i]);
+    }
+    if (n > 0)
+        free(names);
+    return found;
+}
+
+/* The reference model <ref>/models/<name>, or NULL (a failed check). */
+static inline rf_model *load_reference_model(const char *ref, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/%s", ref, name);
+    rf_model *m = NULL;
+    rf_error err;
+    if (rf_model_load(path, &m, &err) != RF_OK)
+        CHECK(0, "loading %s: %s", path, err.message);
+    return m;
 }
 
 #endif

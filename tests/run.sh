@@ -3,13 +3,14 @@
 # the Makefile built from the current sources, so a stale binary left in
 # BUILD_DIR is never run) and every tests/test_*.sh, adds up their "<name>: P ok, F failed, S skipped" lines
 # and prints the one summary line. A test that crashes or prints no summary
-# counts as one failure. Exit status 1 on any failure.
+# counts as one failure. Exit status 1 on any failure. RF_TEST_SCRIPTS, when
+# set, lists the shell tests to run instead of all (tests/run_arm64.sh).
 build=${1:-build}
 shift
 export ROFORMER="$build/roformer"
 passed=0; failed=0; skipped=0
 out=$(mktemp)
-for t in "$@" tests/test_*.sh; do
+for t in "$@" ${RF_TEST_SCRIPTS-tests/test_*.sh}; do
     [ -f "$t" ] || continue
     case "$t" in *.sh) sh "$t" >"$out" 2>&1 ;; *) "$t" >"$out" 2>&1 ;; esac
     rc=$?

@@ -5,10 +5,13 @@ numbers come from the `roformer` CLI run on the same model (ROFORMER), never
 from the server. tests/test_serve.sh starts the servers and counts the lines.
 
 Suites: cls (every TEI/OpenAI route and error code on a classifier),
-mlm (/fill-mask, /embed pooler), ner, qa, limits (401, 413, 429 on a server
-started with small limits), shutdown (SIGTERM with requests in flight);
-rerank, reranker, rerank_cosine and similarity_prompt are in
-serve_rerank_client.py."""
+openai (dimensions, token-id inputs, OpenAI's error shape, /embeddings),
+tei (/embed_all, /decode, x-* headers, te_* metrics, HF text-classification),
+mlm (/fill-mask, /embed pooler), hf_mlm and hf_ner (HuggingFace's fill-mask
+and token-classification shapes), ner, qa, limits (401, 413, 429 on a server
+started with small limits), cors (--cors-allow-origin, --max-batch-requests),
+shutdown (SIGTERM with requests in flight); rerank, reranker, rerank_cosine
+and similarity_prompt are in serve_rerank_client.py."""
 import base64
 import json
 import os
@@ -190,11 +193,30 @@ def suite_cls(url, roformer, model):
     r = post(url, "/similarity", {"inputs": {"source_sentence": SENTENCES[0], "sentences": SENTENCES[1:4]}})
     report("/similarity equals `roformer similarity` per sentence",
            r.status_code == 200 and close(r.json(), [s["cosine"] for s in sim]), r.text[:200])
+    # windows: "window" / "stride" as `roformer embed --window N --stride S`
+    long_text = "今天天气很好，我们去公园散步。" * 20
+    want = cli(roformer, model, "embed", [{"text": long_text}], "--normalize", "--window", "32",
+               "--stride", "8")[0]["embedding"]
+    r = post(url, "/embed", {"inputs": long_text, "window": 32, "stride": 8})
+    report("/embed with window 32, stride 8 equals `roformer embed --window 32 --stride 8`",
+           r.status_code == 200 and maxdiff(r.json()[0], want) <= TOL, r.text[:200])
+    error_is(post(url, "/embed", {"inputs": long_text}), 422,
+             "/embed without window: the long text is over --max-input-length, 422", "tokens")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 32, "stride": 30}), 422,
+             "/embed stride >= window - 2: 422", "stride")
+    error_is(post(url, "/embed", {"inputs": "x", "stride": 3}), 422,
+             "/embed stride without window: 422", "stride")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 2}), 422, "/embed window 2: 422", "window")
+    error_is(post(url, "/embed", {"inputs": "x", "window": 1 << 19}), 422,
+             "/embed window over --max-input-length: 422", "window")
     scm_in = [{"A": SENTENCES[0], "B": SENTENCES[5], "C": SENTENCES[6]},
-              {"A": SENTENCES[1], "B": SENTENCES[2], "C": SENTENCES[3]}]
-    scm = cli(roformer, model, "scm", scm_in, "-")
+              {"A": SENTENCES[1], "B": SENTENCES[2], "C": SENTENCES[3]},
+              {"A": SENTENCES[0], "B": SENTENCES[5], "C": SENTENCES[6]}]
+    scm = cli(roformer, model, "scm", scm_in, "--threads", "2", "-")
     r = post(url, "/scm", {"inputs": scm_in})
-    report("/scm equals `roformer scm`", r.status_code == 200 and close(r.json(), scm), r.text[:200])
+    # both run rf_scm on the same triplets with the same pipeline options: the same bits
+    report("/scm equals `roformer scm` exactly", r.status_code == 200 and r.json() == scm,
+           r.text[:200])
 
     # /tokenize: TEI's token list; character offsets; add_special_tokens
     text = "今天天气很好 hello"
@@ -242,20 +264,13 @@ def suite_cls(url, roformer, model):
            r.status_code == 200 and maxdiff(r.json()[0], raw[2]) <= TOL, r.text[:100])
 
     # concurrent clients: each gets its own numbers
-    results, errors = {}, []
+    results = {}
     def client(i):
-        try:
-            for rep in range(3):
-                s = SENTENCES[(i + rep) % len(SENTENCES)]
-                rr = post(url, "/embed", {"inputs": s, "normalize": False})
-                results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(32)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+        for rep in range(3):
+            s = SENTENCES[(i + rep) % len(SENTENCES)]
+            rr = post(url, "/embed", {"inputs": s, "normalize": False})
+            results[(i, rep)] = (s, rr.json()[0] if rr.status_code == 200 else None)
+    errors = concurrently(32, client)
     ok = not errors and len(results) == 96 and all(
         v is not None and maxdiff(v, raw[SENTENCES.index(s)]) <= TOL for s, v in results.values())
     report("32 concurrent clients x 3 requests: each gets its own sentence's vector", ok,
@@ -387,6 +402,278 @@ def suite_qa(url, roformer, model):
              "max_answer_tokens 2.5 is 422 naming it", "max_answer_tokens")
     error_is(post(url, "/qa", {"inputs": long_items, "doc_stride": 60}), 422,
              "a doc_stride that leaves no progress in a 64-token window is 422 naming it", "doc_stride")
+
+
+# ==== OpenAI's edge cases (on the cls server, --max-input-length 40) ====
+
+def openai_error_is(r, status, what, param=None):
+    """OpenAI's error shape: {"error": {"message", "type", "param", "code"}}."""
+    try:
+        e = r.json()["error"]
+        ok = (r.status_code == status and isinstance(e, dict) and
+              set(e) == {"message", "type", "param", "code"} and isinstance(e["message"], str) and
+              e["type"] == ("server_error" if status >= 500 else "invalid_request_error") and
+              (param is None or e["param"] == param))
+    except (ValueError, KeyError, TypeError):
+        ok = False
+    return report(what, ok, "status %d, body %s" % (r.status_code, r.text[:200]))
+
+
+def unit(v):
+    n = sum(x * x for x in v) ** 0.5
+    return [x / n for x in v]
+
+
+def suite_openai(url, roformer, model):
+    raw = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES[:3]])]
+    norm = [unit(v) for v in raw]
+    ids = [json.loads(l)["input_ids"] for l in subprocess.run(
+        [roformer, "tokenize", "-m", model], input="\n".join(SENTENCES[:3]).encode() + b"\n",
+        stdout=subprocess.PIPE, check=True).stdout.decode().splitlines()]
+    def vectors(r):
+        return [d["embedding"] for d in r.json()["data"]] if r.status_code == 200 else []
+    def all_close(got, exp):
+        return len(got) == len(exp) and all(len(a) == len(b) and maxdiff(a, b) <= TOL
+                                            for a, b in zip(got, exp))
+
+    # dimensions: the first N components of the CLI's vector, re-normalized
+    r = post(url, "/v1/embeddings", {"input": SENTENCES[:3], "dimensions": 8})
+    report("dimensions 8: the first 8 components of `roformer embed`, re-normalized",
+           all_close(vectors(r), [unit(v[:8]) for v in raw]), r.text[:300])
+    r = post(url, "/v1/embeddings", {"input": SENTENCES[0], "dimensions": 8, "encoding_format": "base64"})
+    got = [list(struct.unpack("<8f", base64.b64decode(d["embedding"]))) for d in r.json()["data"]] \
+        if r.status_code == 200 else []
+    report("dimensions 8 with base64: 32 bytes, the same 8 floats", all_close(got, [unit(raw[0][:8])]),
+           r.text[:200])
+    r = post(url, "/v1/embeddings", {"input": SENTENCES[0], "dimensions": 32})
+    report("dimensions = hidden size: the whole normalized vector", all_close(vectors(r), norm[:1]),
+           r.text[:200])
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x", "dimensions": 33}), 400,
+                    "dimensions over the hidden size is 400 in OpenAI's shape, param dimensions",
+                    "dimensions")
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x", "dimensions": 0}), 400,
+                    "dimensions 0 is 400 naming it", "dimensions")
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x", "dimensions": "8"}), 400,
+                    "dimensions as a string is 400 naming it", "dimensions")
+
+    # token ids, as LangChain sends them: run as given
+    r = post(url, "/v1/embeddings", {"input": ids[0]})
+    report("input as one list of token ids ([CLS] ... [SEP] from `roformer tokenize`) = the text's vector",
+           all_close(vectors(r), norm[:1]) and r.json()["usage"]["prompt_tokens"] == len(ids[0]),
+           r.text[:200])
+    r = post(url, "/v1/embeddings", {"input": ids})
+    report("input as lists of token ids: one vector per list, usage their total",
+           all_close(vectors(r), norm) and r.json()["usage"]["total_tokens"] == sum(map(len, ids)) and
+           [d["index"] for d in r.json()["data"]] == [0, 1, 2], r.text[:200])
+    bare = ids[0][1:4]  # no [CLS] / [SEP]: nothing is added to what is sent
+    info = requests.get(url + "/info", timeout=10).json()
+    fwd = forward(roformer, model, [{"input_ids": bare}])[0]
+    exp = fwd["pooled"] if info["pooling"] == "pooler" else (
+        fwd["last_hidden_state"][0] if info["pooling"] == "cls" else
+        [sum(c) / len(bare) for c in zip(*fwd["last_hidden_state"])])
+    exp = exp[0] if exp and isinstance(exp[0], list) else exp
+    r = post(url, "/embeddings", {"input": [bare], "user": "someone", "model": "m"})
+    report("/embeddings alias, ids without [CLS]/[SEP] run as given (`roformer forward` on those ids), "
+           "user accepted", all_close(vectors(r), [unit(exp)]) and r.json()["model"] == "m", r.text[:200])
+    openai_error_is(post(url, "/v1/embeddings", {"input": [ids[0], [1, 2, 50000]]}), 400,
+                    "a token id outside the vocabulary is 400 naming it", "input[1][2]")
+    openai_error_is(post(url, "/v1/embeddings", {"input": [101] * 41}), 400,
+                    "41 token ids over --max-input-length 40 is 400 naming the input", "input")
+    openai_error_is(post(url, "/v1/embeddings", {"input": [[1, 2], []]}), 400,
+                    "an empty list of ids is 400 naming it", "input[1]")
+    openai_error_is(post(url, "/v1/embeddings", {"input": [1, -2]}), 400, "a negative id is 400",
+                    "input[1]")
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x", "user": 5}), 400,
+                    "user of the wrong type is 400 naming it", "user")
+
+    # every error of /v1/* in OpenAI's shape
+    openai_error_is(requests.post(url + "/v1/embeddings", data=b'{"input": ', timeout=10), 400,
+                    "bad JSON is 400 in OpenAI's shape")
+    openai_error_is(post(url, "/v1/embeddings", {"text": "x"}), 400, "missing input names it", "input")
+    openai_error_is(post(url, "/v1/embeddings", {"input": ["x"] * 33}), 413, "33 inputs is 413")
+    openai_error_is(requests.get(url + "/v1/embeddings", timeout=10), 405, "GET is 405")
+    openai_error_is(post(url, "/v1/nowhere", {}), 404, "an unknown /v1 route is 404")
+    error_is(post(url, "/embed", {"inputs": "x", "normalize": "yes"}), 422,
+             "TEI routes keep TEI's error shape and 422", "normalize")
+
+
+# ==== TEI's other routes, headers and metrics (the cls server) ====
+
+def wordpiece_decode(tokens):
+    """HF tokenizers' WordPiece decoder: " tok" or "##"-glued pieces, each cleaned up."""
+    out = ""
+    for i, t in enumerate(tokens):
+        piece = t if i == 0 else (t[2:] if t.startswith("##") else " " + t)
+        for a, b in [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+                     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]:
+            piece = piece.replace(a, b)
+        out += piece
+    return out
+
+
+SPECIAL = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+
+
+def suite_tei(url, roformer, model):
+    text = "今天天气很好 hello, world."
+    tok = json.loads(subprocess.run([roformer, "tokenize", "-m", model], input=text.encode() + b"\n",
+                                    stdout=subprocess.PIPE, check=True).stdout)
+    r = post(url, "/decode", {"ids": tok["input_ids"]})
+    report("/decode: HF's WordPiece decoding, special tokens skipped",
+           r.status_code == 200 and r.json() == ["今 天 天 气 很 好 hello, world."] and
+           r.json() == [wordpiece_decode([t for t in tok["tokens"] if t not in SPECIAL])], r.text[:200])
+    r = post(url, "/decode", {"ids": [tok["input_ids"], tok["input_ids"][1:3]], "skip_special_tokens": False})
+    report("/decode of two lists, skip_special_tokens false keeps [CLS] and [SEP]",
+           r.status_code == 200 and r.json() == [wordpiece_decode(tok["tokens"]), "今 天"], r.text[:200])
+    error_is(post(url, "/decode", {"ids": [[1], [2, 50000]]}), 422, "/decode: an id outside the vocabulary",
+             "ids[1][1]")
+    error_is(post(url, "/decode", {"ids": "x"}), 422, "/decode: ids not a list", "ids")
+
+    fwd = forward(roformer, model, [{"text": s} for s in SENTENCES[:2]])
+    r = post(url, "/embed_all", {"inputs": SENTENCES[:2]})
+    got = r.json() if r.status_code == 200 else []
+    report("/embed_all: every token's vector, [CLS] and [SEP] included, = `roformer forward`'s last_hidden_state",
+           len(got) == 2 and all(len(g) == len(f["last_hidden_state"]) and
+                                 all(maxdiff(a, b) <= TOL for a, b in zip(g, f["last_hidden_state"]))
+                                 for g, f in zip(got, fwd)), r.text[:200])
+    r = post(url, "/embed_all", {"inputs": SENTENCES[0]})
+    report("/embed_all one text: [[token vectors]]", r.status_code == 200 and len(r.json()) == 1 and
+           all(maxdiff(a, b) <= TOL for a, b in zip(r.json()[0], fwd[0]["last_hidden_state"])), r.text[:100])
+    error_is(post(url, "/embed_all", {"inputs": "今天天气很好" * 20}), 422,
+             "/embed_all over --max-input-length is 422", "inputs")
+
+    exp = cli(roformer, model, "classify", [{"text": s} for s in SENTENCES[:2]])
+    as_hf = [[{"label": k, "score": v} for k, v in e["scores"].items()] for e in exp]
+    r = post(url, "/pipeline/text-classification", {"inputs": SENTENCES[0]})
+    report("/pipeline/text-classification one text: [[{label, score}]] (HF's shape), the CLI's scores",
+           r.status_code == 200 and close(r.json(), as_hf[:1]), r.text[:200])
+    r = post(url, "/pipeline/text-classification", {"inputs": SENTENCES[:2]})
+    report("/pipeline/text-classification two texts", r.status_code == 200 and close(r.json(), as_hf),
+           r.text[:200])
+
+    # TEI's response headers
+    r = post(url, "/embed", {"inputs": [SENTENCES[0], SENTENCES[4]]})
+    h = r.headers
+    names = ["x-compute-time", "x-total-time", "x-tokenization-time", "x-queue-time", "x-inference-time",
+             "x-compute-characters", "x-compute-tokens"]
+    ntok = sum(len(json.loads(l)["input_ids"]) for l in subprocess.run(
+        [roformer, "tokenize", "-m", model], input=(SENTENCES[0] + "\n" + SENTENCES[4] + "\n").encode(),
+        stdout=subprocess.PIPE, check=True).stdout.decode().splitlines())
+    report("TEI's x-* headers: whole milliseconds, the characters and the CLI's token count",
+           all(h.get(n, "").isdigit() for n in names) and h.get("x-compute-type") == "cpu" and
+           int(h["x-compute-characters"]) == len(SENTENCES[0]) + len(SENTENCES[4]) and
+           int(h["x-compute-tokens"]) == ntok, dict(h))
+    r = requests.options(url + "/embed", headers={"Origin": "http://a.example"}, timeout=10)
+    report("without --cors-allow-origin: OPTIONS is 405 and no CORS header",
+           r.status_code == 405 and "Access-Control-Allow-Origin" not in r.headers, r.status_code)
+
+    m = requests.get(url + "/metrics", timeout=10).text
+    def value(line_start):
+        for l in m.splitlines():
+            if l.startswith(line_start + " "):
+                return float(l.split()[-1])
+        return None
+    ok = (value('te_request_count{method="single"}') and value('te_request_count{method="batch"}') and
+          value('te_request_success{method="batch"}') and value('te_request_failure{err="validation"}') and
+          value("te_queue_size") == 0 and value("te_batch_next_size_count") and
+          value("te_batch_next_tokens_count") and value("te_request_duration_count") and
+          value("te_request_queue_duration_count") and value("te_request_inference_duration_count") and
+          value("te_batch_inference_duration_count") == value("roformer_inference_duration_seconds_count") and
+          'roformer_requests_total{route="/embed",status="200"}' in m)
+    report("/metrics: TEI's te_* names and labels beside the roformer_* ones", ok,
+           [l for l in m.splitlines() if l.startswith("te_") and "bucket" not in l])
+
+
+# ==== HuggingFace's task shapes on the other heads ====
+
+def suite_hf_mlm(url, roformer, model):
+    texts = ["今天[MASK]气很好", "我们[MASK]天去[MASK]京"]
+    exp = cli(roformer, model, "fill-mask", [{"text": t} for t in texts], "--top-k", "3")
+    toks = [json.loads(l)["tokens"] for l in subprocess.run(
+        [roformer, "tokenize", "-m", model], input=("\n".join(texts) + "\n").encode(),
+        stdout=subprocess.PIPE, check=True).stdout.decode().splitlines()]
+    def as_hf(e, tokens):
+        masks = [k for k, t in enumerate(tokens) if t == "[MASK]"]
+        out = []
+        for k, cands in zip(masks, e["masks"]):
+            row = []
+            for c in cands:
+                filled = tokens[:k] + [c["token"]] + tokens[k + 1:]
+                kept = filled if len(masks) > 1 else [t for t in filled if t not in SPECIAL]
+                row.append({"score": c["score"], "token": c["id"], "token_str": c["token"],
+                            "sequence": wordpiece_decode(kept)})
+            out.append(row)
+        return out[0] if len(masks) == 1 else out
+    r = post(url, "/pipeline/fill-mask", {"inputs": texts[0], "parameters": {"top_k": 3}})
+    report("/pipeline/fill-mask one [MASK]: [{score, token, token_str, sequence}], the CLI's candidates",
+           r.status_code == 200 and close(r.json(), as_hf(exp[0], toks[0])), r.text[:300])
+    r = post(url, "/pipeline/fill-mask", {"inputs": texts, "parameters": {"top_k": 3}})
+    report("/pipeline/fill-mask two texts, the second with two [MASK]s: a list per mask, [CLS] kept",
+           r.status_code == 200 and close(r.json(), [as_hf(e, t) for e, t in zip(exp, toks)]), r.text[:300])
+    error_is(post(url, "/pipeline/fill-mask", {"inputs": "[MASK]", "parameters": {"top_k": 0}}), 422,
+             "parameters.top_k 0 is 422 naming it", "parameters.top_k")
+    r = post(url, "/fill-mask", {"inputs": texts[0], "top_k": 3})
+    report("/fill-mask keeps the CLI's shape", r.status_code == 200 and close(r.json(), exp[0]), r.text[:200])
+
+
+def suite_hf_ner(url, roformer, model):
+    texts = ["张三在北京工作", "李四去上海"]
+    exp = cli(roformer, model, "ner", [{"text": t} for t in texts])
+    def as_hf(e):
+        return [{"entity_group": g["entity"], "score": g["score"],
+                 "word": wordpiece_decode([t["token"] for t in e["tokens"]
+                                           if t["start"] >= g["start"] and t["end"] <= g["end"]]),
+                 "start": g["start"], "end": g["end"]} for g in e["entities"]]
+    r = post(url, "/pipeline/token-classification", {"inputs": texts[0]})
+    report("/pipeline/token-classification: [{entity_group, score, word, start, end}], the CLI's entities",
+           r.status_code == 200 and close(r.json(), as_hf(exp[0])), r.text[:300])
+    r = post(url, "/pipeline/token-classification", {"inputs": texts})
+    report("/pipeline/token-classification two texts: a list each",
+           r.status_code == 200 and close(r.json(), [as_hf(e) for e in exp]), r.text[:300])
+
+
+# ==== --cors-allow-origin http://a.example,http://b.example --max-batch-requests 2 --api-key secret ====
+
+def suite_cors(url, roformer, model):
+    auth = {"Authorization": "Bearer secret"}
+    r = requests.options(url + "/embed", timeout=10, headers={
+        "Origin": "http://a.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    h = r.headers
+    report("preflight OPTIONS /embed from a listed origin: 204, no key needed, the CORS answers",
+           r.status_code == 204 and h.get("Access-Control-Allow-Origin") == "http://a.example" and
+           h.get("Access-Control-Allow-Methods") == "POST, OPTIONS" and
+           h.get("Access-Control-Allow-Headers") == "authorization, content-type" and
+           h.get("Vary") == "Origin", dict(h))
+    r = post(url, "/embed", {"inputs": "x"}, headers=dict(auth, Origin="http://b.example"))
+    report("POST from the second listed origin: its origin allowed, x-* headers exposed",
+           r.status_code == 200 and r.headers.get("Access-Control-Allow-Origin") == "http://b.example" and
+           "x-compute-time" in r.headers.get("Access-Control-Expose-Headers", ""), dict(r.headers))
+    r = post(url, "/embed", {"inputs": "x"}, headers=dict(auth, Origin="http://c.example"))
+    report("an origin not listed gets no Access-Control-Allow-Origin",
+           r.status_code == 200 and "Access-Control-Allow-Origin" not in r.headers, dict(r.headers))
+    r = requests.options(url + "/embed", headers={"Origin": "http://c.example"}, timeout=10)
+    report("a preflight from an origin not listed: 204 without Access-Control-Allow-Origin",
+           r.status_code == 204 and "Access-Control-Allow-Origin" not in r.headers, dict(r.headers))
+    error_is(post(url, "/embed", {"inputs": "x"}, headers={"Origin": "http://a.example"}), 401,
+             "the request itself still needs the key")
+    info = requests.get(url + "/info", headers=auth, timeout=10).json()
+    report("/info: max_batch_requests 2", info.get("max_batch_requests") == 2, info)
+
+    raw = [e["embedding"] for e in cli(roformer, model, "embed", [{"text": s} for s in SENTENCES])]
+    results = {}
+    def client(i):
+        rr = post(url, "/embed", {"inputs": SENTENCES[i % 8], "normalize": False}, headers=auth)
+        results[i] = rr.json()[0] if rr.status_code == 200 else None
+    errors = concurrently(16, client)
+    report("16 concurrent requests under --max-batch-requests 2: each its own vector",
+           not errors and len(results) == 16 and
+           all(v is not None and maxdiff(v, raw[i % 8]) <= TOL for i, v in results.items()), errors[:2])
+    m = requests.get(url + "/metrics", headers=auth, timeout=10).text
+    le2 = [l for l in m.splitlines() if l.startswith('te_batch_next_size_bucket{le="2"}')]
+    count = [l for l in m.splitlines() if l.startswith("te_batch_next_size_count")]
+    report("no batch held more than 2 inputs (te_batch_next_size)",
+           le2 and count and le2[0].split()[-1] == count[0].split()[-1], le2 + count)
 
 
 # ==== limits: --api-key, --max-client-batch-size 4, --payload-limit 1000,

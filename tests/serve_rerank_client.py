@@ -21,7 +21,8 @@ import os
 
 import requests
 
-from serve_client import TOL, cli, close, concurrently, error_is, forward, post, report
+from serve_client import (TOL, cli, close, concurrently, error_is, forward, openai_error_is, post,
+                          report)
 
 QUERY = "这个东西怎么样"
 DOCS = ["还行吧", "很好的产品，非常满意", "质量很差，不推荐", "价格便宜，性价比高"]
@@ -82,8 +83,9 @@ def suite_rerank(url, roformer, model):
 
     error_is(post(url, "/rerank", {"query": QUERY, "texts": DOCS + ["x"]}), 413,
              "/rerank with 5 texts over --max-client-batch-size 4 is 413", "texts")
-    error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": DOCS + ["x"]}), 413,
-             "/v1/rerank with 5 documents is 413", "documents")
+    # /v1/rerank, under /v1/, answers errors in OpenAI's shape (as llama.cpp's server)
+    openai_error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": DOCS + ["x"]}), 413,
+                    "/v1/rerank with 5 documents is 413", "documents")
     error_is(post(url, "/rerank", {"query": QUERY, "texts": []}), 422, "/rerank empty texts is 422",
              "texts")
     error_is(post(url, "/rerank", {"texts": DOCS}), 422, "/rerank without query is 422", "query")
@@ -93,10 +95,10 @@ def suite_rerank(url, roformer, model):
              "texts not a list is 422", "texts")
     error_is(post(url, "/rerank", {"query": QUERY, "texts": ["a", 5]}), 422,
              "a text not a string is 422 naming it", "texts[1]")
-    error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": ["a", {"x": 1}]}), 422,
-             "a document object without text is 422 naming it", "documents[1].text")
-    error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": DOCS, "top_n": 0}), 422,
-             "top_n 0 is 422", "top_n")
+    openai_error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": ["a", {"x": 1}]}), 400,
+                    "a document object without text is 400 naming it", "documents[1].text")
+    openai_error_is(post(url, "/v1/rerank", {"query": QUERY, "documents": DOCS, "top_n": 0}), 400,
+                    "top_n 0 is 400", "top_n")
     error_is(post(url, "/rerank", {"query": QUERY, "texts": DOCS, "return_text": "yes"}), 422,
              "return_text not a boolean is 422", "return_text")
     error_is(post(url, "/rerank", {"query": QUERY, "texts": DOCS, "truncation_direction": "up"}),

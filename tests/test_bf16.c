@@ -38,15 +38,10 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     rf_error err;
     rf_model *model = NULL;
     rf_context *ctx_f32 = NULL, *ctx_bf16 = NULL;
-    char path[1024];
-    size_t len;
-    snprintf(path, sizeof path, "%s/cases.jsonl", case_dir);
-    char *cases = check_read_file(path, &len);
     rf_status st = rf_model_load(load_path, &model, &err);
-    CHECK(st == RF_OK && cases, "%s: load: %s", label, st == RF_OK ? "no cases.jsonl" : err.message);
-    if (st != RF_OK || !cases)
+    CHECK(st == RF_OK, "%s: load: %s", label, err.message);
+    if (st != RF_OK)
         goto done;
-    const rf_hparams *hp = rf_model_hparams(model);
     rf_context_params cp = rf_context_default_params();
     cp.max_batch = 8;
     cp.n_threads = 2;
@@ -55,61 +50,34 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     if (st == RF_OK)
         st = rf_context_create(model, &cp, &ctx_bf16, &err);
     CHECK(st == RF_OK, "%s: contexts: %s", label, err.message);
-    if (st != RF_OK)
-        goto done;
-
-    compare_stats s = {.min_cosine = 1.0};
-    for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
-        test_case c;
-        if (read_case(line, &c) != 0 || c.B > cp.max_batch) {
-            CHECK(0, "%s: a malformed case, or a batch over %d", label, cp.max_batch);
-            free_case(&c);
-            continue;
-        }
-        outputs f, h;
-        rf_status a = run(ctx_f32, hp, &c, &f, &err);
-        rf_status b = a == RF_OK ? run(ctx_bf16, hp, &c, &h, &err) : a;
-        CHECK(a == RF_OK && b == RF_OK, "%s %s: forward: %s", label, c.id, err.message);
-        if (a == RF_OK && b == RF_OK)
-            compare_case(&rule, label, hp, &c, &f, &h, &s);
-        free_outputs(&f);
-        if (a == RF_OK)
-            free_outputs(&h);
-        free_case(&c);
-    }
-    printf("  %-26s bf16 vs f32: min cosine %.6f, max |diff| %.3g", label, s.min_cosine,
-           s.max_diff);
-    if (s.total)
-        printf(", argmax agrees %d/%d", s.agree, s.total);
-    printf("\n");
-
+    if (st == RF_OK)
+        compare_cases(&rule, label, rf_model_hparams(model), case_dir, ctx_f32, ctx_bf16,
+                      cp.max_batch);
 done:
     rf_context_free(ctx_f32);
     rf_context_free(ctx_bf16);
     rf_model_free(model);
-    free(cases);
+}
+
+/* Each reference model, and tiny-word-cls converted to a bf16 file. */
+static void check_reference_model(const char *dir, const char *name, void *user)
+{
+    (void)user;
+    check_model(dir, dir, name);
+    if (!strcmp(name, "tiny-word-cls")) {
+        char *gguf = convert_temp(dir, RF_DTYPE_BF16);
+        if (gguf) {
+            check_model(gguf, dir, "tiny-word-cls (bf16 file)");
+            unlink(gguf);
+            free(gguf);
+        }
+    }
 }
 
 int main(void)
 {
     if (!rf_bf16_supported()) {
-        /* the context says why it cannot run in bf16 */
-        const char *ref = check_reference();
-        if (ref) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s/models/tiny-word-cls", ref);
-            rf_model *model;
-            rf_error err;
-            if (rf_model_load(dir, &model, &err) == RF_OK) {
-                rf_context_params cp = rf_context_default_params();
-                cp.compute = RF_COMPUTE_BF16;
-                rf_context *ctx;
-                CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_UNSUPPORTED,
-                      "bf16 context refused on a CPU without AVX512_BF16");
-                rf_model_free(model);
-            }
-        }
-        SKIP("bf16 compute: this CPU has no AVX512_BF16");
+        refused_without_instructions(check_reference(), RF_COMPUTE_BF16, "bf16", "AVX512_BF16");
         return check_done();
     }
     const char *ref = check_reference();
@@ -117,44 +85,18 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): bf16 not checked");
         return check_done();
     }
-    char models[1024];
-    snprintf(models, sizeof models, "%s/models", ref);
-    {
-        /* an unknown compute type is the caller's error */
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s/tiny-word-cls", models);
-        rf_model *model;
+    /* an unknown compute type is the caller's error */
+    rf_model *model = load_reference_model(ref, "tiny-word-cls");
+    if (model) {
+        rf_context_params cp = rf_context_default_params();
+        cp.compute = (rf_compute_type)7;
+        rf_context *ctx = NULL;
         rf_error err;
-        if (rf_model_load(dir, &model, &err) == RF_OK) {
-            rf_context_params cp = rf_context_default_params();
-            cp.compute = 7;
-            rf_context *ctx = NULL;
-            CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_INPUT && !ctx &&
-                      strstr(err.message, "compute type 7"),
-                  "unknown compute type refused: %s", err.message);
-            rf_model_free(model);
-        }
+        CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_INPUT && !ctx &&
+                  strstr(err.message, "compute type 7"),
+              "unknown compute type refused: %s", err.message);
+        rf_model_free(model);
     }
-    struct dirent **names;
-    int n = scandir(models, &names, NULL, by_name);
-    CHECK(n > 2, "%s lists model directories", models);
-    for (int i = 0; i < n; i++) {
-        char dir[1400], cases[1500];
-        snprintf(dir, sizeof dir, "%s/%s", models, names[i]->d_name);
-        snprintf(cases, sizeof cases, "%s/cases.jsonl", dir);
-        if (names[i]->d_name[0] != '.' && access(cases, F_OK) == 0) {
-            check_model(dir, dir, names[i]->d_name);
-            if (!strcmp(names[i]->d_name, "tiny-word-cls")) {
-                char *gguf = convert_temp(dir, RF_DTYPE_BF16);
-                if (gguf) {
-                    check_model(gguf, dir, "tiny-word-cls (bf16 file)");
-                    unlink(gguf);
-                    free(gguf);
-                }
-            }
-        }
-        free(names[i]);
-    }
-    free(names);
+    for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

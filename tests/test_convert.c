@@ -11,6 +11,7 @@
  * (tokenizer/cases*.jsonl) from tokenizers built out of converted files.
  */
 #include "check.h"
+#include "safetensors_read.h"
 #include "formats/checkpoint_open.h"
 #include "formats/convert.h"
 #include "formats/fp16.h"
@@ -25,33 +26,6 @@
 static char tmpdir[] = "/tmp/rf_test_convert_XXXXXX";
 
 /* ==== The checkpoint, read independently ==== */
-
-typedef struct {
-    char *bytes;
-    size_t size;
-    cJSON *header;
-    const uint8_t *data;
-} st_file;
-
-static bool st_open(const char *path, st_file *f)
-{
-    memset(f, 0, sizeof *f);
-    f->bytes = check_read_file(path, &f->size);
-    if (!f->bytes || f->size < 8)
-        return false;
-    uint64_t n = 0;
-    for (int i = 0; i < 8; i++)
-        n |= (uint64_t)(uint8_t)f->bytes[i] << (8 * i);
-    f->header = cJSON_ParseWithLength(f->bytes + 8, n);
-    f->data = (const uint8_t *)f->bytes + 8 + n;
-    return f->header != NULL;
-}
-
-static void st_close(st_file *f)
-{
-    cJSON_Delete(f->header);
-    free(f->bytes);
-}
 
 /* The tensor's values as float (F32 or F16 in the fixtures), or NULL. */
 static float *st_values(const st_file *f, const char *name, int64_t *count)

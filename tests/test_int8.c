@@ -48,13 +48,9 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     rf_error err;
     rf_model *model = NULL;
     rf_context *ctx_f32 = NULL, *ctx_int8 = NULL, *second = NULL;
-    char path[1600];
-    size_t len;
-    snprintf(path, sizeof path, "%s/cases.jsonl", case_dir);
-    char *cases = check_read_file(path, &len);
     rf_status st = rf_model_load(load_path, &model, &err);
-    CHECK(st == RF_OK && cases, "%s: load: %s", label, st == RF_OK ? "no cases.jsonl" : err.message);
-    if (st != RF_OK || !cases)
+    CHECK(st == RF_OK, "%s: load: %s", label, err.message);
+    if (st != RF_OK)
         goto done;
     const rf_hparams *hp = rf_model_hparams(model);
     rf_context_params cp = rf_context_default_params();
@@ -73,42 +69,16 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     CHECK(ctx_int8->int8_layers && second->int8_layers == ctx_int8->int8_layers &&
               model->int8_layers == ctx_int8->int8_layers,
           "%s: int8 contexts share the model's packed weights", label);
-    cp.max_batch = 8;
-
-    compare_stats s = {.min_cosine = 1.0};
-    for (char *line = strtok(cases, "\n"); line; line = strtok(NULL, "\n")) {
-        test_case c;
-        if (read_case(line, &c) != 0 || c.B > cp.max_batch) {
-            CHECK(0, "%s: a malformed case, or a batch over %d", label, cp.max_batch);
-            free_case(&c);
-            continue;
-        }
-        outputs f, h;
-        rf_status a = run(ctx_f32, hp, &c, &f, &err);
-        rf_status b = a == RF_OK ? run(ctx_int8, hp, &c, &h, &err) : a;
-        CHECK(a == RF_OK && b == RF_OK, "%s %s: forward: %s", label, c.id, err.message);
-        if (a == RF_OK && b == RF_OK)
-            compare_case(&rule, label, hp, &c, &f, &h, &s);
-        free_outputs(&f);
-        if (a == RF_OK)
-            free_outputs(&h);
-        free_case(&c);
-    }
+    compare_stats s = compare_cases(&rule, label, hp, case_dir, ctx_f32, ctx_int8, 8);
     if (hp->head == RF_HEAD_TOKEN_CLS)
         CHECK(s.agree >= MIN_TOKEN_AGREEMENT * s.total, "%s: token labels agree on %d of %d",
               label, s.agree, s.total);
-    printf("  %-26s int8 vs f32: min cosine %.6f, max |diff| %.3g", label, s.min_cosine,
-           s.max_diff);
-    if (s.total)
-        printf(", argmax agrees %d/%d", s.agree, s.total);
-    printf("\n");
 
 done:
     rf_context_free(ctx_f32);
     rf_context_free(ctx_int8);
     rf_context_free(second);
     rf_model_free(model);
-    free(cases);
 }
 
 static long file_size(const char *path)
@@ -290,52 +260,31 @@ static void check_ffn_blocks(const char *dir, const char *label)
     rf_model_free(model);
 }
 
+/* Each reference model; q8 files, a half-precision file and the FFN's row
+ * blocks on the models that have them. */
+static void check_reference_model(const char *dir, const char *name, void *user)
+{
+    (void)user;
+    check_model(dir, dir, name);
+    if (!strcmp(name, "tiny-word-cls") || !strcmp(name, "tiny-qa"))
+        check_q8(dir, name);
+    if (!strcmp(name, "tiny-word-cls"))
+        check_half_file(dir, name);
+    if (!strcmp(name, "small-fp16"))
+        check_ffn_blocks(dir, name);
+}
+
 int main(void)
 {
     const char *ref = check_reference();
     if (!rf_int8_supported()) {
-        /* the context says why it cannot run in int8 */
-        if (ref) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s/models/tiny-word-cls", ref);
-            rf_model *model;
-            rf_error err;
-            if (rf_model_load(dir, &model, &err) == RF_OK) {
-                rf_context_params cp = rf_context_default_params();
-                cp.compute = RF_COMPUTE_INT8;
-                rf_context *ctx;
-                CHECK(rf_context_create(model, &cp, &ctx, &err) == RF_ERR_UNSUPPORTED,
-                      "int8 context refused on a CPU without AVX2");
-                rf_model_free(model);
-            }
-        }
-        SKIP("int8 compute: this CPU has no AVX2");
+        refused_without_instructions(ref, RF_COMPUTE_INT8, "int8", "AVX2");
         return check_done();
     }
     if (!ref) {
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): int8 not checked");
         return check_done();
     }
-    char models[1024];
-    snprintf(models, sizeof models, "%s/models", ref);
-    struct dirent **names;
-    int n = scandir(models, &names, NULL, by_name);
-    CHECK(n > 2, "%s lists model directories", models);
-    for (int i = 0; i < n; i++) {
-        char dir[1400], cases[1500];
-        snprintf(dir, sizeof dir, "%s/%s", models, names[i]->d_name);
-        snprintf(cases, sizeof cases, "%s/cases.jsonl", dir);
-        if (names[i]->d_name[0] != '.' && access(cases, F_OK) == 0) {
-            check_model(dir, dir, names[i]->d_name);
-            if (!strcmp(names[i]->d_name, "tiny-word-cls") || !strcmp(names[i]->d_name, "tiny-qa"))
-                check_q8(dir, names[i]->d_name);
-            if (!strcmp(names[i]->d_name, "tiny-word-cls"))
-                check_half_file(dir, names[i]->d_name);
-            if (!strcmp(names[i]->d_name, "small-fp16"))
-                check_ffn_blocks(dir, names[i]->d_name);
-        }
-        free(names[i]);
-    }
-    free(names);
+    for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

@@ -7,23 +7,13 @@
  * against the reference's expected.safetensors.
  */
 #include "check.h"
+#include "reference_cases.h"
 #include "roformer.h"
 
 #include "formats/checkpoint_open.h"
 
 #include <cJSON.h>
 #include <math.h>
-
-static rf_model *load(const char *ref, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/models/%s", ref, name);
-    rf_model *m = NULL;
-    rf_error err;
-    if (rf_model_load(path, &m, &err) != RF_OK)
-        CHECK(0, "loading %s: %s", path, err.message);
-    return m;
-}
 
 static rf_text txt(const char *s) { return (rf_text){s, strlen(s), NULL, 0}; }
 
@@ -240,8 +230,10 @@ int main(void)
         SKIP("reference fixtures absent (../shared/reference): library job tests");
         return check_done();
     }
-    rf_model *mlm = load(ref, "tiny-word-mlm"), *ner = load(ref, "tiny-char-proj"),
-             *qa = load(ref, "tiny-qa"), *cls = load(ref, "tiny-word-cls");
+    rf_model *mlm = load_reference_model(ref, "tiny-word-mlm");
+    rf_model *ner = load_reference_model(ref, "tiny-char-proj");
+    rf_model *qa = load_reference_model(ref, "tiny-qa");
+    rf_model *cls = load_reference_model(ref, "tiny-word-cls");
     if (cls)
         test_classify_logits(cls, ref);
     if (mlm)

@@ -8,6 +8,7 @@
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/gemm_neon.h"
 #include "kernels/layernorm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
@@ -263,13 +264,16 @@ static void test_linear(void)
 }
 
 /* The bf16 kernel against its naive twin (operands rounded the same way,
- * sums in double): only the order of the f32 sums differs. Sizes cover
+ * sums in double): only the order of the f32 sums differs (and, on ARM64,
+ * their rounding: BFDOT / BFMMLA round each step to odd, at most one ulp
+ * of the partial sum where nearest gives half, within the same bound for
+ * sums of random signs). Sizes cover
  * partial tiles (M % 12), partial panels (N % 32), odd K and K over one
  * chunk (384), with both thread splits. */
 static void test_linear_bf16(void)
 {
     if (!rf_bf16_supported()) {
-        SKIP("bf16 linear: this CPU has no AVX512_BF16");
+        SKIP("bf16 linear: this CPU has no " RF_BF16_CPU_NEEDS);
         return;
     }
     const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37},
@@ -749,7 +753,7 @@ static void test_rope(void)
 {
     int n_pos = 1536, Dh = 64, half = Dh / 2;
     float *s = malloc((size_t)n_pos * half * sizeof *s), *c = malloc((size_t)n_pos * half * sizeof *c);
-    rf_rope_table(s, c, n_pos, Dh);
+    rf_rope_table(s, c, n_pos, Dh, 10000.0, 1.0);
     /* entries from the formula, and the double-precision angle matters at high positions */
     int ok = 1, float_angle_differs = 0;
     for (int p = 0; p < n_pos; p += 97)
@@ -907,16 +911,77 @@ static void test_attention(void)
     free(scratch);
 }
 
+#if RF_SIMD_ARM64
+/* The builds chosen by default on the CPU model the test runs on, when
+ * the runner names what that model has (tests/run_arm64.sh, from qemu's
+ * CPU models: cortex-a72 has neither the dot product nor BF16,
+ * neoverse-n1 the dot product only, max everything):
+ * RF_EXPECT_INT8=NEON|SDOT|I8MM, RF_EXPECT_BF16=yes|no. A build the CPU
+ * lacks is refused. */
+static void check_expected_kernels(void)
+{
+    const char *int8 = getenv("RF_EXPECT_INT8"), *bf16 = getenv("RF_EXPECT_BF16");
+    if (!int8 || !bf16) {
+        SKIP("default ARM64 builds: RF_EXPECT_INT8 / RF_EXPECT_BF16 not set");
+        return;
+    }
+    const char *names[] = {[RF_INT8_NEON] = "NEON", [RF_INT8_SDOT] = "SDOT", [RF_INT8_I8MM] = "I8MM"};
+    rf_int8_kernel k = rf_int8_kernel_get();
+    CHECK(k >= RF_INT8_NEON && k <= RF_INT8_I8MM && !strcmp(names[k], int8),
+          "default int8 product %s, expected %s", k >= RF_INT8_NEON && k <= RF_INT8_I8MM ? names[k] : "x86", int8);
+    bool want_bf16 = !strcmp(bf16, "yes");
+    CHECK(rf_bf16_supported() == want_bf16, "bf16 product %s, expected %s",
+          rf_bf16_supported() ? "available" : "refused", bf16);
+    if (strcmp(int8, "I8MM"))
+        CHECK(!rf_int8_kernel_set(RF_INT8_I8MM), "int8 I8MM product refused on a CPU without I8MM");
+    if (!strcmp(int8, "NEON"))
+        CHECK(!rf_int8_kernel_set(RF_INT8_SDOT), "int8 SDOT product refused on a CPU without it");
+    if (!want_bf16)
+        CHECK(!rf_bf16_neon_tile_set(RF_BF16_BFDOT), "bf16 BFDOT product refused without BF16");
+}
+#endif
+
 int main(void)
 {
-    test_pool();
-    test_gemm();
-    test_linear();
+#if RF_SIMD_ARM64
+    /* RF_TEST_PRODUCTS_ONLY (tests/run_arm64.sh, on the CPU models without
+     * I8MM or BF16): only what depends on those features, the int8 and bf16
+     * products' builds and which one is chosen */
+    bool all = !getenv("RF_TEST_PRODUCTS_ONLY");
+#else
+    bool all = true;
+#endif
+    if (all) {
+        test_pool();
+        test_gemm();
+        test_linear();
+    }
+#if RF_SIMD_ARM64
+    /* the bf16 product's two ARM64 builds */
+    const rf_bf16_neon_tile bf16_tiles[] = {RF_BF16_BFMMLA, RF_BF16_BFDOT};
+    const char *bf16_names[] = {"BFMMLA", "BFDOT"};
+    check_expected_kernels();
+    for (size_t t = 0; t < sizeof bf16_tiles / sizeof bf16_tiles[0]; t++) {
+        if (!rf_bf16_neon_tile_set(bf16_tiles[t])) {
+            SKIP("bf16 %s product: this CPU does not have it", bf16_names[t]);
+            continue;
+        }
+        CHECK(rf_bf16_neon_tile_get() == bf16_tiles[t], "bf16 %s product selected", bf16_names[t]);
+        test_linear_bf16();
+        test_bf16_pieces();
+    }
+    rf_bf16_neon_tile_set(RF_BF16_BFMMLA);
+    /* the int8 product in each build this CPU runs (SDOT: dot product,
+     * I8MM: SMMLA) */
+    const rf_int8_kernel int8_kernels[] = {RF_INT8_NEON, RF_INT8_SDOT, RF_INT8_I8MM};
+    const char *int8_names[] = {"NEON", "SDOT", "I8MM"};
+#else
     test_linear_bf16();
     test_bf16_pieces();
     /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI) */
     const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI};
     const char *int8_names[] = {"AVX2", "VNNI"};
+#endif
     rf_int8_kernel int8_best = rf_int8_kernel_get();
     for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
         if (!rf_int8_kernel_set(int8_kernels[k])) {
@@ -928,10 +993,18 @@ int main(void)
         test_linear_int8();
     }
     rf_int8_kernel_set(int8_best);
+    if (!all)
+        return check_done();
     test_vecmath();
-    /* the element-wise kernels in each instruction-set build this CPU runs */
+    /* the element-wise kernels in each instruction-set build this CPU runs
+     * (ARM64: the one NEON build, simd.h) */
+#if RF_SIMD_ARM64
+    const rf_simd_level levels[] = {RF_SIMD_BASELINE};
+    const char *level_names[] = {"NEON"};
+#else
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
     const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
+#endif
     rf_simd_level best = rf_simd_level_get();
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
         if (!rf_simd_level_set(levels[l])) {

@@ -431,6 +431,38 @@ static void remove_bin_only_dir(const char *tmp)
     rmdir(tmp);
 }
 
+/* Each reference model as its folder holds it, from pytorch_model.bin
+ * alone where it has one, and tiny-char-proj converted to a .gguf file. */
+static void check_reference_model(const char *dir, const char *name, void *user)
+{
+    (void)user;
+    char bin[1500], label[400];
+    snprintf(bin, sizeof bin, "%s/pytorch_model.bin", dir);
+    check_model(dir, dir, name);
+    if (access(bin, F_OK) == 0) {
+        char tmp[64];
+        CHECK(make_bin_only_dir(dir, tmp, sizeof tmp) == 0, "temporary directory for %s", bin);
+        snprintf(label, sizeof label, "%s (pytorch_model.bin)", name);
+        check_model(tmp, dir, label);
+        remove_bin_only_dir(tmp);
+    }
+    if (!strcmp(name, "tiny-char-proj")) {
+        char gguf[] = "/tmp/rf_parity_XXXXXX.gguf";
+        int fd = mkstemps(gguf, 5);
+        rf_convert_params cp = rf_convert_default_params();
+        rf_error err;
+        rf_status st = fd < 0 ? RF_ERR_IO : rf_convert(dir, gguf, &cp, &err);
+        CHECK(st == RF_OK, "convert %s: %s", dir, fd < 0 ? "no temporary file" : err.message);
+        snprintf(label, sizeof label, "%s (.gguf)", name);
+        if (st == RF_OK)
+            check_model(gguf, dir, label);
+        if (fd >= 0) {
+            close(fd);
+            unlink(gguf);
+        }
+    }
+}
+
 int main(void)
 {
     const char *ref = check_reference();
@@ -438,45 +470,7 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): parity not checked");
         return check_done();
     }
-    char models[1024];
-    snprintf(models, sizeof models, "%s/models", ref);
-    struct dirent **names;
-    int n = scandir(models, &names, NULL, by_name);
-    CHECK(n > 2, "%s lists model directories", models);
     printf("max |diff| against HF (atol %g; %g for MLM logits):\n", ATOL, ATOL_MLM_LOGITS);
-    for (int i = 0; i < n; i++) {
-        char dir[1400], expected[1500], bin[1500];
-        snprintf(dir, sizeof dir, "%s/%s", models, names[i]->d_name);
-        snprintf(expected, sizeof expected, "%s/expected.safetensors", dir);
-        snprintf(bin, sizeof bin, "%s/pytorch_model.bin", dir);
-        if (names[i]->d_name[0] != '.' && access(expected, F_OK) == 0) {
-            check_model(dir, dir, names[i]->d_name);
-            char label[400];
-            if (access(bin, F_OK) == 0) {
-                char tmp[64];
-                CHECK(make_bin_only_dir(dir, tmp, sizeof tmp) == 0, "temporary directory for %s", bin);
-                snprintf(label, sizeof label, "%s (pytorch_model.bin)", names[i]->d_name);
-                check_model(tmp, dir, label);
-                remove_bin_only_dir(tmp);
-            }
-            if (!strcmp(names[i]->d_name, "tiny-char-proj")) {
-                char gguf[] = "/tmp/rf_parity_XXXXXX.gguf";
-                int fd = mkstemps(gguf, 5);
-                rf_convert_params cp = rf_convert_default_params();
-                rf_error err;
-                rf_status st = fd < 0 ? RF_ERR_IO : rf_convert(dir, gguf, &cp, &err);
-                CHECK(st == RF_OK, "convert %s: %s", dir, fd < 0 ? "no temporary file" : err.message);
-                snprintf(label, sizeof label, "%s (.gguf)", names[i]->d_name);
-                if (st == RF_OK)
-                    check_model(gguf, dir, label);
-                if (fd >= 0) {
-                    close(fd);
-                    unlink(gguf);
-                }
-            }
-        }
-        free(names[i]);
-    }
-    free(names);
+    for_each_reference_model(ref, "expected.safetensors", check_reference_model, NULL);
     return check_done();
 }

@@ -16,48 +16,11 @@ if ! command -v curl >/dev/null || ! $PY -c 'import requests' 2>/dev/null; then
     check_done; exit
 fi
 M=$REF/models
-pids=""
-trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
-
-# start NAME MODEL ARGS...: starts a server in the background; sets PID and
-# URL, or returns 1 when it did not start listening within 60 s.
-start() {
-    name=$1; model=$2; shift 2
-    : >"$TMP/$name.log"
-    "$ROFORMER" serve -m "$model" --port 0 --threads 2 "$@" 2>"$TMP/$name.log" &
-    PID=$!; pids="$pids $PID"
-    i=0
-    while [ $i -lt 600 ]; do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$TMP/$name.log")
-        [ -n "$port" ] && { URL="http://127.0.0.1:$port"; return 0; }
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.1; i=$((i + 1))
-    done
-    echo "server $name did not start:"; cat "$TMP/$name.log"
-    return 1
-}
+. tests/serve_helpers.sh
 
 # client SUITE [PID]: runs a suite of serve_client.py; each line is a check.
 client() {
-    timeout 300 $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2 >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    while IFS= read -r line; do
-        case "$line" in
-            "ok "*) check "${line#ok }" true ;;
-            "FAIL "*) echo "$line"; check "${line#FAIL }" false ;;
-        esac
-    done <"$TMP/out"
-    check "serve_client.py $1 ran to the end" [ $rc -eq 0 ]
-    [ $rc -eq 0 ] || tail -n 5 "$TMP/err"
-}
-
-# stop: SIGTERM, then the server must exit 0 within 30 s.
-stop() {
-    kill -TERM "$PID"
-    i=0
-    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    wait "$PID"
-    check "$1: exits 0 after SIGTERM" [ $? -eq 0 ]
+    client_checks "serve_client.py $1" $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2
 }
 
 # ==== Usage ====
@@ -77,6 +40,8 @@ check "serve --host not-an-address fails with a message" \
 MODEL=$M/tiny-word-cls
 if start cls "$MODEL" --max-input-length 40; then
     client cls
+    client openai
+    client tei
     out=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' \
         -d '{"inputs": "今天天气很好"}' "$URL/predict")
     check "curl POST /predict: 200 and labels" sh -c "echo '$out' | grep -q '\"label\":\"negative\".* 200\$'"
@@ -96,9 +61,9 @@ fi
 
 # ==== The other heads ====
 MODEL=$M/tiny-word-mlm
-if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts" false; fi
+if start mlm "$MODEL"; then client mlm; client hf_mlm; stop mlm; else check "mlm server starts" false; fi
 MODEL=$M/tiny-char-proj
-if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
+if start ner "$MODEL"; then client ner; client hf_ner; stop ner; else check "ner server starts" false; fi
 MODEL=$M/tiny-qa
 if start qa "$MODEL" --max-input-length 64; then client qa; stop qa; else check "qa server starts" false; fi
 
@@ -207,6 +172,19 @@ assert any(l["status"] == 429 and l["path"] == "/embed" for l in lines)
 assert any(l["status"] == 200 and l.get("tokens", 0) > 0 for l in lines)' "$TMP/limits.log"
 else
     check "limits server starts" false
+fi
+
+# ==== CORS and --max-batch-requests ====
+"$ROFORMER" serve -m "$MODEL" --cors-allow-origin '' >/dev/null 2>&1
+check "serve --cors-allow-origin '' is a usage error" [ $? -eq 2 ]
+"$ROFORMER" serve -m "$MODEL" --max-batch-requests 0 >/dev/null 2>&1
+check "serve --max-batch-requests 0 is a usage error" [ $? -eq 2 ]
+if start cors "$MODEL" --api-key secret --max-batch-requests 2 \
+        --cors-allow-origin http://a.example,http://b.example; then
+    client cors
+    stop cors
+else
+    check "cors server starts" false
 fi
 
 # ==== Shutdown with requests in flight ====

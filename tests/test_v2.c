@@ -12,6 +12,7 @@
  * or unexpected tensor; a GGUF file without the two keys loads as v1.
  */
 #include "check.h"
+#include "safetensors_read.h"
 #include "formats/gguf.h"
 #include "model/model.h"
 
@@ -64,33 +65,6 @@ static void set_key(cJSON *c, const char *key, cJSON *value)
 }
 
 /* ==== The checkpoint, read independently ==== */
-
-typedef struct {
-    char *bytes;
-    cJSON *header;
-    const uint8_t *data;
-} st_file;
-
-static bool st_open(const char *path, st_file *f)
-{
-    size_t size = 0;
-    memset(f, 0, sizeof *f);
-    f->bytes = check_read_file(path, &size);
-    if (!f->bytes || size < 8)
-        return false;
-    uint64_t n = 0;
-    for (int i = 0; i < 8; i++)
-        n |= (uint64_t)(uint8_t)f->bytes[i] << (8 * i);
-    f->header = cJSON_ParseWithLength(f->bytes + 8, n);
-    f->data = (const uint8_t *)f->bytes + 8 + n;
-    return f->header != NULL;
-}
-
-static void st_close(st_file *f)
-{
-    cJSON_Delete(f->header);
-    free(f->bytes);
-}
 
 /* The loaded weight an HF name maps to (NULL for one the model lacks). */
 static const float *weight_of(const rf_model *m, const char *hf, int64_t *count)

@@ -80,6 +80,9 @@ if has forward; then
     check "forward: one line per input, the bad one an error, exit 1" three_lines_one_error
     vg "forward pre-tokenized, MLM" forward -m "$TMP/mlm.gguf" --hidden-states <"$TMP/case"
     check "forward pre-tokenized exits 0" exit_is 0
+    vg "forward past max_position, ntk" forward -m "$M/tiny-v2-mlm" --extend-positions \
+        --rope-scaling ntk --rope-factor 2 <"$TMP/lines"
+    check "forward --extend-positions: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer forward is not built yet"
 fi
@@ -87,6 +90,8 @@ if has embed; then
     vg "embed --pooling mean" embed -m "$TMP/char.gguf" --pooling mean --normalize <"$TMP/lines"
     check "embed: one line per input, the bad one an error, exit 1" three_lines_one_error
     vg "embed --format npy" embed -m "$TMP/cls.gguf" --format npy -o "$TMP/e.npy" <"$TMP/lines"
+    vg "embed --window (texts cut into windows)" embed -m "$TMP/char.gguf" --window 4 --stride 1 <"$TMP/lines"
+    check "embed --window: one line per input, the bad one an error, exit 1" three_lines_one_error
 else
     check_skip "roformer embed is not built yet"
 fi

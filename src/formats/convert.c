@@ -597,6 +597,10 @@ static rf_status write_metadata(converter *c)
     rf_gguf_set_str(w, "roformer.hidden_act", rf_activation_name(hp->hidden_act));
     rf_gguf_set_bool(w, "roformer.rotary_value", hp->rotary_value);
     rf_gguf_set_f32(w, "roformer.rope.freq_base", 10000.0f);
+    if (hp->rope_scaling == RF_ROPE_SCALING_LINEAR || hp->rope_scaling == RF_ROPE_SCALING_NTK) {
+        rf_gguf_set_str(w, "roformer.rope.scaling.type", rf_rope_scaling_name(hp->rope_scaling));
+        rf_gguf_set_f32(w, "roformer.rope.scaling.factor", hp->rope_factor);
+    }
     rf_gguf_set_str(w, "roformer.head", rf_head_name(hp->head));
     if (hp->num_labels > 0)
         rf_gguf_set_arr_str(w, "roformer.labels", (const char *const *)c->cfg.labels, NULL,
@@ -692,7 +696,8 @@ rf_status rf_convert_build(const char *hf_dir, const rf_convert_params *params,
         (c.params->tokenizer != RF_TOKENIZER_AUTO && c.params->tokenizer != RF_TOKENIZER_WOBERT &&
          c.params->tokenizer != RF_TOKENIZER_BERT) ||
         (c.params->pooler_activation != RF_POOLER_ACT_AUTO &&
-         c.params->pooler_activation != RF_ACT_TANH && c.params->pooler_activation != RF_ACT_LINEAR)) {
+         c.params->pooler_activation != RF_POOLER_ACT_TANH &&
+         c.params->pooler_activation != RF_POOLER_ACT_LINEAR)) {
         st = rf_fail(err, RF_ERR_INPUT,
                      "bad conversion parameters (dtype %d, tokenizer %d, pooler activation %d)",
                      (int)c.params->dtype, c.params->tokenizer, c.params->pooler_activation);

@@ -107,6 +107,59 @@ const char *rf_norm_type_name(rf_norm_type n)
     return n == RF_NORM_RMS ? "rms_norm" : "layer_norm";
 }
 
+bool rf_rope_scaling_from_name(const char *name, rf_rope_scaling *out)
+{
+    if (!strcmp(name, "none"))
+        *out = RF_ROPE_SCALING_NONE;
+    else if (!strcmp(name, "linear"))
+        *out = RF_ROPE_SCALING_LINEAR;
+    else if (!strcmp(name, "ntk"))
+        *out = RF_ROPE_SCALING_NTK;
+    else
+        return false;
+    return true;
+}
+
+const char *rf_rope_scaling_name(rf_rope_scaling s)
+{
+    switch (s) {
+    case RF_ROPE_SCALING_NONE: return "none";
+    case RF_ROPE_SCALING_LINEAR: return "linear";
+    case RF_ROPE_SCALING_NTK: return "ntk";
+    case RF_ROPE_SCALING_DEFAULT: break;
+    }
+    return "default";
+}
+
+/* "rope_scaling": {"type" (or "rope_type"): "linear" | "ntk", "factor": F}
+ * as HF configs write it; absent or null: none. */
+static rf_status parse_rope_scaling(const cJSON *root, rf_hparams *hp, const char *what,
+                                    rf_error *err)
+{
+    hp->rope_scaling = RF_ROPE_SCALING_NONE;
+    hp->rope_factor = 1.0f;
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "rope_scaling");
+    if (!rs || cJSON_IsNull(rs))
+        return RF_OK;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(rs, "type");
+    if (!type)
+        type = cJSON_GetObjectItemCaseSensitive(rs, "rope_type");
+    const cJSON *factor = cJSON_GetObjectItemCaseSensitive(rs, "factor");
+    if (!cJSON_IsObject(rs) || !cJSON_IsString(type) || !cJSON_IsNumber(factor))
+        return rf_fail(err, RF_ERR_FORMAT,
+                       "%s: 'rope_scaling' must be an object with a string 'type' and a number "
+                       "'factor'", what);
+    if (!rf_rope_scaling_from_name(type->valuestring, &hp->rope_scaling))
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "%s: rope_scaling type '%.40s' is not supported (none, linear, ntk)", what,
+                       type->valuestring);
+    if (!(factor->valuedouble > 0 && factor->valuedouble <= RF_MAX_ROPE_FACTOR))
+        return rf_fail(err, RF_ERR_FORMAT, "%s: rope_scaling factor must be in (0, %d]", what,
+                       RF_MAX_ROPE_FACTOR);
+    hp->rope_factor = (float)factor->valuedouble;
+    return RF_OK;
+}
+
 /* ==== config.json ==== */
 
 /* HF architecture class -> head. RoFormerForCausalLM carries the same
@@ -293,6 +346,8 @@ static rf_status parse_config(const cJSON *root, rf_hf_config *c, const char *wh
         hp->norm_type = RF_NORM_RMS;
     if (!hp->embedding_size)
         hp->embedding_size = hp->hidden_size;
+    if ((st = parse_rope_scaling(root, hp, what, err)))
+        return st;
     const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
     if (eps && !cJSON_IsNull(eps)) {
         /* checked as the float32 it is stored as: 1e-112 would become 0 */

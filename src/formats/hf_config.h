@@ -16,6 +16,9 @@
  * 1536, and 65536 keeps the table at 32 MB for head size 64. */
 #define RF_MAX_POSITION (1 << 16)
 
+/* Largest rope_scaling factor a file or caller may give. */
+#define RF_MAX_ROPE_FACTOR 1024
+
 enum { RF_SPECIAL_PAD, RF_SPECIAL_UNK, RF_SPECIAL_CLS, RF_SPECIAL_SEP, RF_SPECIAL_MASK,
        RF_SPECIAL_COUNT };
 
@@ -52,6 +55,8 @@ bool rf_activation_from_name(const char *name, rf_activation *out);
 bool rf_head_from_name(const char *name, rf_head_kind *out);
 /* Norm types as the GGUF file names them: layer_norm, rms_norm. */
 bool rf_norm_type_from_name(const char *name, rf_norm_type *out);
+/* "none", "linear", "ntk" (not "default") */
+bool rf_rope_scaling_from_name(const char *name, rf_rope_scaling *out);
 /* Tokenizer modes: wobert, bert. */
 bool rf_tokenizer_mode_from_name(const char *name, rf_tokenizer_mode *out);
 

@@ -440,9 +440,8 @@ done:
 
 /* ==== Prompts ==== */
 
-const char *rf_model_prompt(const rf_model *model, const char *name)
+const char *rf_st_config_prompt(const rf_sentence_config *c, const char *name)
 {
-    const rf_sentence_config *c = rf_model_sentence_config(model);
     if (!name)
         name = c->default_prompt_name;
     for (int32_t i = 0; name && i < c->n_prompts; i++)

@@ -40,6 +40,9 @@ rf_status rf_st_config_parse(const rf_json_text *pooling, const rf_json_text *sb
 /* Frees the strings of a config made by rf_st_config_parse or
  * rf_st_config_read; leaves it zeroed. */
 void rf_st_config_free(rf_sentence_config *c);
+/* The text of prompt `name` of c (name NULL: its default prompt), or NULL
+ * when there is none (rf_model_prompt). */
+const char *rf_st_config_prompt(const rf_sentence_config *c, const char *name);
 
 /* Sets the roformer.sentence.* keys (nothing when !c->present). */
 void rf_st_config_write(rf_gguf_writer *w, const rf_sentence_config *c);

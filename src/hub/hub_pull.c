@@ -62,7 +62,7 @@ static void gguf_name(const rf_convert_params *c, char *buf, size_t size)
                       : c->tokenizer == RF_TOKENIZER_BERT ? "-bert"
                                                           : "-wobert";
     const char *pooler = c->pooler_activation == RF_POOLER_ACT_AUTO ? ""
-                         : c->pooler_activation == RF_ACT_LINEAR    ? "-pooler-linear"
+                         : c->pooler_activation == RF_POOLER_ACT_LINEAR ? "-pooler-linear"
                                                                     : "-pooler-tanh";
     snprintf(buf, size, "model-%s%s%s.gguf", rf_dtype_name(c->dtype), tok, pooler);
 }
@@ -171,8 +171,8 @@ rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path,
     if ((st = rf_hub_repo_parse(spec, &repo, err)))
         return st;
     if (params->convert.pooler_activation != RF_POOLER_ACT_AUTO &&
-        params->convert.pooler_activation != RF_ACT_TANH &&
-        params->convert.pooler_activation != RF_ACT_LINEAR)
+        params->convert.pooler_activation != RF_POOLER_ACT_TANH &&
+        params->convert.pooler_activation != RF_POOLER_ACT_LINEAR)
         return rf_fail(err, RF_ERR_INPUT, "hf:%s: the pooler activation is tanh or linear", spec);
     if (params->convert.jieba_dict)
         return rf_fail(err, RF_ERR_UNSUPPORTED,
@@ -185,7 +185,7 @@ rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path,
     rf_convert_params convert = params->convert;
     if (convert.pooler_activation == RF_POOLER_ACT_AUTO &&
         !strncmp(repo.name, "roformer_chinese_sim_", strlen("roformer_chinese_sim_")))
-        convert.pooler_activation = RF_ACT_LINEAR;
+        convert.pooler_activation = RF_POOLER_ACT_LINEAR;
     gguf_name(&convert, name, sizeof name);
     if ((st = rf_hub_cache_repo_dir(&repo, dir, sizeof dir, err)) ||
         (st = rf_hub_join(gguf, sizeof gguf, dir, name, "", err)) ||

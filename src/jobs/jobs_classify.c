@@ -1,7 +1,9 @@
 /*
  * jobs_classify.c — sequence classification: the probabilities of each
  * label (HF TextClassificationPipeline: softmax, or sigmoid for a single
- * label), or the head's logits as they are (rf_classify_logits).
+ * label), or the head's logits as they are (rf_classify_logits). A text
+ * cut into windows (rf_pipeline_params.window) gets the mean of its
+ * windows' logits.
  */
 #include "jobs/pipeline.h"
 
@@ -13,23 +15,29 @@
 typedef struct {
     int32_t N;
     bool raw;     /* logits as they are, no softmax / sigmoid */
-    float *out;   /* [n][N] */
 } classify_job;
 
-static rf_status classify_row(void *job_arg, int32_t i, const rf_encoding *enc,
-                              const rf_row *row, rf_error *err)
+/* One window's (or input's) logits. */
+static rf_status classify_vector(void *job_arg, const rf_encoding *enc, const rf_row *row,
+                                 float *vec, rf_error *err)
 {
     (void)enc;
     (void)err;
     classify_job *job = job_arg;
-    float *dst = job->out + (size_t)i * job->N;
-    if (job->raw)
-        memcpy(dst, row->logits, sizeof *dst * (size_t)job->N);
-    else if (job->N == 1)
-        dst[0] = 1.0f / (1.0f + expf(-row->logits[0]));
-    else
-        rf_softmax(row->logits, job->N, dst);
+    memcpy(vec, row->logits, sizeof *vec * (size_t)job->N);
     return RF_OK;
+}
+
+/* After the mean of the windows' logits: softmax, or sigmoid for one label. */
+static void classify_finish(void *job_arg, float *vec)
+{
+    classify_job *job = job_arg;
+    if (job->raw)
+        return;
+    if (job->N == 1)
+        vec[0] = 1.0f / (1.0f + expf(-vec[0]));
+    else
+        rf_softmax(vec, job->N, vec);
 }
 
 static rf_status classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, bool raw, float *out,
@@ -41,9 +49,10 @@ static rf_status classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, boo
                        "the model has no sequence-classification head");
     for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->num_labels; k++)
         out[k] = NAN;
-    classify_job job = {.N = hp->num_labels, .raw = raw, .out = out};
+    classify_job job = {.N = hp->num_labels, .raw = raw};
     rf_run_needs needs = {.logits = true};
-    return rf_pipeline_run(pl, inputs, n, &needs, classify_row, &job, items, err);
+    return rf_pipeline_run_pooled(pl, inputs, n, &needs, hp->num_labels, classify_vector,
+                                  classify_finish, &job, out, items, err);
 }
 
 rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,

@@ -2,7 +2,8 @@
  * jobs_embed.c — sentence embeddings and the cosine similarity of pairs
  * (the jobs of sentence-transformers' encode() and RoFormer-Sim): [CLS],
  * mask-aware mean, max or last-token, or pooler pooling, optional L2
- * normalisation.
+ * normalisation. A text cut into windows (rf_pipeline_params.window) is
+ * the mean of its windows' vectors, normalized after.
  */
 #include "jobs/pipeline.h"
 
@@ -17,22 +18,33 @@ typedef struct {
     rf_pooling pooling;
     bool normalize;
     int32_t D;
-    float *out; /* [n][D] */
 } embed_job;
 
-static rf_status embed_row(void *job_arg, int32_t i, const rf_encoding *enc, const rf_row *row,
-                           rf_error *err)
+void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
+                 float *out)
+{
+    if (pooling == RF_POOLING_POOLER)
+        memcpy(out, row->pooled, sizeof(float) * (size_t)D);
+    else /* the row's own tokens only: padding never enters the pooling */
+        rf_pool_hidden(row->hidden, NULL, enc->n, D, pooling, out);
+}
+
+/* One window's (or input's) embedding, before normalization. */
+static rf_status embed_vector(void *job_arg, const rf_encoding *enc, const rf_row *row,
+                              float *vec, rf_error *err)
 {
     (void)err;
     embed_job *job = job_arg;
-    float *dst = job->out + (size_t)i * job->D;
-    if (job->pooling == RF_POOLING_POOLER)
-        memcpy(dst, row->pooled, sizeof(float) * (size_t)job->D);
-    else /* the row's own tokens only: padding never enters the mean */
-        rf_pool_hidden(row->hidden, NULL, enc->n, job->D, job->pooling, dst);
-    if (job->normalize)
-        rf_l2_normalize(dst, job->D);
+    rf_pool_row(row, enc, job->pooling, job->D, vec);
     return RF_OK;
+}
+
+/* After the mean of the windows: the L2 normalization when asked. */
+static void embed_finish(void *job_arg, float *vec)
+{
+    embed_job *job = job_arg;
+    if (job->normalize)
+        rf_l2_normalize(vec, job->D);
 }
 
 rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
@@ -47,10 +59,11 @@ rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling
                        "the model has no pooler; use cls or mean pooling");
     for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->hidden_size; k++)
         out[k] = NAN;
-    embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size, .out = out};
+    embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size};
     rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
                           .pooled = pooling == RF_POOLING_POOLER};
-    return rf_pipeline_run(pl, inputs, n, &needs, embed_row, &job, items, err);
+    return rf_pipeline_run_pooled(pl, inputs, n, &needs, hp->hidden_size, embed_vector,
+                                  embed_finish, &job, out, items, err);
 }
 
 rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,

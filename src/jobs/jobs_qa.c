@@ -13,22 +13,17 @@
  * see it (truncated at max_length, or failing when too long without it).
  */
 #include "jobs/pipeline.h"
+#include "jobs/windows.h"
 
 #include "error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* One window: the context tokens [first, first + count) of input `input`. */
-typedef struct {
-    int32_t input;
-    int32_t first, count;
-} qa_window;
-
 typedef struct {
     const rf_text *inputs;
     int32_t max_answer_tokens;
-    const qa_window *windows;
+    const rf_window *windows;
     uint8_t *allowed; /* [allowed_cap] scratch */
     int32_t allowed_cap;
     int32_t *best_window; /* [n] the window of out[i], -1 before any */
@@ -51,7 +46,7 @@ static rf_status qa_row(void *job_arg, int32_t w, const rf_encoding *enc, const 
     for (int32_t t = 0; t < enc->n; t++)
         job->allowed[t] = enc->type_ids[t] == 1 && enc->start[t] >= 0 ? RF_SPAN_ANSWER
                           : t == 0                                     ? RF_SPAN_SOFTMAX_ONLY
-                                                                       : 0;
+                                                                       : RF_SPAN_LEFT_OUT;
     int32_t s, e, i = job->windows[w].input;
     float score;
     if (!rf_best_span(row->start_logits, row->end_logits, job->allowed, enc->n,
@@ -84,7 +79,7 @@ static int32_t header_length(const rf_encoding *enc)
  * RF_ERR_INPUT (in *e) when the question leaves no room for context or
  * the stride no progress. */
 static rf_status plan_windows(const rf_encoding *enc, int32_t i, int32_t window,
-                              int32_t doc_stride, qa_window **wins, int32_t *n_wins,
+                              int32_t doc_stride, rf_window **wins, int32_t *n_wins,
                               int32_t *cap, rf_error *e)
 {
     int32_t header = header_length(enc), context = enc->n - header - 1;
@@ -98,52 +93,16 @@ static rf_status plan_windows(const rf_encoding *enc, int32_t i, int32_t window,
         return rf_fail(e, RF_ERR_INPUT,
                        "doc_stride %d is not below the %d context tokens a window holds",
                        doc_stride, room);
-    for (int32_t first = 0;; first += room - doc_stride) {
-        if (*n_wins == *cap) {
-            int32_t grown_cap = *cap ? 2 * *cap : 16;
-            qa_window *grown = realloc(*wins, sizeof *grown * (size_t)grown_cap);
-            if (!grown)
-                return RF_ERR_NOMEM;
-            *wins = grown;
-            *cap = grown_cap;
-        }
-        int32_t count = context - first < room ? context - first : room;
-        (*wins)[(*n_wins)++] = (qa_window){.input = i, .first = first, .count = count};
-        if (first + count >= context)
-            return RF_OK;
-    }
-}
-
-/* Copies one window out of its input's full encoding into *out. */
-static bool make_window(const rf_encoding *full, const qa_window *w, rf_encoding *out)
-{
-    int32_t header = header_length(full), n = header + w->count + 1;
-    *out = (rf_encoding){.n = n, .cap = n};
-    out->ids = malloc(sizeof(int32_t) * (size_t)n);
-    out->type_ids = malloc(sizeof(int32_t) * (size_t)n);
-    out->mask = malloc(sizeof(int32_t) * (size_t)n);
-    out->start = malloc(sizeof(int32_t) * (size_t)n);
-    out->end = malloc(sizeof(int32_t) * (size_t)n);
-    if (!out->ids || !out->type_ids || !out->mask || !out->start || !out->end)
-        return false;
-    /* the header, the window's context tokens, the closing [SEP] */
-    const int32_t *src[] = {full->ids, full->type_ids, full->mask, full->start, full->end};
-    int32_t *dst[] = {out->ids, out->type_ids, out->mask, out->start, out->end};
-    for (int a = 0; a < 5; a++) {
-        memcpy(dst[a], src[a], sizeof(int32_t) * (size_t)header);
-        memcpy(dst[a] + header, src[a] + header + w->first, sizeof(int32_t) * (size_t)w->count);
-        dst[a][n - 1] = src[a][full->n - 1];
-    }
-    return true;
+    return rf_windows_plan(i, context, room, doc_stride, wins, n_wins, cap);
 }
 
 /* Tokenizes every input and plans its windows; an input that fails is
  * recorded (items) and gets none. */
 static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t doc_stride,
-                          rf_encoding *fulls, qa_window **wins, int32_t *n_wins,
+                          rf_encoding *fulls, rf_window **wins, int32_t *n_wins,
                           rf_item_status *items, rf_error *err)
 {
-    int32_t max_position = rf_model_hparams(rf_pipeline_model(pl))->max_position;
+    int32_t max_position = rf_pipeline_length_limit(pl);
     int32_t window = doc_stride >= 0 ? rf_pipeline_window(pl) : 0, cap = 0;
     for (int32_t i = 0; i < n; i++) {
         rf_error e = {0};
@@ -155,7 +114,7 @@ static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, int
         if (st == RF_OK && doc_stride < 0 && fulls[i].n > max_position)
             st = rf_fail(&e, RF_ERR_INPUT,
                          "input is %d tokens long, over the model's maximum of %d, and "
-                         "truncation is off",
+                         "truncation is off (extend_positions allows more)",
                          fulls[i].n, max_position);
         if (st == RF_OK)
             st = plan_windows(&fulls[i], i, window, doc_stride, wins, n_wins, &cap, &e);
@@ -184,14 +143,15 @@ rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_a
     size_t n_alloc = n ? (size_t)n : 1;
     rf_encoding *fulls = calloc(n_alloc, sizeof *fulls), *encs = NULL;
     int32_t *best_window = malloc(n_alloc * sizeof *best_window), n_wins = 0;
-    qa_window *wins = NULL;
+    rf_window *wins = NULL;
     rf_status st = fulls && best_window
                        ? plan_all(pl, inputs, n, doc_stride, fulls, &wins, &n_wins, items, err)
                        : rf_fail(err, RF_ERR_NOMEM, "out of memory for %d QA inputs", n);
     if (st == RF_OK && n_wins > 0 && !(encs = calloc((size_t)n_wins, sizeof *encs)))
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d QA windows", n_wins);
     for (int32_t w = 0; st == RF_OK && w < n_wins; w++)
-        if (!make_window(&fulls[wins[w].input], &wins[w], &encs[w]))
+        if (!rf_window_encoding(&fulls[wins[w].input], header_length(&fulls[wins[w].input]),
+                                &wins[w], &encs[w]))
             st = rf_fail(err, RF_ERR_NOMEM, "out of memory for QA windows");
 
     /* Run the windows; each input keeps its best span. */

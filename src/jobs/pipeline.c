@@ -9,9 +9,11 @@
  * and re-created only when a longer input arrives.
  */
 #include "jobs/pipeline.h"
+#include "jobs/windows.h"
 
 #include "error.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,8 @@ struct rf_pipeline {
     rf_pipeline_params params;
     rf_context *ctx;
     int32_t ctx_len;           /* longest sequence the context was sized for */
+    int32_t limit;             /* longest sequence the context accepts
+                                  (rf_context_length_limit) */
 
     rf_encoding *encs;         /* [encs_cap] one per input of the current run */
     int32_t encs_cap;
@@ -37,14 +41,39 @@ struct rf_pipeline {
     uint8_t *is_mask_pos;      /* [L] scratch for collecting them */
     size_t positions_cap, is_mask_pos_cap;
 
+    /* windows (rf_pipeline_run_pooled): the encodings that run, and the
+       input each belongs to (item_of NULL: encoding i is input i) */
+    rf_encoding *units;        /* [units_cap] inputs' encodings (shared) and windows (owned) */
+    size_t units_cap;
+    int32_t *item_of;          /* [item_of_cap] input of each unit */
+    size_t item_of_cap;
+    const int32_t *run_item_of; /* what run_batch maps failures through, or NULL */
+
     rf_pipeline_stats stats;
 };
 
 rf_pipeline_params rf_pipeline_default_params(void)
 {
     return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0,
-                                .compute = RF_COMPUTE_F32,
+                                .compute = RF_COMPUTE_F32, .extend_positions = 0,
+                                .rope_scaling = RF_ROPE_SCALING_DEFAULT, .rope_factor = 0.0f,
+                                .window = 0, .stride = 0,
                                 .truncation_side = RF_TRUNCATE_RIGHT};
+}
+
+/* The parameters of the pipeline's context for max_len tokens. */
+static rf_context_params context_params(const rf_pipeline_params *p, int32_t max_len)
+{
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = p->batch_size;
+    cp.max_seq_len = max_len;
+    cp.n_threads = p->n_threads;
+    cp.skip_padding = 1; /* every job reads real-token outputs only */
+    cp.compute = p->compute;
+    cp.extend_positions = p->extend_positions;
+    cp.rope_scaling = p->rope_scaling;
+    cp.rope_factor = p->rope_factor;
+    return cp;
 }
 
 rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
@@ -53,9 +82,28 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
     *out = NULL;
     rf_pipeline_params p = params ? *params : rf_pipeline_default_params();
     const rf_hparams *hp = rf_model_hparams(model);
-    if (p.max_length > hp->max_position)
-        return rf_fail(err, RF_ERR_INPUT, "max_length %d is over the model's maximum of %d",
+    if (!(p.rope_factor <= 1024.0f) || (int)p.rope_scaling < RF_ROPE_SCALING_DEFAULT ||
+        p.rope_scaling > RF_ROPE_SCALING_NTK)
+        return rf_fail(err, RF_ERR_INPUT, "rope scaling %d with factor %g is not valid",
+                       p.rope_scaling, (double)p.rope_factor);
+    rf_context_params cp = context_params(&p, 0);
+    int32_t limit = rf_context_length_limit(model, &cp);
+    if (p.max_length > limit && limit == hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "max_length %d is over the model's maximum of %d (extend_positions "
+                       "allows more)",
                        p.max_length, hp->max_position);
+    if (p.max_length > limit)
+        return rf_fail(err, RF_ERR_INPUT, "max_length %d is over the longest accepted, %d",
+                       p.max_length, limit);
+    if (p.window != 0 && (p.window <= 2 || p.window > limit))
+        return rf_fail(err, RF_ERR_INPUT, "window %d is not in 3..%d (the longest accepted)",
+                       p.window, limit);
+    if (p.window != 0 && (p.stride < 0 || p.stride >= p.window - 2))
+        return rf_fail(err, RF_ERR_INPUT,
+                       "stride %d is not in 0..%d: it must be below the %d text tokens of a "
+                       "window of %d",
+                       p.stride, p.window - 3, p.window - 2, p.window);
     if (p.max_length > 0 && p.max_length < 2)
         return rf_fail(err, RF_ERR_INPUT, "max_length %d leaves no room for [CLS] and [SEP]",
                        p.max_length);
@@ -69,6 +117,7 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
         return rf_fail(err, RF_ERR_NOMEM, "out of memory creating a pipeline");
     pl->model = model;
     pl->params = p;
+    pl->limit = limit;
     *out = pl;
     return RF_OK;
 }
@@ -92,6 +141,8 @@ void rf_pipeline_free(rf_pipeline *pl)
     free(pl->end);
     free(pl->positions);
     free(pl->is_mask_pos);
+    free(pl->units);
+    free(pl->item_of);
     free(pl);
 }
 
@@ -123,8 +174,12 @@ const rf_model *rf_pipeline_model(const rf_pipeline *pl)
 
 int32_t rf_pipeline_window(const rf_pipeline *pl)
 {
-    int32_t max_position = rf_model_hparams(pl->model)->max_position;
-    return pl->params.max_length > 0 ? pl->params.max_length : max_position;
+    return pl->params.max_length > 0 ? pl->params.max_length : pl->limit;
+}
+
+int32_t rf_pipeline_length_limit(const rf_pipeline *pl)
+{
+    return pl->limit;
 }
 
 rf_status rf_item_fail(rf_item_status *items, int32_t i, rf_status status, const char *msg,
@@ -163,7 +218,7 @@ static int by_length_desc(const void *a, const void *b, void *encs_arg)
 
 /* Tokenizes every input; those that fail are recorded and left out of
  * pl->order, which ends up sorted longest first; *n_ok is its length. */
-static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, bool windows,
                               rf_item_status *items, int32_t *n_ok, rf_error *err)
 {
     if (n > pl->encs_cap) {
@@ -181,12 +236,20 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
     for (int32_t i = 0; i < n; i++) {
         rf_error e;
         rf_status st = rf_pipeline_tokenize(pl, &inputs[i], true, &pl->encs[i], &e);
-        if (st == RF_OK && pl->encs[i].n > hp->max_position) {
+        /* a single text longer than the window is cut into windows later */
+        bool windowed = windows && pl->params.window > 0 && !inputs[i].pair;
+        if (st == RF_OK && !windowed && pl->encs[i].n > pl->limit) {
             st = RF_ERR_INPUT;
-            snprintf(e.message, sizeof e.message,
-                     "input is %d tokens long, over the model's maximum of %d, and truncation "
-                     "is off",
-                     pl->encs[i].n, hp->max_position);
+            if (pl->limit == hp->max_position)
+                snprintf(e.message, sizeof e.message,
+                         "input is %d tokens long, over the model's maximum of %d, and "
+                         "truncation is off (extend_positions or a window allow more)",
+                         pl->encs[i].n, hp->max_position);
+            else
+                snprintf(e.message, sizeof e.message,
+                         "input is %d tokens long, over the longest accepted, %d, and "
+                         "truncation is off",
+                         pl->encs[i].n, pl->limit);
         }
         if (st != RF_OK) {
             rf_status fst = rf_item_fail(items, i, st, e.message, err);
@@ -208,22 +271,16 @@ static rf_status ensure_context(rf_pipeline *pl, int32_t L, rf_error *err)
 {
     if (pl->ctx && L <= pl->ctx_len)
         return RF_OK;
-    int32_t max_pos = rf_model_hparams(pl->model)->max_position;
     int32_t len = (L + 63) / 64 * 64;
-    if (len > max_pos)
-        len = max_pos;
+    if (len > pl->limit)
+        len = pl->limit;
     if (pl->ctx) { /* grow in place: threads and packed weights stay */
         rf_status st = rf_context_resize(pl->ctx, pl->params.batch_size, len, err);
         if (st == RF_OK)
             pl->ctx_len = len;
         return st;
     }
-    rf_context_params cp = rf_context_default_params();
-    cp.max_batch = pl->params.batch_size;
-    cp.max_seq_len = len;
-    cp.n_threads = pl->params.n_threads;
-    cp.skip_padding = 1; /* every job reads real-token outputs only */
-    cp.compute = pl->params.compute;
+    rf_context_params cp = context_params(&pl->params, len);
     rf_status st = rf_context_create(pl->model, &cp, &pl->ctx, err);
     if (st != RF_OK)
         return st;
@@ -349,7 +406,8 @@ static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32
         }
         rf_error e;
         st = fn(job, rows[r], &encs[rows[r]], &row, &e);
-        if (st != RF_OK && (st = rf_item_fail(items, rows[r], st, e.message, err)) != RF_OK)
+        int32_t item = pl->run_item_of ? pl->run_item_of[rows[r]] : rows[r];
+        if (st != RF_OK && (st = rf_item_fail(items, item, st, e.message, err)) != RF_OK)
             return st;
     }
     return RF_OK;
@@ -369,17 +427,25 @@ static rf_status run_sorted(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
     return st;
 }
 
-rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                          const rf_run_needs *needs, rf_row_fn fn, void *job,
-                          rf_item_status *items, rf_error *err)
+/* The start of a run over n inputs: n checked, every item OK. */
+static rf_status start_run(int32_t n, rf_item_status *items, rf_error *err)
 {
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
     if (items)
         for (int32_t i = 0; i < n; i++)
             items[i] = (rf_item_status){.status = RF_OK};
+    return RF_OK;
+}
+
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+                          rf_item_status *items, rf_error *err)
+{
+    if (start_run(n, items, err) != RF_OK)
+        return RF_ERR_INPUT;
     int32_t n_ok = 0;
-    rf_status st = tokenize_all(pl, inputs, n, items, &n_ok, err);
+    rf_status st = tokenize_all(pl, inputs, n, false, items, &n_ok, err);
     if (st != RF_OK)
         return st;
     return run_sorted(pl, pl->encs, n_ok, needs, fn, job, items, err);
@@ -405,16 +471,148 @@ rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, in
 {
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative encoding count %d", n);
-    int32_t max_position = rf_model_hparams(pl->model)->max_position;
     if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d encodings", n);
     for (int32_t i = 0; i < n; i++) {
-        if (encs[i].n < 1 || encs[i].n > max_position)
+        if (encs[i].n < 1 || encs[i].n > pl->limit)
             return rf_fail(err, RF_ERR_INPUT, "encoding %d has %d tokens, not 1 to %d", i + 1,
-                           encs[i].n, max_position);
+                           encs[i].n, pl->limit);
         pl->order[i] = i;
     }
     if (n > 1)
         qsort_r(pl->order, (size_t)n, sizeof *pl->order, by_length_desc, (void *)encs);
     return run_sorted(pl, encs, n, needs, fn, job, NULL, err);
+}
+
+/* ==== Windows pooled into one result per input ==== */
+
+typedef struct {
+    rf_pipeline *pl;
+    int32_t width;
+    rf_vector_fn vec_fn;
+    rf_finish_fn finish;
+    void *job;
+    float *out;          /* [n][width] */
+    int32_t *n_windows;  /* [n] windows of each input (1 when not cut) */
+    int32_t *done;       /* [n] windows of each input pooled so far; -1 once failed */
+    float *vec;          /* [width] one window's vector */
+} pooled_run;
+
+/* One unit (a whole input or a window of one) ran: its vector joins the
+ * input's mean; the last one divides and finishes. */
+static rf_status pooled_row(void *arg, int32_t u, const rf_encoding *enc, const rf_row *row,
+                            rf_error *err)
+{
+    pooled_run *r = arg;
+    int32_t i = r->pl->item_of[u];
+    if (r->done[i] < 0)
+        return RF_OK; /* an earlier window of this input failed */
+    float *dst = r->out + (size_t)i * r->width;
+    rf_status st = r->vec_fn(r->job, enc, row, r->done[i] == 0 ? dst : r->vec, err);
+    if (st != RF_OK) {
+        r->done[i] = -1;
+        for (int32_t c = 0; c < r->width; c++)
+            dst[c] = NAN;
+        return st;
+    }
+    if (r->done[i] > 0)
+        for (int32_t c = 0; c < r->width; c++)
+            dst[c] += r->vec[c];
+    if (++r->done[i] == r->n_windows[i]) {
+        if (r->n_windows[i] > 1)
+            for (int32_t c = 0; c < r->width; c++)
+                dst[c] /= (float)r->n_windows[i];
+        if (r->finish)
+            r->finish(r->job, dst);
+    }
+    return RF_OK;
+}
+
+/* Whether input i runs as windows: a single text longer than the window. */
+static bool is_cut(const rf_pipeline *pl, const rf_text *inputs, int32_t i)
+{
+    return pl->params.window > 0 && !inputs[i].pair && pl->encs[i].n > pl->params.window;
+}
+
+/* The units of the inputs in pl->order[0, n_ok), into pl->units and
+ * pl->item_of: first the windows of the inputs that are cut (owned, *owned
+ * of them, also on failure), then the encodings of the others (shared with
+ * pl->encs); *n_units in all. */
+static rf_status plan_units(rf_pipeline *pl, const rf_text *inputs, int32_t n_ok,
+                            pooled_run *r, int32_t *n_units, int32_t *owned, rf_error *err)
+{
+    int32_t U = 0, cap = 0, n_wins = 0;
+    rf_window *wins = NULL;
+    rf_status st = RF_OK;
+    *n_units = *owned = 0;
+    for (int32_t k = 0; k < n_ok && st == RF_OK; k++) {
+        int32_t i = pl->order[k], first = n_wins;
+        if (is_cut(pl, inputs, i))
+            st = rf_windows_plan(i, pl->encs[i].n - 2, pl->params.window - 2, pl->params.stride,
+                                 &wins, &n_wins, &cap);
+        r->n_windows[i] = n_wins > first ? n_wins - first : 1;
+        U += r->n_windows[i];
+    }
+    if (st == RF_OK && (!reserve((void **)&pl->units, &pl->units_cap, (size_t)U, sizeof *pl->units) ||
+                        !reserve((void **)&pl->item_of, &pl->item_of_cap, (size_t)U, sizeof(int32_t))))
+        st = RF_ERR_NOMEM;
+    int32_t u = 0;
+    for (int32_t w = 0; st == RF_OK && w < n_wins; w++) {
+        pl->item_of[u] = wins[w].input;
+        if (!rf_window_encoding(&pl->encs[wins[w].input], 1, &wins[w], &pl->units[u]))
+            st = RF_ERR_NOMEM;
+        *owned = ++u; /* a half-made window is freed too */
+    }
+    free(wins);
+    if (st != RF_OK)
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for the windows of %d inputs", n_ok);
+    for (int32_t k = 0; k < n_ok; k++) {
+        int32_t i = pl->order[k];
+        if (is_cut(pl, inputs, i)) {
+            pl->stats.windowed_inputs++;
+            pl->stats.windows += r->n_windows[i];
+            continue;
+        }
+        pl->item_of[u] = i;
+        pl->units[u++] = pl->encs[i];
+    }
+    *n_units = u;
+    return RF_OK;
+}
+
+rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                                 const rf_run_needs *needs, int32_t width, rf_vector_fn vec_fn,
+                                 rf_finish_fn finish, void *job, float *out,
+                                 rf_item_status *items, rf_error *err)
+{
+    if (start_run(n, items, err) != RF_OK)
+        return RF_ERR_INPUT;
+    size_t n_alloc = n ? (size_t)n : 1;
+    pooled_run r = {.pl = pl, .width = width, .vec_fn = vec_fn, .finish = finish, .job = job,
+                    .out = out, .n_windows = calloc(n_alloc, sizeof(int32_t)),
+                    .done = calloc(n_alloc, sizeof(int32_t)),
+                    .vec = malloc(sizeof(float) * (size_t)(width > 0 ? width : 1))};
+    int32_t n_ok = 0, U = 0, owned = 0;
+    rf_status st = r.n_windows && r.done && r.vec
+                       ? tokenize_all(pl, inputs, n, true, items, &n_ok, err)
+                       : rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
+    if (st == RF_OK)
+        st = plan_units(pl, inputs, n_ok, &r, &U, &owned, err);
+    if (st == RF_OK && !reserve((void **)&pl->order, &pl->order_cap, (size_t)U, sizeof *pl->order))
+        st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d windows", U);
+    if (st == RF_OK) {
+        for (int32_t u = 0; u < U; u++)
+            pl->order[u] = u;
+        if (U > 1)
+            qsort_r(pl->order, (size_t)U, sizeof *pl->order, by_length_desc, pl->units);
+        pl->run_item_of = pl->item_of;
+        st = run_sorted(pl, pl->units, U, needs, pooled_row, &r, items, err);
+        pl->run_item_of = NULL;
+    }
+    for (int32_t u = 0; u < owned; u++)
+        rf_encoding_free(&pl->units[u]);
+    free(r.n_windows);
+    free(r.done);
+    free(r.vec);
+    return st;
 }

@@ -39,11 +39,37 @@ typedef struct {
 typedef rf_status (*rf_row_fn)(void *job, int32_t i, const rf_encoding *enc, const rf_row *row,
                                rf_error *err);
 
+/* The sentence vector of one row into out[D]: the pooler's output, or the
+ * [CLS] / mean / max / last-token pooling of the input's own enc->n tokens
+ * (padding never enters it). The run needs `pooled` for RF_POOLING_POOLER, else
+ * `hidden`. */
+void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
+                 float *out);
+
 /* Runs `inputs` through the model. `items` as in the public job calls: when
  * non-NULL it is initialised here and receives per-input failures. */
 rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
                           const rf_run_needs *needs, rf_row_fn fn, void *job,
                           rf_item_status *items, rf_error *err);
+
+/* A pooled job's vector of one window (or of a whole input): `width`
+ * floats into vec. */
+typedef rf_status (*rf_vector_fn)(void *job, const rf_encoding *enc, const rf_row *row,
+                                  float *vec, rf_error *err);
+/* Called once per input that ran, on its pooled vector (in place). */
+typedef void (*rf_finish_fn)(void *job, float *vec);
+
+/* rf_pipeline_run for jobs with one vector per input (embeddings,
+ * classification logits), with the pipeline's windows: each input's
+ * single text longer than params.window runs as windows, and out[i]
+ * ([n][width]) receives the mean of its windows' vectors (exactly the one
+ * vector when it is not cut), then finish(job, out[i]) (finish may be
+ * NULL). Rows of failed inputs are left as they were, or NaN when one of
+ * their windows failed. */
+rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                                 const rf_run_needs *needs, int32_t width, rf_vector_fn vec_fn,
+                                 rf_finish_fn finish, void *job, float *out,
+                                 rf_item_status *items, rf_error *err);
 
 /* rf_tokenize, truncated at the pipeline's max_length or not at all, for a
  * job that makes its own encodings; counted in the pipeline's stats. */
@@ -51,15 +77,17 @@ rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
                                rf_encoding *enc, rf_error *err);
 /* Runs encodings the job made itself (QA's windows over a long context),
  * batched by length as rf_pipeline_run does; fn gets the index into encs.
- * Each must hold 1 to max_position tokens. A failure of fn fails the call. */
+ * Each must hold 1 to rf_pipeline_length_limit tokens. A failure of fn fails the call. */
 rf_status rf_pipeline_run_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
                                     const rf_run_needs *needs, rf_row_fn fn, void *job,
                                     rf_error *err);
 
 const rf_model *rf_pipeline_model(const rf_pipeline *pl);
-/* The longest sequence the pipeline runs: max_length, else the model's
- * max_position. */
+/* The longest sequence the pipeline runs: max_length, else
+ * rf_pipeline_length_limit. */
 int32_t rf_pipeline_window(const rf_pipeline *pl);
+/* The longest sequence its context accepts (rf_context_length_limit). */
+int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
 
 /* Records input i's failure `msg` in items, or, when items is NULL, turns
  * it into the whole call's error. Returns what the caller should return. */

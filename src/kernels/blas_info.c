@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
 /* OpenBLAS core names whose sgemm uses 512-bit registers. */
 static const char *const avx512_cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
 
@@ -32,6 +33,7 @@ static int core_is_avx512(const char *core)
             return 1;
     return 0;
 }
+#endif
 
 rf_blas_info rf_blas_get_info(void)
 {

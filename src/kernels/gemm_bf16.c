@@ -8,13 +8,14 @@
  * 16-column panels (a KC x 32 sliver of W, 24 KiB, stays in L1) a 12 x 32
  * tile of Y is accumulated in 24 registers: per pair of inputs, two loads
  * of W and 24 VDPBF16PS whose X operand is a broadcast from memory (MR x
- * NP panels in general; 6 x 4 and 8 x 3 measured slower).
+ * NP panels in general, 12 x 2 the shape in use).
  * Partial sums go through Y between chunks; bias enters with the first
  * chunk and the activation follows the last, on the tile still in cache.
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/activations.h"
 #include "formats/fp16.h"
+#include "kernels/gemm_neon.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
 
@@ -51,7 +52,7 @@ bool rf_bf16_supported(void)
 #if RF_SIMD_X86
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
 #else
-    return false;
+    return rf_cpu_has_arm_bf16();
 #endif
 }
 
@@ -225,7 +226,30 @@ RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1,
         }
     }
 }
-#endif /* RF_SIMD_X86 */
+#elif RF_SIMD_ARM64
+/* The ARM64 builds (gemm_bf16_neon.c) in the x86 builds' place. */
+static void round_rows(const float *X, size_t ldx, int K, float scale, int m0, int m1,
+                       uint16_t *out)
+{
+    rf_bf16_round_neon(X, ldx, K, scale, m0, m1, out);
+}
+
+static void pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+{
+    rf_bf16_pack_rows_neon(W, N, K, ldw, dst);
+}
+
+static void pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
+{
+    rf_bf16_pack_transposed_neon(V, K, N, ldv, dst);
+}
+
+static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                       int n1, const float *b, rf_activation act, float *Y, int ldy)
+{
+    rf_bf16_gemm_block_neon(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
+}
+#endif /* RF_SIMD_X86, RF_SIMD_ARM64 */
 
 struct bf16_job {
     const float *X;
@@ -244,7 +268,7 @@ static void round_task(void *arg, int block, int thread)
     const struct bf16_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     round_rows(j->X, (size_t)j->K, j->K, 1.0f, s, s + n, j->Xb);
 #endif
 }
@@ -254,7 +278,7 @@ static void gemm_task(void *arg, int block, int thread)
     (void)thread;
     const struct bf16_job *j = arg;
     int s, n;
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
@@ -285,7 +309,7 @@ void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t 
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     round_rows(X, ldx, K, scale, 0, M, out);
 #else
     (void)X, (void)M, (void)K, (void)ldx, (void)scale, (void)out;
@@ -299,7 +323,7 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
 
 void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     pack_rows(W, N, K, ldw, dst);
 #else
     (void)W, (void)N, (void)K, (void)ldw, (void)dst;
@@ -308,7 +332,7 @@ void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 
 void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     pack_transposed(V, K, N, ldv, dst);
 #else
     (void)V, (void)K, (void)N, (void)ldv, (void)dst;
@@ -318,7 +342,7 @@ void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t 
 void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
                   int ldy)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     gemm_block(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, Y, ldy);
 #else
     (void)Xb, (void)M, (void)K, (void)W_packed, (void)N, (void)Y, (void)ldy;

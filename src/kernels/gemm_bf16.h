@@ -25,8 +25,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* True when this CPU runs the bf16 kernel (AVX512F + AVX512_BF16). */
+/* True when this CPU runs the bf16 kernel (AVX512F + AVX512_BF16; on
+ * ARM64, BF16). RF_BF16_CPU_NEEDS names it for messages. */
 bool rf_bf16_supported(void);
+#if defined(__aarch64__)
+#define RF_BF16_CPU_NEEDS "BF16 (BFDOT, BFMMLA)"
+#else
+#define RF_BF16_CPU_NEEDS "AVX512_BF16"
+#endif
 
 /* K rounded up to even: the row length of packed inputs. */
 static inline int rf_bf16_k_pairs(int K)

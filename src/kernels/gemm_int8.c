@@ -1,7 +1,7 @@
 /*
  * gemm_int8.c — the int8 Linear layer (see gemm_int8.h for the scheme and
- * the packed layout): quantizing rows, packing, the AVX2 product, and the
- * naive twins. No VNNI build yet.
+ * the packed layout): quantizing rows, packing, the AVX2 product and its
+ * AVX-512 VNNI build, and the naive twins.
  *
  * Blocking, per thread: rows in blocks of MC (the MC x K block of
  * quantized inputs stays in L2), then one 16-channel panel at a time (K x
@@ -14,6 +14,7 @@
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
+#include "kernels/gemm_neon.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
 
@@ -21,9 +22,7 @@
 #include <string.h>
 
 #define PANEL 16        /* output channels per panel */
-#ifndef MR
 #define MR 4            /* rows per register tile: 2 * MR int32 accumulators */
-#endif
 #define MR_VNNI 12      /* rows per VNNI tile: MR_VNNI accumulators of 16 int32 */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
@@ -53,8 +52,20 @@ bool rf_int8_supported(void)
 #if RF_SIMD_X86
     return __builtin_cpu_supports("avx2");
 #else
-    return false;
+    return RF_SIMD_ARM64;
 #endif
+}
+
+static bool cpu_runs(rf_int8_kernel kernel)
+{
+    switch (kernel) {
+    case RF_INT8_AVX2: return RF_SIMD_X86 && rf_int8_supported();
+    case RF_INT8_VNNI: return rf_cpu_has_avx512_vnni();
+    case RF_INT8_NEON: return RF_SIMD_ARM64;
+    case RF_INT8_SDOT: return rf_cpu_has_arm_dotprod();
+    case RF_INT8_I8MM: return rf_cpu_has_arm_i8mm();
+    }
+    return false;
 }
 
 /* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
@@ -64,7 +75,15 @@ rf_int8_kernel rf_int8_kernel_get(void)
 {
     int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
     if (k < 0) {
-        k = rf_cpu_has_avx512_vnni() ? RF_INT8_VNNI : RF_INT8_AVX2;
+        /* best first */
+        const rf_int8_kernel order[] = {RF_INT8_VNNI, RF_INT8_AVX2, RF_INT8_I8MM, RF_INT8_SDOT,
+                                        RF_INT8_NEON};
+        k = RF_INT8_AVX2;
+        for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+            if (cpu_runs(order[i])) {
+                k = order[i];
+                break;
+            }
         __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
     }
     return (rf_int8_kernel)k;
@@ -72,7 +91,7 @@ rf_int8_kernel rf_int8_kernel_get(void)
 
 bool rf_int8_kernel_set(rf_int8_kernel kernel)
 {
-    if (kernel == RF_INT8_VNNI ? !rf_cpu_has_avx512_vnni() : !rf_int8_supported())
+    if (!cpu_runs(kernel))
         return false;
     __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
     return true;
@@ -271,10 +290,7 @@ RF_TARGET_AVX2 static void int8_tile_any(int mr, const int8_t *A, size_t lda, co
     case 1: tile(1, A, lda, W, kq, C); break;
     case 2: tile(2, A, lda, W, kq, C); break;
     case 3: tile(3, A, lda, W, kq, C); break;
-#if MR > 4
-#error "tile_any handles MR <= 4"
-#endif
-    default: tile(MR, A, lda, W, kq, C); break;
+    default: tile(MR, A, lda, W, kq, C); break; /* mr == MR == 4 */
     }
 }
 
@@ -390,7 +406,22 @@ RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, co
         }
     }
 }
-#endif /* RF_SIMD_X86 */
+#elif RF_SIMD_ARM64
+/* The NEON builds (gemm_int8_neon.c) in the x86 builds' place. */
+static void int8_quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
+                               float *center)
+{
+    rf_int8_quantize_rows_neon(X, K, m0, m1, Xq, scale, center);
+}
+
+static void int8_gemm_block(const int8_t *Xq, const float *sx, const float *cx, int K, int m0,
+                            int m1, const rf_int8_matrix *Wm, int n0, int n1, const float *b,
+                            rf_activation act, float *Y, int32_t *C, int ldy)
+{
+    rf_int8_gemm_block_neon(rf_int8_kernel_get(), Xq, sx, cx, K, m0, m1, Wm, n0, n1, b, act, Y, C,
+                            ldy);
+}
+#endif /* RF_SIMD_X86, RF_SIMD_ARM64 */
 
 /* ==== The threaded Linear ==== */
 
@@ -412,7 +443,7 @@ static void quantize_task(void *arg, int block, int thread)
     const struct int8_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     int8_quantize_rows(j->X, j->K, s, s + n, j->Xq, j->sx, j->cx);
 #endif
 }
@@ -422,7 +453,7 @@ static void gemm_task(void *arg, int block, int thread)
     (void)thread;
     const struct int8_job *j = arg;
     int s, n;
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
@@ -456,7 +487,7 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
 
 void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
-#if RF_SIMD_X86
+#if RF_SIMD_X86 || RF_SIMD_ARM64
     int8_gemm_block(Xq, NULL, NULL, K, 0, M, W, 0, N, NULL, RF_ACT_LINEAR, NULL, C, N);
 #else
     (void)Xq, (void)M, (void)K, (void)W, (void)N, (void)C;

@@ -34,9 +34,8 @@
  * reading the same panels, 16 channels per instruction: u8 x s8 summed
  * straight into int32, so the inputs go in as Xq + 128 (a sign-bit flip)
  * and 128 * colsum[n] comes off the sums afterwards, which are then the
- * same exact integers. That build was written without a VNNI CPU to run
- * it on; the tests compare it exactly with the naive sums wherever one
- * runs them.
+ * same exact integers; the tests compare them exactly with the naive sums
+ * on every CPU that has the instructions.
  */
 #ifndef RF_GEMM_INT8_H
 #define RF_GEMM_INT8_H
@@ -48,16 +47,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* True when this CPU runs the int8 kernel (AVX2). */
+/* True when this CPU runs the int8 kernel (AVX2 on x86-64; every ARM64
+ * CPU). */
 bool rf_int8_supported(void);
 
 typedef enum {
     RF_INT8_AVX2, /* VPMADDUBSW + VPMADDWD */
     RF_INT8_VNNI, /* VPDPBUSD (AVX512-VNNI) */
+    RF_INT8_NEON, /* ARM64: SMULL + SADALP (gemm_int8_neon.c) */
+    RF_INT8_SDOT, /* ARM64: SDOT (dot product, ARMv8.2) */
+    RF_INT8_I8MM, /* ARM64: SMMLA (I8MM) */
 } rf_int8_kernel;
 
-/* The product's build: VNNI where the CPU has it, else AVX2, unless set.
- * rf_int8_kernel_set (tests) refuses one the CPU lacks: returns false. */
+/* The product's build: the best the CPU has (VNNI, else AVX2; I8MM, else
+ * SDOT, else NEON), unless set. rf_int8_kernel_set (tests) refuses one
+ * the CPU lacks: returns false. */
 rf_int8_kernel rf_int8_kernel_get(void);
 bool rf_int8_kernel_set(rf_int8_kernel kernel);
 

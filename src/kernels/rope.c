@@ -4,17 +4,19 @@
  * RoFormerSelfAttention.apply_rotary_position_embeddings.
  */
 #include "kernels/rope.h"
+#include "roformer.h"
 
 #include <math.h>
 #include <stddef.h>
 
-void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh)
+void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh, double base, double pos_divisor)
 {
     int half = Dh / 2;
     for (int p = 0; p < n_pos; p++)
         for (int i = 0; i < half; i++) {
-            /* numpy: pos / np.power(10000, 2 * (j // 2) / dim), in float64 */
-            double angle = (double)p / pow(10000.0, 2.0 * i / Dh);
+            /* numpy: pos / np.power(10000, 2 * (j // 2) / dim), in float64;
+               p / 1.0 is p exactly, so the unscaled table is HF's */
+            double angle = ((double)p / pos_divisor) / pow(base, 2.0 * i / Dh);
             sin_t[(size_t)p * half + i] = (float)sin(angle);
             cos_t[(size_t)p * half + i] = (float)cos(angle);
         }
@@ -57,4 +59,14 @@ void rf_rope_apply_naive(float *x, int T, int ld, int L, int H, int Dh, const fl
             for (int j = 0; j < Dh; j++)
                 v[j] = out[j];
         }
+}
+
+void rf_rope_scaled(int scaling, double factor, int Dh, double *base, double *pos_divisor)
+{
+    *base = 10000.0;
+    *pos_divisor = 1.0;
+    if (scaling == RF_ROPE_SCALING_LINEAR)
+        *pos_divisor = factor;
+    else if (scaling == RF_ROPE_SCALING_NTK && Dh > 2) /* NTK-aware base: s^(d/(d-2)) */
+        *base = 10000.0 * pow(factor, (double)Dh / (Dh - 2));
 }

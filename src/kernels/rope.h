@@ -15,8 +15,17 @@
 #ifndef RF_ROPE_H
 #define RF_ROPE_H
 
-/* sin_t, cos_t: [n_pos][Dh/2] each, row p = angles p * theta_i. Dh even. */
-void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh);
+/* sin_t, cos_t: [n_pos][Dh/2] each, row p = angles (p / pos_divisor) *
+ * theta_i with theta_i = base^(-2i/Dh). Dh even. base 10000 and
+ * pos_divisor 1 are the trained angles; linear scaling by F is pos_divisor
+ * F, NTK-aware scaling by F is base 10000 * F^(Dh/(Dh-2))
+ * (rf_rope_scaled). Any n_pos: the formula has no table size in it. */
+void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh, double base, double pos_divisor);
+
+/* The base and position divisor of rf_rope_table for a scaling
+ * (RF_ROPE_SCALING_NONE, _LINEAR or _NTK; rf_rope_scaling of roformer.h)
+ * by `factor` on heads of Dh. */
+void rf_rope_scaled(int scaling, double factor, int Dh, double *base, double *pos_divisor);
 
 /* Rotates every head of rows [row0, row0 + rows) of x ([T][ld], heads of
  * Dh floats side by side from column 0, H heads). Row t is at position

@@ -1,8 +1,19 @@
 /*
  * simd.c — run-time choice of the element-wise kernels' instruction set
- * (see simd.h), and the CPU check of the int8 product's VNNI build.
+ * (see simd.h), and the CPU checks of the int8 and bf16 products' builds
+ * (VNNI on x86-64; SDOT, SMMLA and BFDOT / BFMMLA on ARM64).
  */
 #include "kernels/simd.h"
+
+#if RF_SIMD_ARM64
+#include <sys/auxv.h>
+
+/* Bits of AT_HWCAP and AT_HWCAP2 (Linux, arch/arm64 uapi hwcap.h), named
+ * here for C libraries whose headers predate them. */
+#define RF_HWCAP_ASIMDDP (1ul << 20)
+#define RF_HWCAP2_I8MM (1ul << 13)
+#define RF_HWCAP2_BF16 (1ul << 14)
+#endif
 
 static bool cpu_has(rf_simd_level level)
 {
@@ -55,4 +66,31 @@ bool rf_simd_level_set(rf_simd_level level)
         return false;
     __atomic_store_n(&chosen, (int)level, __ATOMIC_RELAXED);
     return true;
+}
+
+bool rf_cpu_has_arm_dotprod(void)
+{
+#if RF_SIMD_ARM64
+    return (getauxval(AT_HWCAP) & RF_HWCAP_ASIMDDP) != 0;
+#else
+    return false;
+#endif
+}
+
+bool rf_cpu_has_arm_i8mm(void)
+{
+#if RF_SIMD_ARM64
+    return (getauxval(AT_HWCAP2) & RF_HWCAP2_I8MM) != 0;
+#else
+    return false;
+#endif
+}
+
+bool rf_cpu_has_arm_bf16(void)
+{
+#if RF_SIMD_ARM64
+    return (getauxval(AT_HWCAP2) & RF_HWCAP2_BF16) != 0;
+#else
+    return false;
+#endif
 }

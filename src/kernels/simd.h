@@ -9,7 +9,15 @@
  * two registers per 8-float vector), for AVX2 with FMA (one 8-float
  * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked with
  * __builtin_cpu_supports; the baseline stays the fallback everywhere else.
- * Tests force each level to compare every build with the naive twins.
+ * On ARM64 the baseline build is the NEON build: Advanced SIMD is part of
+ * ARMv8-A, so every 8-float vector is two q registers, with fused
+ * multiply-adds. Tests force each level to compare every build with the
+ * naive twins.
+ *
+ * The ARM64 features of the int8 and bf16 products (SDOT, SMMLA, BFDOT /
+ * BFMMLA) are read from the kernel's hardware capability words
+ * (getauxval(AT_HWCAP), AT_HWCAP2); their builds are marked per function
+ * like the x86 ones.
  */
 #ifndef RF_SIMD_H
 #define RF_SIMD_H
@@ -27,6 +35,17 @@
 #define RF_SIMD_X86 0
 #endif
 
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define RF_SIMD_ARM64 1
+/* Mark the builds of the int8 product on SDOT (ARMv8.2 dot product), on
+ * SMMLA (I8MM) and of the bf16 product on BFDOT / BFMMLA (BF16). */
+#define RF_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#define RF_TARGET_I8MM __attribute__((target("arch=armv8.2-a+dotprod+i8mm")))
+#define RF_TARGET_ARM_BF16 __attribute__((target("arch=armv8.2-a+bf16")))
+#else
+#define RF_SIMD_ARM64 0
+#endif
+
 typedef enum {
     RF_SIMD_BASELINE, /* whatever the compile flags give (SSE2 on x86-64) */
     RF_SIMD_AVX2,     /* AVX2 and FMA */
@@ -41,6 +60,13 @@ bool rf_simd_level_set(rf_simd_level level);
 /* True when the CPU has AVX512F, AVX512BW and AVX512-VNNI (the int8
  * product's VPDPBUSD build, gemm_int8.c). */
 bool rf_cpu_has_avx512_vnni(void);
+
+/* ARM64 features (false on other CPUs): the dot product SDOT / UDOT
+ * (HWCAP_ASIMDDP), the int8 matrix multiply SMMLA (HWCAP2_I8MM) and
+ * bfloat16 BFDOT / BFMMLA (HWCAP2_BF16). */
+bool rf_cpu_has_arm_dotprod(void);
+bool rf_cpu_has_arm_i8mm(void);
+bool rf_cpu_has_arm_bf16(void);
 
 #if RF_SIMD_X86
 /* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,

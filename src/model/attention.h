@@ -25,9 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 256 rows: at 1 x 1536 fewer blocks re-pack K and V less often (f32
- * +2%, bf16 +5-8% against 128 rows, interleaved runs); at 512 tokens the
- * two sizes are level. The scores of a block are 1.5 MiB at 1536 keys. */
+/* Query rows per block: a long sequence cut into fewer blocks re-packs K
+ * and V fewer times; a block's scores are RF_ATTN_QUERY_BLOCK x L floats
+ * (1.5 MiB at 1536 keys). Timings of the block sizes: docs/performance.md. */
 #define RF_ATTN_QUERY_BLOCK 256
 
 /* Floats of score scratch one thread needs for sequences of length L. */

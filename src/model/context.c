@@ -12,6 +12,7 @@
 #include "kernels/gemm_int8.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
+#include "formats/hf_config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,42 @@
 rf_context_params rf_context_default_params(void)
 {
     rf_context_params p = {.max_batch = 1, .max_seq_len = 0, .n_threads = 0, .skip_padding = 0,
-                           .compute = RF_COMPUTE_F32};
+                           .compute = RF_COMPUTE_F32, .extend_positions = 0,
+                           .rope_scaling = RF_ROPE_SCALING_DEFAULT, .rope_factor = 0.0f};
     return p;
+}
+
+/* The scaling and factor `p` asks for, the model's where it says default. */
+static void resolve_rope(const rf_hparams *hp, const rf_context_params *p, int *scaling,
+                         double *factor)
+{
+    *scaling = p->rope_scaling == RF_ROPE_SCALING_DEFAULT ? (int)hp->rope_scaling : (int)p->rope_scaling;
+    if (*scaling == RF_ROPE_SCALING_DEFAULT)
+        *scaling = RF_ROPE_SCALING_NONE;
+    *factor = p->rope_factor > 0 ? (double)p->rope_factor
+              : hp->rope_factor > 0 ? (double)hp->rope_factor : 1.0;
+    if (*scaling == RF_ROPE_SCALING_NONE)
+        *factor = 1.0;
+}
+
+/* The longest sequence for the resolved scaling (see roformer.h). */
+static int32_t length_limit(const rf_hparams *hp, bool extend, int scaling, double factor)
+{
+    if (extend)
+        return RF_MAX_SEQ_LEN > hp->max_position ? RF_MAX_SEQ_LEN : hp->max_position;
+    if (scaling == RF_ROPE_SCALING_NONE || factor <= 1.0)
+        return hp->max_position;
+    double n = (double)hp->max_position * factor;
+    return n >= RF_MAX_SEQ_LEN ? RF_MAX_SEQ_LEN : (int32_t)n;
+}
+
+int32_t rf_context_length_limit(const rf_model *model, const rf_context_params *params)
+{
+    rf_context_params p = params ? *params : rf_context_default_params();
+    int scaling;
+    double factor;
+    resolve_rope(&model->hp, &p, &scaling, &factor);
+    return length_limit(&model->hp, p.extend_positions != 0, scaling, factor);
 }
 
 /* ==== Sizing ==== */
@@ -118,22 +153,30 @@ static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_s
     }
     c = (struct carve){ctx->arena, 0};
     carve_buffers(ctx, &c, n_threads);
-    rf_rope_table(ctx->rope_sin, ctx->rope_cos, max_seq_len, hp->hidden_size / hp->num_heads);
+    int Dh = hp->hidden_size / hp->num_heads;
+    double base, pos_divisor;
+    rf_rope_scaled(ctx->rope_scaling, ctx->rope_factor, Dh, &base, &pos_divisor);
+    rf_rope_table(ctx->rope_sin, ctx->rope_cos, max_seq_len, Dh, base, pos_divisor);
     return RF_OK;
 }
 
 /* The size rules of rf_context_create and rf_context_resize: max_seq_len
- * <= 0 becomes the model's max_position, which it may not exceed;
- * max_batch at least 1. */
-static rf_status check_size(const rf_hparams *hp, int32_t max_batch, int32_t *max_seq_len,
-                            rf_error *err)
+ * <= 0 becomes the model's max_position; it may not exceed `limit`
+ * (rf_context_length_limit); max_batch at least 1. */
+static rf_status check_size(const rf_hparams *hp, int32_t limit, int32_t max_batch,
+                            int32_t *max_seq_len, rf_error *err)
 {
     if (*max_seq_len <= 0)
         *max_seq_len = hp->max_position;
-    if (*max_seq_len > hp->max_position)
+    if (*max_seq_len > limit && limit == hp->max_position)
         return rf_fail(err, RF_ERR_INPUT,
-                       "context: max_seq_len %d is longer than the model's max_position %d",
+                       "context: max_seq_len %d is longer than the model's max_position %d "
+                       "(extend_positions allows it)",
                        *max_seq_len, hp->max_position);
+    if (*max_seq_len > limit)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "context: max_seq_len %d is longer than the %d this context accepts",
+                       *max_seq_len, limit);
     if (max_batch < 1)
         return rf_fail(err, RF_ERR_INPUT, "context: max_batch %d must be >= 1", max_batch);
     return RF_OK;
@@ -158,7 +201,17 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: hidden size %d with %d heads: the head size must be a whole "
                        "even number for rotary embeddings", hp->hidden_size, hp->num_heads);
-    rf_status size_st = check_size(hp, p.max_batch, &p.max_seq_len, err);
+    if (p.rope_scaling != RF_ROPE_SCALING_DEFAULT && p.rope_scaling != RF_ROPE_SCALING_NONE &&
+        p.rope_scaling != RF_ROPE_SCALING_LINEAR && p.rope_scaling != RF_ROPE_SCALING_NTK)
+        return rf_fail(err, RF_ERR_INPUT, "context: unknown rope scaling %d", p.rope_scaling);
+    if (!(p.rope_factor <= RF_MAX_ROPE_FACTOR))
+        return rf_fail(err, RF_ERR_INPUT, "context: rope_factor %g is not at most %d",
+                       (double)p.rope_factor, RF_MAX_ROPE_FACTOR);
+    int rope_scaling;
+    double rope_factor;
+    resolve_rope(hp, &p, &rope_scaling, &rope_factor);
+    int32_t limit = length_limit(hp, p.extend_positions != 0, rope_scaling, rope_factor);
+    rf_status size_st = check_size(hp, limit, p.max_batch, &p.max_seq_len, err);
     if (size_st != RF_OK)
         return size_st;
     if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16 &&
@@ -166,7 +219,8 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
     if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
-                       "context: bf16 compute needs a CPU with AVX512_BF16, which this one lacks");
+                       "context: bf16 compute needs a CPU with " RF_BF16_CPU_NEEDS
+                       ", which this one lacks");
     if (p.compute == RF_COMPUTE_INT8 && !rf_int8_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: int8 compute needs a CPU with AVX2, which this one lacks");
@@ -182,6 +236,9 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         return rf_fail(err, RF_ERR_NOMEM, "context: out of memory");
     ctx->model = model;
     ctx->skip_padding = p.skip_padding != 0;
+    ctx->length_limit = limit;
+    ctx->rope_scaling = rope_scaling;
+    ctx->rope_factor = rope_factor;
     ctx->compute = (rf_compute_type)p.compute;
     if (p.compute == RF_COMPUTE_BF16)
         ctx->bf16_layers = model->bf16_layers;
@@ -202,7 +259,7 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
 
 rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len, rf_error *err)
 {
-    rf_status st = check_size(&ctx->model->hp, max_batch, &max_seq_len, err);
+    rf_status st = check_size(&ctx->model->hp, ctx->length_limit, max_batch, &max_seq_len, err);
     if (st != RF_OK)
         return st;
     /* the new buffers first: on failure the context stays as it was */
@@ -250,10 +307,11 @@ static rf_status check_batch(const rf_context *ctx, const rf_batch *batch, rf_er
                        B, ctx->max_batch);
     if (L < 1)
         return rf_fail(err, RF_ERR_INPUT, "forward: sequence length %d, must be >= 1", L);
-    if (L > hp->max_position)
+    if (L > ctx->length_limit)
         return rf_fail(err, RF_ERR_INPUT,
                        "forward: sequence of %d tokens is longer than the model's "
-                       "max_position_embeddings (%d); truncate it", L, hp->max_position);
+                       "max_position_embeddings (%d); truncate it, or set extend_positions",
+                       L, hp->max_position);
     if (L > ctx->max_seq_len)
         return rf_fail(err, RF_ERR_INPUT,
                        "forward: sequence of %d tokens is longer than the context's max_seq_len (%d)",

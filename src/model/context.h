@@ -32,6 +32,9 @@ struct rf_context {
     int max_batch, max_seq_len;
     int ffn_rows;       /* R: rows per FFN block, RF_FFN_ROWS or (f32) T */
     bool skip_padding;  /* rf_context_params.skip_padding */
+    int32_t length_limit; /* longest max_seq_len accepted (rf_context_length_limit) */
+    int rope_scaling;     /* resolved: RF_ROPE_SCALING_NONE, _LINEAR or _NTK */
+    double rope_factor;   /* resolved factor (1 with none) */
     rf_pool *pool;
     float *arena;       /* the one allocation every buffer below points into */
     size_t arena_bytes; /* its size */
@@ -68,8 +71,8 @@ struct rf_context {
     float *attn;        /* narrow: [T][D] attention context */
     float *ffn_proj;    /* narrow: [T][D] FFN output, before residual + LayerNorm */
     float *head_mid;    /* narrow: [T][max(D, E)] a head's hidden layer */
-    float *scores;      /* [n][min(L, 128)][L] attention probabilities of one query
-                           block, one per thread (rf_attention_scratch) */
+    float *scores;      /* [n][rf_attention_scratch(L)] attention scores of one
+                           query block, one per thread */
     float *mask_bias;   /* [max_batch][L] 0 or RF_MASK_NEG per key */
     float *rope_sin;    /* [L][Dh/2] */
     float *rope_cos;    /* [L][Dh/2] */

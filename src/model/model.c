@@ -7,20 +7,21 @@
  * gguf.c, then here the architecture, every hyper-parameter's type and
  * range, the vocab and dictionary arrays, and each tensor's presence, type
  * and shape against the table in tensor_map.c. f32 tensors are used in
- * place; f16/bf16 ones are widened once into one f32 block.
+ * place. Of the q8, f16 and bf16 ones, the layers' matrices and the word
+ * embeddings stay as stored (kept_stored: packed or widened when a context
+ * needs them, read a row at a time); the rest are widened once into one
+ * f32 block.
  * Keys and tensors: models/README.md.
  */
 #include "model/model.h"
 
 #include "formats/convert.h"
 #include "error.h"
-#include "formats/fp16.h"
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"
 #include "formats/st_config.h"
 #include "formats/tensor_map.h"
-#include "kernels/gemm_int8.h"
 #include "model/packed_weights.h"
 
 #include <math.h>
@@ -199,6 +200,22 @@ static rf_status read_hparams(meta *m, rf_hparams *hp)
     if (kv->v.f != 10000.0)
         return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: rope.freq_base %g is not 10000", m->what,
                        kv->v.f);
+    /* the checkpoint's default rope scaling, when its config carried one */
+    hp->rope_scaling = RF_ROPE_SCALING_NONE;
+    hp->rope_factor = 1.0f;
+    if (rf_gguf_find_kv(m->g, "roformer.rope.scaling.type")) {
+        if ((st = get_name(m, "roformer.rope.scaling.type", name, sizeof name)))
+            return st;
+        if (!rf_rope_scaling_from_name(name, &hp->rope_scaling))
+            return rf_fail(m->err, RF_ERR_UNSUPPORTED, "%s: rope.scaling.type '%s' is not supported",
+                           m->what, name);
+        if (!(kv = need(m, "roformer.rope.scaling.factor", RF_GGUF_FLOAT32, &st)))
+            return st;
+        if (!(kv->v.f > 0 && kv->v.f <= RF_MAX_ROPE_FACTOR))
+            return rf_fail(m->err, RF_ERR_FORMAT, "%s: rope.scaling.factor %g is not in (0, %d]",
+                           m->what, kv->v.f, RF_MAX_ROPE_FACTOR);
+        hp->rope_factor = (float)kv->v.f;
+    }
     if (hp->has_pooler && (st = get_activation(m, "roformer.pooler.activation", &hp->pooler_act)))
         return st;
     if ((st = get_name(m, "roformer.head", name, sizeof name)))
@@ -306,18 +323,6 @@ static void format_ne(char *buf, size_t size, uint32_t n, const uint64_t *ne)
         k += (size_t)snprintf(buf + k, size - k, "%s%llu", i ? "," : "", (unsigned long long)ne[i]);
     if (k < size)
         snprintf(buf + k, size - k, "]");
-}
-
-void rf_stored_matrix_widen(const rf_stored_matrix *m, size_t row0, size_t rows, size_t K,
-                            float *out)
-{
-    size_t first = row0 * K, count = rows * K;
-    if (m->type == RF_DTYPE_Q8)
-        rf_int8_dequantize_rows((const int8_t *)m->data + first, m->scale + row0, rows, K, out);
-    else if (m->type == RF_DTYPE_F16)
-        rf_widen_f16((const uint16_t *)m->data + first, out, count);
-    else
-        rf_widen_bf16((const uint16_t *)m->data + first, out, count);
 }
 
 /* Where a tensor stored other than f32 whose f32 pointer is *slot stays as
@@ -527,12 +532,6 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err)
     return RF_OK;
 }
 
-void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes)
-{
-    rf_mapped_file f = {model->map, model->map_size};
-    rf_mapped_file_release(&f, data, bytes);
-}
-
 /* ==== Loading ==== */
 
 static rf_status load_image(rf_model *model, const void *data, size_t size, const char *what,
@@ -649,4 +648,9 @@ int32_t rf_model_tensor_count(const rf_model *model)
 const rf_sentence_config *rf_model_sentence_config(const rf_model *model)
 {
     return &model->sentence;
+}
+
+const char *rf_model_prompt(const rf_model *model, const char *name)
+{
+    return rf_st_config_prompt(&model->sentence, name);
 }

@@ -22,6 +22,8 @@
 #ifndef RF_MODEL_H
 #define RF_MODEL_H
 
+#include "formats/mapped_file.h"
+#include "model/stored_matrix.h"
 #include "roformer.h"
 #include "text/tokenizer.h"
 
@@ -29,21 +31,6 @@
 
 typedef struct rf_bf16_layer rf_bf16_layer; /* packed_weights.h */
 typedef struct rf_int8_layer rf_int8_layer;
-
-/* A matrix as the file stores it when that is not f32, pointing into the
- * file: q8 (int8 rows and one f32 scale per row, i.e. per output channel)
- * or f16 / bf16. data NULL: not kept this way (f32 in the file, or
- * widened at load). */
-typedef struct {
-    rf_dtype type;       /* RF_DTYPE_Q8, RF_DTYPE_F16 or RF_DTYPE_BF16 */
-    const void *data;    /* (N, K) row-major */
-    const float *scale;  /* q8: (N) */
-} rf_stored_matrix;
-
-/* out (rows x K) = rows [row0, row0 + rows) of m, a matrix of K columns,
- * in f32: f16 and bf16 widened exactly, q8 as q * scale of its row. */
-void rf_stored_matrix_widen(const rf_stored_matrix *m, size_t row0, size_t rows, size_t K,
-                            float *out);
 
 typedef struct {
     const float *attn_q_w, *attn_q_b;       /* (D, D), (D) */
@@ -131,7 +118,13 @@ rf_status rf_model_stack_qkv(rf_model *model, const char *what, rf_error *err);
  * contents the model now holds in memory it owns (widened, dequantized or
  * packed), so that they leave the process's resident memory; reads of data
  * still work, from the file (rf_mapped_file_release). Nothing happens for a
- * model not read from a file mapping, or data outside it. */
-void rf_model_release_file_pages(const rf_model *model, const void *data, size_t bytes);
+ * model not read from a file mapping, or data outside it. Inline here so
+ * that the files that pack weights need nothing of model.c. */
+static inline void rf_model_release_file_pages(const rf_model *model, const void *data,
+                                               size_t bytes)
+{
+    rf_mapped_file f = {model->map, model->map_size};
+    rf_mapped_file_release(&f, data, bytes);
+}
 
 #endif

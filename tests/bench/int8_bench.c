@@ -8,8 +8,8 @@
  *       -o build/int8_bench && build/int8_bench [RUNS]
  *
  * Y (M x N) = X (M x K) · Wᵀ, M = tokens, N = out features, K = in features.
- * The product's build is the one rf_int8_kernel_get picks (VNNI where the
- * CPU has it). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
+ * The product's build is the one rf_int8_kernel_get picks (the best the
+ * CPU has: VNNI, else AVX2; I8MM, else SDOT, else NEON). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
  * machine shared with other work inflates them less than wall time; prints
  * the median GOP/s (2 M N K per product) of each. Not a test: never run by
  * `make test`.
@@ -84,7 +84,9 @@ int main(int argc, char **argv)
                t32[runs / 2] / t8[runs / 2]);
         free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(colsum), free(xq), free(t8), free(t32);
     }
-    printf("int8 product: %s\n", rf_int8_kernel_get() == RF_INT8_VNNI ? "VNNI" : "AVX2");
+    const char *names[] = {[RF_INT8_AVX2] = "AVX2", [RF_INT8_VNNI] = "VNNI", [RF_INT8_NEON] = "NEON",
+                           [RF_INT8_SDOT] = "SDOT", [RF_INT8_I8MM] = "I8MM"};
+    printf("int8 product: %s\n", names[rf_int8_kernel_get()]);
     rf_pool_free(pool);
     return 0;
 }

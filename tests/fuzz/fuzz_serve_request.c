@@ -6,9 +6,10 @@
  * The first byte picks the route (its value modulo the number of APIs) and
  * the --max-client-batch-size (high nibble + 1, so the 413 path is
  * reached); the rest is the body. The rerank routes (TEI's and Jina's),
- * "truncation_direction" and /similarity's "parameters" are reached the
- * same way. A refusal must carry 413, 422 or 500 and
- * a message, and leave the request empty; an accepted request must hold
+ * "truncation_direction", /similarity's "parameters", OpenAI's token-id
+ * inputs and "dimensions", /decode's "ids" and the HuggingFace routes'
+ * "parameters" are reached the same way. A refusal must carry 413, 422 or
+ * 500 and a message, and leave the request empty; an accepted request must hold
  * 1..max items, the number of texts its route implies, and texts that are
  * valid UTF-8 and NUL-terminated at their length.
  */
@@ -39,10 +40,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_ASSERT(r.api == api && r.n_items >= 1 && r.n_items <= max_batch);
-    int32_t texts = api == SERVE_API_SIMILARITY ? r.n_items + 1
+    int32_t texts = r.ids                       ? 0
+                    : api == SERVE_API_SIMILARITY ? r.n_items + 1
                     : api == SERVE_API_SCM      ? 3 * r.n_items
                                                 : r.n_items;
     FUZZ_ASSERT(r.n_texts == texts);
+    /* token ids only where a route takes them, each list non-empty and >= 0 */
+    FUZZ_ASSERT(!r.ids || api == SERVE_API_OPENAI || api == SERVE_API_DECODE);
+    FUZZ_ASSERT(api != SERVE_API_DECODE || r.ids);
+    for (int32_t i = 0; r.ids && i < r.n_items; i++) {
+        FUZZ_ASSERT(r.ids[i] && r.n_ids[i] >= 1);
+        for (int32_t k = 0; k < r.n_ids[i]; k++)
+            FUZZ_ASSERT(r.ids[i][k] >= 0);
+    }
+    FUZZ_ASSERT(r.dimensions >= 0 && (r.dimensions == 0 || api == SERVE_API_OPENAI));
     for (int32_t i = 0; i < r.n_texts; i++) {
         check_text(r.texts[i].text, r.texts[i].text_len);
         if (r.texts[i].pair)

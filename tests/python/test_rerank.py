@@ -1,7 +1,8 @@
 """Model.predict and Model.rank (sentence-transformers' CrossEncoder) against
 HF's logits of the reference pair c02 of tiny-word-cls and against
 `roformer rerank` / `roformer classify` on the same pairs (float32 for
-float32: the package calls the library as the CLI does)."""
+float32: the package calls the library as the CLI does); Model's
+truncation_direction against the CLI's --truncation-direction."""
 
 import os
 
@@ -74,3 +75,18 @@ def test_errors(cls):
     with pytest.raises(TypeError):
         cls.predict([("a", "b", "c")])
     assert cls.rank(QUERY, []) == []
+
+
+def test_truncation_direction_is_the_clis():
+    long = "今天天气很好，我们明天去北京玩，价格便宜，性价比高，质量很差"
+    for side in ("right", "left"):
+        out, _ = run_cli(["classify", "-m", model_dir("tiny-word-cls"), "--max-length", "10",
+                          "--truncation-direction", side, "--threads", "1", "--no-progress"], [long])
+        with roformer.Model(model_dir("tiny-word-cls"), threads=1, max_length=10,
+                            truncation_direction=side) as m:
+            got = m.classify(long, top_k=None)
+            assert m.truncation_direction == side
+        assert {g["label"]: f32(g["score"]) for g in got} == \
+            {k: f32(v) for k, v in out[0]["scores"].items()}, side
+    with pytest.raises(ValueError, match="truncation_direction"):
+        roformer.Model(model_dir("tiny-word-cls"), truncation_direction="middle")

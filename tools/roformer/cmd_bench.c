@@ -21,6 +21,7 @@
  * whatever --warmup says.
  */
 #include "cli.h"
+#include "position_options.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -54,6 +55,7 @@ typedef struct {
     const char *lengths_file;
     int skip_padding;
     int32_t compute; /* rf_compute_type */
+    cli_position_opts positions;
 } bench_args;
 
 static int cmp_double(const void *x, const void *y)
@@ -145,9 +147,14 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0, RF_COMPUTE_F32};
+    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0, RF_COMPUTE_F32, {0}};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        int r = cli_position_option(&a->positions, "bench", argc, argv, &i);
+        if (r < 0)
+            return CLI_USAGE;
+        if (r > 0)
+            continue;
         if (!strcmp(opt, "--skip-padding")) {
             a->skip_padding = 1;
             continue;
@@ -183,6 +190,7 @@ int cmd_bench(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
+        fputs(cli_position_help, stdout);
         return CLI_OK;
     }
     bench_args a;
@@ -205,18 +213,22 @@ int cmd_bench(int argc, char **argv)
     }
     double load_ms = 1e3 * cli_now_seconds() - t0;
     const rf_hparams *hp = rf_model_hparams(model);
+    rf_context_params cp = rf_context_default_params();
+    cli_position_apply(&a.positions, &cp);
+    int32_t limit = rf_context_length_limit(model, &cp);
 
     int batch = (int)a.batch, seq_len = (int)a.seq_len;
     if (a.lengths_file) {
-        batch = read_lengths(a.lengths_file, hp->max_position, &lengths);
+        batch = read_lengths(a.lengths_file, limit, &lengths);
         if (batch < 0)
             goto done;
         seq_len = 0;
         for (int b = 0; b < batch; b++)
             seq_len = lengths[b] > seq_len ? lengths[b] : seq_len;
     } else {
-        if (seq_len > hp->max_position) {
-            cli_error("--seq-len %d is over the model's maximum %d", seq_len, (int)hp->max_position);
+        if (seq_len > limit) {
+            cli_error("--seq-len %d is over the model's maximum %d%s", seq_len, (int)limit,
+                      limit == hp->max_position ? " (--extend-positions allows more)" : "");
             goto done;
         }
         lengths = malloc(sizeof *lengths * (size_t)batch);
@@ -242,7 +254,6 @@ int cmd_bench(int argc, char **argv)
     }
     fill_batch(hp, lengths, batch, seq_len, ids, mask);
 
-    rf_context_params cp = rf_context_default_params();
     cp.max_batch = batch;
     cp.max_seq_len = seq_len;
     cp.n_threads = (int32_t)a.threads;

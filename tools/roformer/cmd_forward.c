@@ -17,6 +17,7 @@
  */
 #include "cli.h"
 #include "input.h"
+#include "position_options.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -52,6 +53,7 @@ static void usage(FILE *f)
             "                    f32; bf16 needs AVX512_BF16, int8 AVX2)\n"
             "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
             "                    line gives an error in its place\n");
+    fputs(cli_position_help, f);
 }
 
 /* ==== growing text buffer for the float arrays ==== */
@@ -261,6 +263,8 @@ typedef struct {
     int hidden_states;
     int n_threads;
     int32_t compute;        /* rf_compute_type */
+    cli_position_opts positions;
+    int32_t limit;          /* longest sequence accepted (rf_context_length_limit) */
     rf_context *ctx;
     int ctx_batch, ctx_len; /* what ctx is sized for */
 } forward_job;
@@ -268,12 +272,12 @@ typedef struct {
 /* Grows the context to hold B x L tokens (never shrinks it). */
 static rf_status fit_context(forward_job *job, int B, int L, rf_error *err)
 {
-    if (job->ctx && B <= job->ctx_batch && (L <= job->ctx_len || job->ctx_len == job->hp->max_position))
+    if (job->ctx && B <= job->ctx_batch && (L <= job->ctx_len || job->ctx_len == job->limit))
         return RF_OK;
     int nb = B > job->ctx_batch ? B : job->ctx_batch, nl = L > job->ctx_len ? L : job->ctx_len;
     /* longer than the model takes: rf_forward reports it with the model's limit */
-    if (nl > job->hp->max_position)
-        nl = job->hp->max_position;
+    if (nl > job->limit)
+        nl = job->limit;
     if (job->ctx) { /* grow in place: threads and packed weights stay */
         rf_status st = rf_context_resize(job->ctx, nb, nl, err);
         if (st == RF_OK) {
@@ -287,6 +291,7 @@ static rf_status fit_context(forward_job *job, int B, int L, rf_error *err)
     cp.max_seq_len = nl;
     cp.n_threads = job->n_threads;
     cp.compute = job->compute;
+    cli_position_apply(&job->positions, &cp);
     rf_status st = rf_context_create(job->model, &cp, &job->ctx, err);
     job->ctx_batch = st == RF_OK ? nb : 0;
     job->ctx_len = st == RF_OK ? nl : 0;
@@ -443,9 +448,15 @@ int cmd_forward(int argc, char **argv)
     int hidden_states = 0;
     long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     int32_t compute = RF_COMPUTE_F32;
+    cli_position_opts positions = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
+        int r = cli_position_option(&positions, "forward", argc, argv, &i);
+        if (r < 0)
+            return CLI_USAGE;
+        if (r > 0)
+            continue;
         if (!strcmp(a, "-m") && has_value)
             model_path = argv[++i];
         else if (!strcmp(a, "--head") && has_value)
@@ -481,7 +492,10 @@ int cmd_forward(int argc, char **argv)
     rf_error err;
     forward_job job = {.model = model, .hp = rf_model_hparams(model),
                        .hidden_states = hidden_states, .n_threads = (int)n_threads,
-                       .compute = compute};
+                       .compute = compute, .positions = positions};
+    rf_context_params limit_params = rf_context_default_params();
+    cli_position_apply(&positions, &limit_params);
+    job.limit = rf_context_length_limit(model, &limit_params);
     if (parse_head(head_name, job.hp, &job.head)) {
         cli_error("%s: --head %s, but the model's head is %s", model_path, head_name,
                   head_option(job.hp->head));

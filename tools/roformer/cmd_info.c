@@ -83,6 +83,9 @@ int cmd_info(int argc, char **argv)
     printf("layer_norm_eps:      %g\n", hp->layer_norm_eps);
     printf("hidden_act:          %s\n", rf_activation_name(hp->hidden_act));
     printf("rotary_value:        %s\n", hp->rotary_value ? "true" : "false");
+    if (hp->rope_scaling == RF_ROPE_SCALING_LINEAR || hp->rope_scaling == RF_ROPE_SCALING_NTK)
+        printf("rope_scaling:        %s, factor %g\n", rf_rope_scaling_name(hp->rope_scaling),
+               (double)hp->rope_factor);
     if (hp->has_pooler)
         printf("pooler:              %s\n", rf_activation_name(hp->pooler_act));
     else

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "jobcli.h"
 #include "pooling_option.h"
+#include "position_options.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
@@ -25,17 +26,21 @@ static const char usage[] =
     "\n"
     "An HTTP server for the model. Routes (TEI's and OpenAI's JSON):\n"
     "  POST /embed {\"inputs\": str|[str], \"normalize\": true, \"truncate\": false}\n"
-    "  POST /v1/embeddings {\"input\": str|[str], \"model\", \"encoding_format\": float|base64}\n"
+    "  POST /v1/embeddings, /embeddings {\"input\": str|[str]|[id]|[[id]], \"model\",\n"
+    "       \"encoding_format\": float|base64, \"dimensions\": N, \"user\"} (OpenAI's errors)\n"
     "  POST /predict {\"inputs\": str | [str, str] | [[str], [str, str], ...]}\n"
     "  POST /similarity {\"inputs\": {\"source_sentence\": str, \"sentences\": [str]}}\n"
     "  POST /tokenize {\"inputs\": str|[str], \"add_special_tokens\": true}\n"
     "  POST /fill-mask, /ner {\"inputs\": str|[str]}, /qa {\"inputs\": {\"question\", \"context\"}},\n"
     "       /scm {\"inputs\": {\"A\", \"B\", \"C\"}} (or lists of them; answers as the CLI's)\n"
+    "  POST /embed_all {\"inputs\": str|[str]} (every token's vector), /decode {\"ids\"}\n"
+    "  POST /pipeline/text-classification, /pipeline/fill-mask,\n"
+    "       /pipeline/token-classification (HuggingFace's task shapes)\n"
     "  POST /rerank {\"query\": str, \"texts\": [str], \"raw_scores\", \"return_text\"} (TEI)\n"
     "  POST /v1/rerank {\"query\", \"documents\": [str], \"top_n\", \"return_documents\"} (Jina)\n"
     "  POST / the model's own task: rerank (one-label classifier), predict, else embed\n"
     "  Every POST takes \"truncate\" and \"truncation_direction\": \"right\"|\"left\".\n"
-    "  GET /health, /info, /metrics (Prometheus)\n"
+    "  GET /health, /info, /metrics (Prometheus); OPTIONS (CORS preflight)\n"
     "Requests are batched together (padding-free) up to --max-batch-tokens. SIGTERM or\n"
     "SIGINT: stop accepting, answer what has begun, exit 0. One log line per request\n"
     "on stderr.\n"
@@ -46,6 +51,7 @@ static const char usage[] =
     "  --threads N                   compute threads (default: all cores)\n"
     "  --compute f32|bf16|int8       arithmetic of the matrix products (default f32)\n"
     "  --max-batch-tokens N          real tokens per batch across requests (default 16384)\n"
+    "  --max-batch-requests N        inputs per batch across requests (default: no cap)\n"
     "  --max-client-batch-size N     inputs per request, more is 413 (default 32)\n"
     "  --max-concurrent-requests N   requests at once, more is 429 (default 512)\n"
     "  --max-input-length N          tokens per input; longer is 422 unless the request\n"
@@ -55,6 +61,8 @@ static const char usage[] =
     "                                \"truncate\": false\n"
     "  --payload-limit N             request body bytes, more is 413 (default 2000000)\n"
     "  --api-key KEY                 require \"Authorization: Bearer KEY\" (not on /health)\n"
+    "  --cors-allow-origin ORIGINS   answer browsers from these origins (comma-separated,\n"
+    "                                or *): CORS headers and OPTIONS preflights\n"
     "  --pooling cls|mean|max|last|pooler  embeddings (default: the model's\n"
     "                                sentence-transformers pooling, else pooler when the\n"
     "                                model has one, else cls)\n"
@@ -62,6 +70,7 @@ static const char usage[] =
 
 typedef struct {
     serve_server s;
+    cli_position_opts positions; /* --extend-positions, --rope-scaling, --rope-factor */
     const char *model_path;
     int pooling;
 } serve_opts;
@@ -90,10 +99,15 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             bad = parse_size("--port", v, 0, 65535, &n) || (o->s.port = n, 0);
         else if (OPT("--threads"))
             bad = parse_size("--threads", v, 0, 1024, &o->s.threads);
+        else if ((r = cli_position_option(&o->positions, "serve", argc, argv, &i)) != 0) {
+            /* taken, or a usage error (r < 0) */
+        }
         else if (OPT("--compute"))
             bad = cli_parse_compute("serve", v, &o->s.compute);
         else if (OPT("--max-batch-tokens"))
             bad = parse_size("--max-batch-tokens", v, 1, 1 << 24, &o->s.max_batch_tokens);
+        else if (OPT("--max-batch-requests"))
+            bad = parse_size("--max-batch-requests", v, 1, 1 << 20, &o->s.max_batch_requests);
         else if (OPT("--max-client-batch-size"))
             bad = parse_size("--max-client-batch-size", v, 1, 4096, &o->s.max_client_batch);
         else if (OPT("--max-concurrent-requests"))
@@ -104,6 +118,8 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             bad = parse_size("--payload-limit", v, 1, 1 << 30, &n) || (o->s.payload_limit = (size_t)n, 0);
         else if (OPT("--api-key"))
             o->s.api_key = v;
+        else if (OPT("--cors-allow-origin"))
+            o->s.cors_origins = v;
         else if (OPT("--pooling"))
             bad = cli_parse_pooling("serve", v, &o->pooling);
         else if (OPT("--log-format")) {
@@ -121,6 +137,8 @@ static int parse_args(serve_opts *o, int argc, char **argv)
         return cli_usage_error("serve", "-m MODEL is required");
     if (o->s.api_key && !o->s.api_key[0])
         return cli_usage_error("serve", "--api-key is empty");
+    if (o->s.cors_origins && !o->s.cors_origins[0])
+        return cli_usage_error("serve", "--cors-allow-origin is empty");
     return -1;
 }
 
@@ -163,6 +181,11 @@ int cmd_serve(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
+        fputs(cli_position_help, stdout);
+        fputs("  requests to /embed, /v1/embeddings, /predict, /similarity and /scm may set\n"
+              "  \"window\" and \"stride\": a text longer than the window is cut and pooled\n"
+              "  (docs/long-inputs.md)\n",
+              stdout);
         return CLI_OK;
     }
     serve_opts o = {.s = {.host = "127.0.0.1", .port = 8080, .max_batch_tokens = 16384,
@@ -191,9 +214,13 @@ int cmd_serve(int argc, char **argv)
     serve_http *http = NULL;
     char id[512], errbuf[256];
     rc = CLI_FAILED;
-    if (s->max_input_length > hp->max_position) {
-        rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d",
-                             s->max_input_length, hp->max_position);
+    rf_context_params limit_params = rf_context_default_params();
+    cli_position_apply(&o.positions, &limit_params);
+    int32_t limit = rf_context_length_limit(model, &limit_params);
+    if (s->max_input_length > limit) {
+        rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d%s",
+                             s->max_input_length, limit,
+                             limit == hp->max_position ? " (--extend-positions allows more)" : "");
         goto done;
     }
     if (!s->max_input_length)
@@ -216,6 +243,9 @@ int cmd_serve(int argc, char **argv)
     pp.max_length = s->max_input_length;
     pp.n_threads = s->threads;
     pp.compute = s->compute;
+    pp.extend_positions = limit_params.extend_positions;
+    pp.rope_scaling = limit_params.rope_scaling;
+    pp.rope_factor = limit_params.rope_factor;
     rf_error err;
     if (serve_runner_create(model, &pp, s->pooling, &runner, &err) != RF_OK) {
         cli_error("%s", err.message);
@@ -224,8 +254,8 @@ int cmd_serve(int argc, char **argv)
     if (warm_up(runner, hp->hidden_size) != 0)
         goto done;
     s->metrics = serve_metrics_create(serve_route_names(), serve_route_count());
-    if (!s->metrics || serve_batcher_start(runner, s->max_batch_tokens, on_batch, s->metrics,
-                                           &s->batcher) != 0) {
+    if (!s->metrics || serve_batcher_start(runner, s->max_batch_tokens, s->max_batch_requests,
+                                           on_batch, s->metrics, &s->batcher) != 0) {
         cli_error("cannot start the batcher");
         goto done;
     }

@@ -18,7 +18,7 @@ static const named_value dtypes[] = {
 static const named_value tokenizers[] = {
     {"auto", RF_TOKENIZER_AUTO}, {"wobert", RF_TOKENIZER_WOBERT}, {"bert", RF_TOKENIZER_BERT}, {0}};
 static const named_value pooler_activations[] = {
-    {"tanh", RF_ACT_TANH}, {"linear", RF_ACT_LINEAR}, {0}};
+    {"tanh", RF_POOLER_ACT_TANH}, {"linear", RF_POOLER_ACT_LINEAR}, {0}};
 
 /* The value of option `opt` among `values` into *out, or a usage error
  * listing them ("f32, f16, bf16 or q8"). */
@@ -60,8 +60,8 @@ int cli_convert_option(const char *command, int argc, char **argv, int *i,
     if (values == dtypes)
         params->dtype = (rf_dtype)value;
     else if (values == tokenizers)
-        params->tokenizer = value;
+        params->tokenizer = (rf_tokenizer_choice)value;
     else
-        params->pooler_activation = value;
+        params->pooler_activation = (rf_pooler_choice)value;
     return 1;
 }

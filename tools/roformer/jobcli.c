@@ -14,6 +14,7 @@
 void cli_job_opts_init(cli_job_opts *o, char **argv)
 {
     *o = (cli_job_opts){.batch_size = rf_pipeline_default_params().batch_size,
+                        .stride = -1,
                         .progress = CLI_PROGRESS_AUTO,
                         .max_line = CLI_DEFAULT_MAX_LINE,
                         .args = argv};
@@ -95,6 +96,12 @@ int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int 
         return r < 0 ? r : cli_int_value(cmd, "--threads", v, 0, 1024, &o->threads) ? -1 : 1;
     if ((r = cli_take_value(cmd, argc, argv, i, "--compute", &v)))
         return r < 0 ? r : cli_parse_compute(cmd, v, &o->compute) ? -1 : 1;
+    if ((r = cli_position_option(&o->positions, cmd, argc, argv, i)))
+        return r;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--window", &v)))
+        return r < 0 ? r : cli_int_value(cmd, "--window", v, 3, 1 << 20, &o->window) ? -1 : 1;
+    if ((r = cli_take_value(cmd, argc, argv, i, "--stride", &v)))
+        return r < 0 ? r : cli_int_value(cmd, "--stride", v, 0, 1 << 20, &o->stride) ? -1 : 1;
     if ((r = cli_take_value(cmd, argc, argv, i, "--max-line-bytes", &v))) {
         int32_t n;
         if (r < 0 || cli_int_value(cmd, "--max-line-bytes", v, 1, 1 << 30, &n))
@@ -124,7 +131,15 @@ void cli_job_help(const char *usage)
           "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
           "                        f32; bf16 needs AVX512_BF16: about 2x faster, bf16\n"
           "                        rounding; int8 needs AVX2: 8-bit weights and inputs)\n"
-          "  --progress            progress bar on stderr (default: only when stderr is a\n"
+          "  --window N            a text longer than N tokens is cut into overlapping windows\n"
+          "                        of N tokens, each encoded, and pooled into one result: the\n"
+          "                        mean of the window vectors (embed, similarity, scm), of\n"
+          "                        the window logits (classify); --timings counts them\n"
+          "  --stride S            text tokens a window shares with the previous one (default\n"
+          "                        N / 4; below N - 2)\n",
+          stdout);
+    fputs(cli_position_help, stdout);
+    fputs("  --progress            progress bar on stderr (default: only when stderr is a\n"
           "                        terminal and the job runs over a second); --no-progress\n"
           "  --max-line-bytes N    longest input line accepted (default 1048576)\n"
           "  --timings             at the end, where the time went on stderr: encoder,\n"
@@ -147,22 +162,56 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         return CLI_FAILED;
     rf_error err;
     const rf_hparams *hp = rf_model_hparams(*model);
-    if (o->max_length > hp->max_position) {
-        int32_t max_position = hp->max_position;
+    rf_context_params cp = rf_context_default_params();
+    cli_position_apply(&o->positions, &cp);
+    int32_t limit = rf_context_length_limit(*model, &cp), max_position = hp->max_position;
+    int32_t window = o->window, stride = o->stride >= 0 ? o->stride : o->window / 4;
+    const char *problem = NULL;
+    if (o->max_length > limit)
+        problem = "max-length";
+    else if (window > limit)
+        problem = "window";
+    else if (o->stride >= 0 && !window)
+        problem = "stride";
+    else if (window && stride >= window - 2)
+        problem = "stride-window";
+    else if (window && strcmp(cmd, "embed") && strcmp(cmd, "similarity") &&
+             strcmp(cmd, "classify") && strcmp(cmd, "scm"))
+        problem = "window-job";
+    if (problem) {
         rf_model_free(*model);
         *model = NULL;
-        return cli_usage_error(cmd, "--max-length %d is over the model's maximum of %d",
-                               o->max_length, max_position);
+        if (!strcmp(problem, "stride"))
+            return cli_usage_error(cmd, "--stride needs --window");
+        if (!strcmp(problem, "window-job"))
+            return cli_usage_error(cmd, "--window is for embed, similarity, classify and scm%s",
+                                   strcmp(cmd, "qa") ? "" : " (qa reads long contexts with --doc-stride)");
+        if (!strcmp(problem, "stride-window"))
+            return cli_usage_error(cmd,
+                                   "--stride %d is not below the %d text tokens of a --window of %d",
+                                   stride, window - 2, window);
+        int32_t n = problem[0] == 'm' ? o->max_length : window;
+        if (limit == max_position)
+            return cli_usage_error(cmd,
+                                   "--%s %d is over the model's maximum of %d (--extend-positions "
+                                   "or --rope-scaling allow more)",
+                                   problem, n, max_position);
+        return cli_usage_error(cmd, "--%s %d is over the longest accepted, %d", problem, n, limit);
     }
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = o->max_length;
-    if (!pp.max_length && rf_model_sentence_config(*model)->max_seq_length > 0)
+    if (!pp.max_length && !window && rf_model_sentence_config(*model)->max_seq_length > 0)
         pp.max_length = rf_model_sentence_config(*model)->max_seq_length;
-    if (!pp.max_length && o->truncate_default)
+    if (!pp.max_length && o->truncate_default && !window)
         pp.max_length = hp->max_position;
     pp.batch_size = o->batch_size;
     pp.n_threads = o->threads;
     pp.compute = o->compute;
+    pp.extend_positions = cp.extend_positions;
+    pp.rope_scaling = cp.rope_scaling;
+    pp.rope_factor = cp.rope_factor;
+    pp.window = window;
+    pp.stride = window ? stride : 0;
     pp.truncation_side = o->truncation_side;
     if (rf_pipeline_create(*model, &pp, pl, &err) != RF_OK) {
         rf_model_free(*model);
@@ -189,6 +238,9 @@ void cli_job_print_timings(const cli_job_opts *o)
             (long long)s.inputs, (long long)s.tokens, (long long)s.batches, total,
             s.forward_seconds, s.forward_seconds * pct, s.tokenize_seconds,
             s.tokenize_seconds * pct, rest, rest * pct);
+    if (s.windowed_inputs > 0)
+        fprintf(stderr, "roformer: timings: %lld inputs cut into %lld windows\n",
+                (long long)s.windowed_inputs, (long long)s.windows);
 }
 
 void cli_apply_item(cli_record *rec, const rf_item_status *item)

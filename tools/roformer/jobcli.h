@@ -8,6 +8,7 @@
 #define RF_CLI_JOBCLI_H
 
 #include "input.h"
+#include "position_options.h"
 #include "roformer.h"
 
 #include <stdbool.h>
@@ -19,6 +20,9 @@ typedef struct {
     int32_t batch_size;     /* --batch-size */
     int32_t threads;        /* --threads; 0 = all cores */
     int32_t compute;        /* --compute: rf_compute_type */
+    cli_position_opts positions; /* --extend-positions, --rope-scaling, --rope-factor */
+    int32_t window;         /* --window; 0 = off */
+    int32_t stride;         /* --stride; -1 = not given */
     int progress;           /* CLI_PROGRESS_* */
     size_t max_line;        /* --max-line-bytes */
     bool truncate_default;  /* without --max-length, truncate at the model's maximum */

@@ -55,7 +55,11 @@ RF_ERR_INPUT = 5
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
 RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER, RF_POOLING_MAX, RF_POOLING_LAST = range(5)
 RF_RERANK_CLASSIFIER, RF_RERANK_COSINE = range(2)
+RF_TRUNCATE_RIGHT, RF_TRUNCATE_LEFT = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
+RF_SCM_EMBED, RF_SCM_PAIR = range(2)
+RF_SCM_CHUNK = 64
+RF_ROPE_SCALING_DEFAULT, RF_ROPE_SCALING_NONE, RF_ROPE_SCALING_LINEAR, RF_ROPE_SCALING_NTK = range(4)
 
 # ==== Structs ====
 
@@ -91,6 +95,8 @@ class rf_hparams(Structure):
         ("sep_id", c_int32),
         ("mask_id", c_int32),
         ("dtype", c_int),           # rf_dtype
+        ("rope_scaling", c_int),    # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -114,6 +120,9 @@ class rf_context_params(Structure):
         ("n_threads", c_int32),
         ("skip_padding", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
     ]
 
 
@@ -159,6 +168,11 @@ class rf_pipeline_params(Structure):
         ("batch_size", c_int32),
         ("n_threads", c_int32),
         ("compute", c_int32),
+        ("extend_positions", c_int32),
+        ("rope_scaling", c_int32),  # rf_rope_scaling
+        ("rope_factor", c_float),
+        ("window", c_int32),
+        ("stride", c_int32),
         ("truncation_side", c_int32),
     ]
 
@@ -182,6 +196,8 @@ class rf_pipeline_stats(Structure):
         ("batches", c_int64),
         ("tokenize_seconds", c_double),
         ("forward_seconds", c_double),
+        ("windows", c_int64),
+        ("windowed_inputs", c_int64),
     ]
 
 
@@ -239,6 +255,26 @@ class rf_qa_result(Structure):
     ]
 
 
+class rf_triplet(Structure):
+    _fields_ = [("doc", c_char_p * 3), ("len", c_size_t * 3)]
+
+
+class rf_scm_result(Structure):
+    _fields_ = [("prediction", c_char), ("sim_ab", c_float), ("sim_ac", c_float)]
+
+
+rf_progress_fn = ctypes.CFUNCTYPE(None, c_void_p, c_int64, c_int64)
+
+
+class rf_scm_params(Structure):
+    _fields_ = [
+        ("mode", c_int),      # rf_scm_mode
+        ("pooling", c_int),   # rf_pooling
+        ("progress", rf_progress_fn),
+        ("progress_user", c_void_p),
+    ]
+
+
 class rf_sentence_config(Structure):
     _fields_ = [
         ("present", c_bool),
@@ -265,7 +301,8 @@ class rf_blas_info(Structure):
 # Every struct above, by its C name, for the layout test.
 STRUCTS = [rf_error, rf_hparams, rf_encoding, rf_context_params, rf_batch, rf_outputs, rf_text,
            rf_item_status, rf_pipeline_params, rf_pipeline_stats, rf_fill_mask_result,
-           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_sentence_config, rf_blas_info]
+           rf_token_tag, rf_entity, rf_ner_result, rf_qa_result, rf_triplet, rf_scm_result,
+           rf_scm_params, rf_sentence_config, rf_blas_info]
 
 # ==== Functions ====
 
@@ -286,6 +323,7 @@ def _declare(name, restype, *argtypes):
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
 rf_norm_type_name = _declare("rf_norm_type_name", c_char_p, c_int)
+rf_rope_scaling_name = _declare("rf_rope_scaling_name", c_char_p, c_int)
 rf_head_name = _declare("rf_head_name", c_char_p, c_int)
 rf_tokenizer_mode_name = _declare("rf_tokenizer_mode_name", c_char_p, c_int)
 rf_dtype_name = _declare("rf_dtype_name", c_char_p, c_int)
@@ -307,6 +345,8 @@ rf_encoding_free = _declare("rf_encoding_free", None, POINTER(rf_encoding))
 rf_context_default_params = _declare("rf_context_default_params", rf_context_params)
 rf_context_create = _declare("rf_context_create", c_int, _model_p, POINTER(rf_context_params),
                              POINTER(c_void_p), _err_p)
+rf_context_length_limit = _declare("rf_context_length_limit", c_int32, _model_p,
+                                   POINTER(rf_context_params))
 rf_context_resize = _declare("rf_context_resize", c_int, c_void_p, c_int32, c_int32, _err_p)
 rf_context_free = _declare("rf_context_free", None, c_void_p)
 rf_forward = _declare("rf_forward", c_int, c_void_p, POINTER(rf_batch), POINTER(rf_outputs), _err_p)
@@ -339,6 +379,11 @@ rf_token_classify = _declare("rf_token_classify", c_int, c_void_p, _texts_p, c_i
 rf_ner_result_free = _declare("rf_ner_result_free", None, POINTER(rf_ner_result))
 rf_qa = _declare("rf_qa", c_int, c_void_p, _texts_p, c_int32, c_int32, c_int32,
                  POINTER(rf_qa_result), _items_p, _err_p)
+rf_scm_default_params = _declare("rf_scm_default_params", rf_scm_params)
+rf_scm = _declare("rf_scm", c_int, c_void_p, POINTER(rf_triplet), c_int32, POINTER(rf_scm_params),
+                  POINTER(rf_scm_result), POINTER(c_int32), _items_p, _err_p)
+rf_scm_embed_documents = _declare("rf_scm_embed_documents", c_int, c_void_p, _texts_p, c_int32,
+                                  c_int, _f32_p, _items_p, _err_p)
 
 rf_top_k = _declare("rf_top_k", c_int32, _f32_p, c_int32, c_int32, POINTER(c_int32))
 rf_cosine = _declare("rf_cosine", c_float, _f32_p, _f32_p, c_int32)

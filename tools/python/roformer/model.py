@@ -31,6 +31,9 @@ from . import quantization, util
 _POOLINGS = {"cls": C.RF_POOLING_CLS, "mean": C.RF_POOLING_MEAN, "max": C.RF_POOLING_MAX,
              "last": C.RF_POOLING_LAST, "pooler": C.RF_POOLING_POOLER}
 _COMPUTES = {"f32": C.RF_COMPUTE_F32, "bf16": C.RF_COMPUTE_BF16, "int8": C.RF_COMPUTE_INT8}
+_TRUNCATION_SIDES = {"right": C.RF_TRUNCATE_RIGHT, "left": C.RF_TRUNCATE_LEFT}
+_ROPE_SCALINGS = {None: C.RF_ROPE_SCALING_DEFAULT, "none": C.RF_ROPE_SCALING_NONE,
+                  "linear": C.RF_ROPE_SCALING_LINEAR, "ntk": C.RF_ROPE_SCALING_NTK}
 _HEADS = {"none": C.RF_HEAD_NONE, "mlm": C.RF_HEAD_MLM, "cls": C.RF_HEAD_SEQ_CLS,
           "token": C.RF_HEAD_TOKEN_CLS, "qa": C.RF_HEAD_QA}
 _ERRORS = ("raise", "skip")
@@ -276,7 +279,8 @@ class Model:
     """A RoFormer model: a converted .gguf file or a HuggingFace checkpoint
     directory (converted in memory).
 
-        m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None)
+        m = roformer.Model("model.gguf", threads=None, compute="f32", max_length=None,
+                           truncation_direction="right")
 
     threads: compute threads per call (None: all cores); compute: the
     encoder layers' arithmetic, "f32", "bf16" (CPUs with AVX512_BF16) or
@@ -284,18 +288,52 @@ class Model:
     integers, as the CLI's --compute int8); on a CPU without the instructions
     the constructor raises Error with the library's message. max_length:
     truncate every input to that many tokens (None: no truncation; an input
-    longer than the model's maximum then fails). A context manager; close()
-    frees it.
+    longer than the model's maximum then fails); truncation_direction:
+    which end max_length cuts, "right" (keep the first tokens) or "left"
+    (keep the last), as the CLI's --truncation-direction. A context manager;
+    close() frees it.
+
+    Long inputs (docs/long-inputs.md): extend_positions=True accepts inputs
+    longer than the model's max_position, the rotary angles computed past
+    it (what the model makes of them depends on the checkpoint);
+    rope_scaling "none", "linear" or "ntk" with rope_factor F stretches the
+    trained positions instead (None: the model's own); window=N, stride=S
+    cut a text longer than N tokens into overlapping windows that encode(),
+    classify(), similarity() and scm() pool into one result (the mean of
+    the window vectors or logits); stats()["windows"] counts them.
     """
 
-    def __init__(self, path, threads=None, compute="f32", max_length=None):
+    def __init__(self, path, threads=None, compute="f32", max_length=None,
+                 truncation_direction="right", extend_positions=False,
+                 rope_scaling=None, rope_factor=None, window=None, stride=None):
+        if truncation_direction not in _TRUNCATION_SIDES:
+            raise ValueError('truncation_direction must be "right" or "left", not %r'
+                             % (truncation_direction,))
         if compute not in _COMPUTES:
             raise ValueError('compute must be "f32", "bf16" or "int8", not %r' % (compute,))
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError("threads must be a positive integer or None")
+        if rope_scaling not in _ROPE_SCALINGS:
+            raise ValueError('rope_scaling must be None, "none", "linear" or "ntk", not %r'
+                             % (rope_scaling,))
+        if rope_factor is not None and not (isinstance(rope_factor, (int, float))
+                                            and 0 < rope_factor <= 1024):
+            raise ValueError("rope_factor must be a number above 0 and at most 1024, not %r"
+                             % (rope_factor,))
+        if window is not None and (not isinstance(window, int) or window <= 2):
+            raise ValueError("window must be an integer above 2, not %r" % (window,))
+        if stride is not None and (window is None or not isinstance(stride, int)
+                                   or not 0 <= stride < window - 2):
+            raise ValueError("stride must be an integer from 0 to window - 3 with a window, not %r"
+                             % (stride,))
         self.path = os.fsdecode(path)
         self.threads = threads
         self.compute = compute
+        self.truncation_direction = truncation_direction
+        self.extend_positions = bool(extend_positions)
+        self.rope_scaling, self.rope_factor = rope_scaling, rope_factor
+        self.window = window
+        self.stride = (stride if stride is not None else window // 4) if window else None
         handle = c_void_p()
         err = C.rf_error()
         st = C.rf_model_load(os.fsencode(self.path), byref(handle), byref(err))
@@ -308,12 +346,19 @@ class Model:
         hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
         self.sentence_config = _sentence_config(handle)
-        if max_length is None and self.sentence_config:
+        if max_length is None and self.sentence_config and not window:
             max_length = self.sentence_config["max_seq_length"]
-        if max_length is not None and not 2 <= max_length <= hp.max_position:
+        cp = self._positions(C.rf_context_default_params())
+        self._limit = C.rf_context_length_limit(handle, byref(cp))
+        if max_length is not None and not 2 <= max_length <= self._limit:
             self.close()
-            raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r"
-                             % (hp.max_position, max_length))
+            raise ValueError("max_length must be from 2 to the model's maximum of %d, not %r%s"
+                             % (self._limit, max_length,
+                                " (extend_positions=True allows more)"
+                                if self._limit == hp.max_position else ""))
+        if window is not None and window > self._limit:
+            self.close()
+            raise ValueError("window %d is over the model's maximum of %d" % (window, self._limit))
         self.max_length = max_length
         if compute != "f32":
             self._check_compute()
@@ -347,6 +392,14 @@ class Model:
     def __repr__(self):
         return "roformer.Model(%r, head=%r, hidden_size=%d)" % (
             self.path, self.info["head"], self.hidden_size)
+
+    def _positions(self, params):
+        """params (rf_context_params or rf_pipeline_params) with the model's
+        position options."""
+        params.extend_positions = int(self.extend_positions)
+        params.rope_scaling = _ROPE_SCALINGS[self.rope_scaling]
+        params.rope_factor = float(self.rope_factor or 0.0)
+        return params
 
     def _check_compute(self):
         """Creates and frees a one-token context, so that a CPU without the
@@ -383,11 +436,13 @@ class Model:
         if pl is not None:
             slots.pipelines.move_to_end(key)
             return pl
-        params = C.rf_pipeline_default_params()
+        params = self._positions(C.rf_pipeline_default_params())
+        params.window, params.stride = self.window or 0, self.stride or 0
         params.max_length = max_length or 0
         params.batch_size = batch_size
         params.n_threads = self.threads or 0
         params.compute = _COMPUTES[self.compute]
+        params.truncation_side = _TRUNCATION_SIDES[self.truncation_direction]
         pl = c_void_p()
         err = C.rf_error()
         st = C.rf_pipeline_create(self._state.handle, byref(params), byref(pl), byref(err))
@@ -441,6 +496,12 @@ class Model:
                                    "[SEP]": hp.sep_id, "[MASK]": hp.mask_id},
             },
             "dtype": name(C.rf_dtype_name, hp.dtype),
+            "rope_scaling": name(C.rf_rope_scaling_name, hp.rope_scaling),
+            "rope_factor": hp.rope_factor,
+            "long_inputs": {"extend_positions": self.extend_positions,
+                            "rope_scaling": self.rope_scaling, "rope_factor": self.rope_factor,
+                            "window": self.window, "stride": self.stride,
+                            "max_input_length": self._limit},
             "tensors": C.rf_model_tensor_count(h),
             "blas_core": (C.rf_blas_get_info().core or b"").decode(),
         }
@@ -851,72 +912,65 @@ class Model:
         return out
 
     def scm_items(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8):
-        """scm() without the error policy."""
+        """scm() without the error policy: rf_scm, as the CLI calls it."""
         if mode not in ("embed", "pair"):
             raise ValueError('mode must be "embed" or "pair", not %r' % (mode,))
-        if max_length is None:  # the CLI's default for scm: truncate at the model's maximum
+        if max_length is None and not self.window:  # the CLI's default: truncate at the maximum
             max_length = self.max_length or self._hp.max_position
-        n = len(triplets)
-        docs, errs = [None] * n, [None] * n
-        for k, t in enumerate(triplets):
-            docs[k], errs[k] = _triplet(t)
-        sim_ab = np.zeros(n, dtype=np.float32)
-        sim_ac = np.zeros(n, dtype=np.float32)
+        params = C.rf_scm_default_params()
         if mode == "embed":
-            use = self._pooling(pooling)
-            distinct, doc_of = {}, {}
-            for k in range(n):
-                if errs[k] is None:
-                    doc_of[k] = [distinct.setdefault(_utf8(d), len(distinct)) for d in docs[k]]
-            vecs, verrs = self.embed_documents(list(distinct), use, max_length, batch_size)
-            for k in doc_of:
-                a, b, c = doc_of[k]
-                for side, d in zip("ABC", doc_of[k]):
-                    if verrs[d] is not None and errs[k] is None:
-                        errs[k] = (verrs[d][0], "%s: %s" % (side, verrs[d][1]))
-                if errs[k] is None:
-                    sim_ab[k] = _cosine(vecs[a], vecs[b])
-                    sim_ac[k] = _cosine(vecs[a], vecs[c])
-            self.last_scm_documents = len(distinct)
+            params.mode, params.pooling = C.RF_SCM_EMBED, self._pooling(pooling)
+        elif self._hp.head != C.RF_HEAD_SEQ_CLS:
+            raise Error("the model has no sequence-classification head (its head is %s)"
+                        % self.info["head"], "unsupported")
         else:
-            # As the CLI: per 64 triplets one call with (A, B) and (A, C) of each.
-            for k0 in range(0, n, 64):
-                ok = [k for k in range(k0, min(n, k0 + 64)) if errs[k] is None]
-                pairs = []
-                for k in ok:
-                    pairs += [(docs[k][0], docs[k][1]), (docs[k][0], docs[k][2])]
-                probs, perrs = self._classify_probs(pairs, batch_size, max_length, whole=True)
-                for j, k in enumerate(ok):
-                    for e in (perrs[2 * j], perrs[2 * j + 1]):
-                        if e is not None and errs[k] is None:
-                            errs[k] = e
-                    sim_ab[k] = probs[2 * j, -1]
-                    sim_ac[k] = probs[2 * j + 1, -1]
+            params.mode = C.RF_SCM_PAIR
+        n = len(triplets)
+        errs = [None] * n
+        array = (C.rf_triplet * max(n, 1))()
+        keep = []  # the UTF-8 copies the array points into
+        for k, t in enumerate(triplets):
+            docs, errs[k] = _triplet(t)
+            if errs[k] is None:  # a failed triplet goes in without documents, keeping its place
+                for s, d in enumerate(docs):
+                    b = _utf8(d)
+                    keep.append(b)
+                    array[k].doc[s], array[k].len[s] = b, len(b)
+        out = (C.rf_scm_result * max(n, 1))()
+        items = (C.rf_item_status * max(n, 1))()
+        n_documents = C.c_int32(0)
+        err = C.rf_error()
+        with _Call(self) as slots:
+            pl = self._pipeline(slots, batch_size, max_length)
+            st = C.rf_scm(pl, array, n, byref(params), out, byref(n_documents), items, byref(err))
+        if st != C.RF_OK:
+            _raise(st, err)
+        if mode == "embed":
+            self.last_scm_documents = n_documents.value
         results = []
         for k in range(n):
+            if errs[k] is None and items[k].status != C.RF_OK:
+                errs[k] = (_status_name(items[k].status),
+                           items[k].error.message.decode("utf-8", "replace"))
             if errs[k] is not None:
                 results.append(None)
                 continue
-            pred = "B" if sim_ab[k] >= sim_ac[k] else "C"
-            results.append({"prediction": pred, "sim_ab": float(sim_ab[k]),
-                            "sim_ac": float(sim_ac[k])})
+            r = out[k]
+            results.append({"prediction": r.prediction.decode(), "sim_ab": float(r.sim_ab),
+                            "sim_ac": float(r.sim_ac)})
         return results, errs
 
     def embed_documents(self, docs, pooling, max_length, batch_size=8):
-        """Embeds documents as `roformer scm` does (64 per library call, not
-        normalised): (array (n, hidden), errs). pooling is an RF_POOLING_*
-        value. The building block of scm, here and on Dask."""
+        """Embeds documents as scm does (rf_scm_embed_documents: chunks of
+        64, not normalised): (array (n, hidden), errs). pooling is an
+        RF_POOLING_* value. The building block of scm on Dask."""
         out = np.full((len(docs), self.hidden_size), np.nan, dtype=np.float32)
-        errs = [None] * len(docs)
-        for lo in range(0, len(docs), 64):
-            hi = min(len(docs), lo + 64)
 
-            def call(pl, t, items, a, b, err, lo=lo):
-                return C.rf_embed(pl, t.array, t.n, pooling, False,
-                                  out[lo + a:lo + b].ctypes.data_as(C.c_float_p), items, byref(err))
+        def call(pl, t, items, lo, hi, err):
+            return C.rf_scm_embed_documents(pl, t.array, t.n, pooling,
+                                            out.ctypes.data_as(C.c_float_p), items, byref(err))
 
-            errs[lo:hi] = self._run([(d, None) for d in docs[lo:hi]], batch_size, max_length, call,
-                                    whole=True)
+        errs = self._run([(d, None) for d in docs], batch_size, max_length, call, whole=True)
         return out, errs
 
     def scm(self, triplets, mode="embed", pooling=None, max_length=None, batch_size=8,
@@ -1087,16 +1141,15 @@ class Model:
 
     def _context(self, slots, B, L):
         """The thread's forward context, grown to hold B x L tokens."""
-        hp = self._hp
         if slots.ctx and B <= slots.ctx_batch and (L <= slots.ctx_len
-                                                   or slots.ctx_len == hp.max_position):
+                                                   or slots.ctx_len == self._limit):
             return slots.ctx
-        nb, nl = max(B, slots.ctx_batch), min(max(L, slots.ctx_len), hp.max_position)
+        nb, nl = max(B, slots.ctx_batch), min(max(L, slots.ctx_len), self._limit)
         err = C.rf_error()
         if slots.ctx:
             st = C.rf_context_resize(slots.ctx, nb, nl, byref(err))
         else:
-            cp = C.rf_context_default_params()
+            cp = self._positions(C.rf_context_default_params())
             cp.max_batch, cp.max_seq_len = nb, nl
             cp.n_threads = self.threads or 0
             cp.compute = _COMPUTES[self.compute]
@@ -1197,9 +1250,11 @@ class Model:
 
     def stats(self):
         """Where the current thread's pipelines spent their time: inputs,
-        tokens, batches, tokenize_seconds, forward_seconds, summed."""
+        tokens, batches, tokenize_seconds, forward_seconds, and with a window
+        windows (run for texts longer than it) and windowed_inputs (texts
+        cut), summed."""
         total = dict.fromkeys(("inputs", "tokens", "batches", "tokenize_seconds",
-                               "forward_seconds"), 0)
+                               "forward_seconds", "windows", "windowed_inputs"), 0)
         with _Call(self) as slots:
             for pl in slots.pipelines.values():
                 s = C.rf_pipeline_stats()

@@ -16,6 +16,7 @@
 struct serve_batcher {
     serve_runner *runner;
     int32_t max_batch_tokens;
+    int32_t max_batch_inputs; /* <= 0: no cap */
     serve_batch_fn on_batch;
     void *on_batch_arg;
 
@@ -41,14 +42,17 @@ static int take_batch(serve_batcher *b, serve_job **batch)
 {
     serve_job *first = b->head, **link = &b->head, *prev = NULL;
     int n = 0;
-    int32_t tokens = 0;
+    int32_t tokens = 0, inputs = 0;
     for (serve_job *j = b->head; j && n < MAX_BATCH_JOBS;) {
         serve_job *next = j->next;
         bool take = j == first || (serve_jobs_share_call(j, first) &&
-                                   tokens + j->tokens <= b->max_batch_tokens);
+                                   tokens + j->tokens <= b->max_batch_tokens &&
+                                   (b->max_batch_inputs <= 0 ||
+                                    inputs + j->n <= b->max_batch_inputs));
         if (take) {
             batch[n++] = j;
             tokens += j->tokens;
+            inputs += j->n;
             *link = next;
             if (b->tail == j)
                 b->tail = prev;
@@ -97,14 +101,15 @@ static void *batcher_main(void *arg)
     return NULL;
 }
 
-int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, serve_batch_fn on_batch,
-                        void *on_batch_arg, serve_batcher **out)
+int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t max_batch_inputs,
+                        serve_batch_fn on_batch, void *on_batch_arg, serve_batcher **out)
 {
     serve_batcher *b = calloc(1, sizeof *b);
     if (!b)
         return -1;
     *b = (serve_batcher){.runner = runner, .max_batch_tokens = max_batch_tokens,
-                         .on_batch = on_batch, .on_batch_arg = on_batch_arg};
+                         .max_batch_inputs = max_batch_inputs, .on_batch = on_batch,
+                         .on_batch_arg = on_batch_arg};
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->work, NULL);
     if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {

@@ -3,7 +3,8 @@
  * threads submit jobs and wait; one batcher thread takes the oldest job
  * and every other waiting job that can share its call (the same kind; for
  * QA the same arguments: serve_jobs_share_call) while their real tokens fit
- * in max_batch_tokens (the oldest is always taken, however long), runs
+ * in max_batch_tokens and their inputs in max_batch_inputs (the oldest is
+ * always taken, however long), runs
  * them as one call (runner.h) and wakes their threads. While it runs, new
  * jobs gather for the next batch: 32 clients sending a sentence each share
  * forward passes without any waiting on purpose.
@@ -20,9 +21,10 @@ typedef struct serve_batcher serve_batcher;
 typedef void (*serve_batch_fn)(void *arg, int jobs, int32_t inputs, int32_t tokens,
                                double forward_seconds);
 
-/* Starts the batcher thread; it owns nothing it is given. */
-int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, serve_batch_fn on_batch,
-                        void *on_batch_arg, serve_batcher **out);
+/* Starts the batcher thread; it owns nothing it is given. max_batch_inputs
+ * <= 0: no cap on the inputs of a batch. */
+int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t max_batch_inputs,
+                        serve_batch_fn on_batch, void *on_batch_arg, serve_batcher **out);
 /* Queues `job` and waits until it has run. */
 void serve_batcher_run(serve_batcher *b, serve_job *job);
 /* Jobs waiting (not yet taken into a batch). */

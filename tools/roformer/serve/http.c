@@ -8,9 +8,15 @@
  * the last. A request refused before its body (401, 404, 405, 429, 503)
  * still reads the body, so the client sees the answer rather than a reset
  * connection; one that declares a body over the limit gets 413 at once.
+ *
+ * With --cors-allow-origin, a request from a listed origin gets the CORS
+ * headers, and OPTIONS on any path is a preflight answered 204 before any
+ * other check (browsers send no credentials with it). Engine requests
+ * answer with TEI's x-* timing headers.
  */
 #include "serve/http.h"
 
+#include "serve/openai.h"
 #include "serve/routes.h"
 
 #include <arpa/inet.h>
@@ -40,6 +46,8 @@ typedef struct {
     const char *refused_type;
     char refused_msg[160];
     const char *allow;     /* the method a 405 names */
+    bool preflight;        /* a CORS preflight (OPTIONS with --cors-allow-origin) */
+    bool openai;           /* refusals in OpenAI's error shape */
     bool admitted;         /* counted in in_flight */
     bool answered;
     char *body;
@@ -82,6 +90,11 @@ static void judge(serve_http *h, request_state *rq, struct MHD_Connection *c, co
     const char *allow = NULL;
     int r, found = serve_route_find(method, url, &r, &allow);
     rq->route = r;
+    rq->openai = serve_route_speaks_openai(r, url);
+    if (s->cors_origins && !strcmp(method, "OPTIONS")) {
+        rq->preflight = true;
+        return;
+    }
     if (found == 404) {
         refuse(rq, 404, "NotFound", "no such route");
         return;
@@ -137,6 +150,76 @@ static bool append_body(request_state *rq, const char *data, size_t n, size_t li
     return true;
 }
 
+/* The Access-Control-Allow-Origin value for this request's Origin: "*",
+ * the origin itself when --cors-allow-origin lists it, else NULL. */
+static const char *cors_origin(const serve_server *s, struct MHD_Connection *c)
+{
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!s->cors_origins || !origin)
+        return NULL;
+    if (!strcmp(s->cors_origins, "*"))
+        return "*";
+    size_t n = strlen(origin);
+    for (const char *p = s->cors_origins; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, origin, n))
+            return origin;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return NULL;
+}
+
+static void add_cors_headers(serve_http *h, struct MHD_Connection *c, request_state *rq,
+                             struct MHD_Response *r)
+{
+    const char *origin = cors_origin(h->s, c);
+    if (!origin)
+        return;
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
+    if (strcmp(origin, "*") != 0)
+        MHD_add_response_header(r, "Vary", "Origin");
+    if (!rq->preflight) {
+        MHD_add_response_header(r, "Access-Control-Expose-Headers",
+                                "x-compute-type, x-compute-time, x-compute-characters, "
+                                "x-compute-tokens, x-total-time, x-tokenization-time, "
+                                "x-queue-time, x-inference-time");
+        return;
+    }
+    const char *method = serve_route_method(rq->route);
+    char methods[32];
+    snprintf(methods, sizeof methods, "%s, OPTIONS", method ? method : "GET, POST");
+    MHD_add_response_header(r, "Access-Control-Allow-Methods", methods);
+    const char *asked =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Headers");
+    MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                            asked ? asked : "authorization, content-type");
+    MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+}
+
+/* TEI's response headers of a request that ran: times in whole
+ * milliseconds, the characters and tokens it computed. */
+static void add_timing_headers(struct MHD_Response *r, const serve_log_entry *log,
+                               double seconds)
+{
+    char v[32];
+#define MS_HEADER(name, s) \
+    (snprintf(v, sizeof v, "%lld", (long long)((s) * 1000.0)), MHD_add_response_header(r, name, v))
+    MHD_add_response_header(r, "x-compute-type", "cpu");
+    MS_HEADER("x-compute-time", seconds);
+    MS_HEADER("x-total-time", seconds);
+    MS_HEADER("x-tokenization-time", log->tokenize_seconds);
+    MS_HEADER("x-queue-time", log->queue_seconds);
+    MS_HEADER("x-inference-time", log->inference_seconds);
+#undef MS_HEADER
+    snprintf(v, sizeof v, "%lld", (long long)log->characters);
+    MHD_add_response_header(r, "x-compute-characters", v);
+    snprintf(v, sizeof v, "%d", log->tokens);
+    MHD_add_response_header(r, "x-compute-tokens", v);
+}
+
 static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, request_state *rq,
                                      const char *method, const char *url, serve_response *resp,
                                      serve_log_entry *log)
@@ -147,7 +230,12 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
         free(resp->body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    double seconds = now_seconds() - rq->start;
+    if (resp->content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    add_cors_headers(h, c, rq, r);
+    if (resp->status == 200 && log->inputs > 0 && serve_route_uses_engine(rq->route))
+        add_timing_headers(r, log, seconds);
     if (resp->status == 405 && rq->allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rq->allow);
     if (resp->status == 401)
@@ -158,8 +246,9 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
     MHD_destroy_response(r);
     rq->answered = true;
 
-    double seconds = now_seconds() - rq->start;
     serve_metrics_request(h->s->metrics, rq->route, resp->status, seconds);
+    if (serve_route_uses_engine(rq->route) && !rq->preflight)
+        serve_metrics_tei_request(h->s->metrics, resp->status, log, seconds);
     log->method = method;
     log->path = url;
     log->status = resp->status;
@@ -203,8 +292,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
     serve_response resp;
     serve_log_entry log = {0};
-    if (rq->refused) {
-        serve_response_error(&resp, rq->refused, rq->refused_type, rq->refused_msg);
+    if (rq->preflight) {
+        resp = (serve_response){.status = 204, .body = strdup(""), .len = 0};
+    } else if (rq->refused) {
+        if (rq->openai)
+            serve_openai_error(&resp, rq->refused, rq->refused_msg);
+        else
+            serve_response_error(&resp, rq->refused, rq->refused_type, rq->refused_msg);
+        log.error_type = rq->refused_type;
         snprintf(log.error, sizeof log.error, "%s", rq->refused_msg);
     } else {
         serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len,

@@ -19,7 +19,10 @@ typedef enum {
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa */
+    SERVE_KIND_EMBED_IDS, /* serve_embed_ids: embeddings of token ids as given */
+    SERVE_KIND_EMBED_ALL, /* serve_embed_tokens: every token's last hidden state */
     SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
+    SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
 } serve_kind;
 
 typedef struct serve_job {
@@ -29,17 +32,22 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
+    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts */
+    const int32_t *lengths;       /* embed_all: [n] tokens of each text */
+    int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */
     int32_t truncation_side; /* rf_truncation_side of the inputs the request lets be cut */
 
     /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
-    float *vectors;               /* embed: [n][hidden_size] */
+    float *vectors;               /* embed, embed_ids: [n][hidden_size];
+                                     embed_all: [sum of lengths][hidden_size] */
     float *probs;                 /* classify: [n][num_labels]; logits: the raw scores;
                                      rerank: [n] each pair's score */
     rf_fill_mask_result *fill;
     rf_ner_result *ner;
     rf_qa_result *qa;
-    rf_item_status *items;        /* [n] each input's outcome */
+    rf_scm_result *scm;           /* scm: [n / 3], one per triplet */
+    rf_item_status *items;        /* [n] each input's outcome (scm: [n / 3], each triplet's) */
     rf_status status;             /* RF_OK unless the whole run failed */
     rf_error error;
 
@@ -53,12 +61,13 @@ typedef struct serve_job {
 } serve_job;
 
 /* Whether a and b can run in one library call: the same kind and
- * truncation side and, for QA, the same rf_qa arguments, for rerank the
+ * truncation side and windows and, for QA, the same rf_qa arguments, for rerank the
  * same raw_scores (fill-mask runs the largest top_k asked and trims it per
  * job). */
 static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
 {
     return a->kind == b->kind && a->truncation_side == b->truncation_side &&
+           a->window == b->window && a->stride == b->stride &&
            (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
                                          a->doc_stride == b->doc_stride)) &&
            (a->kind != SERVE_KIND_RERANK || a->raw_scores == b->raw_scores);

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-static const int statuses[] = {200, 400, 401, 404, 405, 413, 422, 429, 500, 503};
+static const int statuses[] = {200, 204, 400, 401, 404, 405, 413, 422, 429, 500, 503};
 enum { N_STATUS = sizeof statuses / sizeof statuses[0] };
 
 static const double latency_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -25,6 +26,18 @@ typedef struct {
     double sum;
 } histogram;
 
+/* TEI's "method" label: one input or a list; its "err" label: the error
+ * type, lower-cased (the last is every other type). */
+static const char *const tei_methods[] = {"single", "batch"};
+static const char *const tei_errors[] = {"validation", "tokenizer", "empty",   "overloaded",
+                                         "unhealthy",  "backend",   "other"};
+enum { N_TEI_ERRORS = 7 };
+
+typedef struct {
+    int64_t count[2], success[2], failure[N_TEI_ERRORS];
+    histogram duration, tokenization, queue, inference;
+} tei_requests;
+
 struct serve_metrics {
     pthread_mutex_t lock;
     const char *const *routes;
@@ -32,6 +45,7 @@ struct serve_metrics {
     int64_t *requests;   /* [n_routes][N_STATUS] */
     histogram *latency;  /* [n_routes] */
     histogram batch_jobs, batch_inputs, batch_tokens, forward;
+    tei_requests tei;
 };
 
 serve_metrics *serve_metrics_create(const char *const *routes, int n_routes)
@@ -87,6 +101,28 @@ void serve_metrics_request(serve_metrics *m, int route, int status, double secon
     pthread_mutex_unlock(&m->lock);
 }
 
+void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_entry *log,
+                               double seconds)
+{
+    int e = 0;
+    while (e < N_TEI_ERRORS - 1 &&
+           !(log->error_type && !strcasecmp(log->error_type, tei_errors[e])))
+        e++;
+    pthread_mutex_lock(&m->lock);
+    tei_requests *t = &m->tei;
+    t->count[log->batch]++;
+    if (status == 200) {
+        t->success[log->batch]++;
+        observe(&t->duration, latency_le, N_LATENCY, seconds);
+        observe(&t->tokenization, latency_le, N_LATENCY, log->tokenize_seconds);
+        observe(&t->queue, latency_le, N_LATENCY, log->queue_seconds);
+        observe(&t->inference, latency_le, N_LATENCY, log->inference_seconds);
+    } else {
+        t->failure[e]++;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
 void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tokens,
                          double forward_seconds)
 {
@@ -120,6 +156,51 @@ static void print_header(FILE *f, const char *name, const char *type, const char
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A histogram without labels, with its header. */
+static void print_plain_histogram(FILE *f, const char *name, const char *help, const histogram *h,
+                                  const double *le, int n)
+{
+    print_header(f, name, "histogram", help);
+    print_histogram(f, name, "", h, le, n);
+}
+
+/* TEI's names: requests by method, failures by error, times in seconds,
+ * the queue, and the batches as the batcher formed them. */
+static void print_tei(FILE *f, const serve_metrics *m, int queued)
+{
+    const tei_requests *t = &m->tei;
+    print_header(f, "te_request_count", "counter", "engine requests received, by method");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "te_request_count{method=\"%s\"} %lld\n", tei_methods[k],
+                (long long)t->count[k]);
+    print_header(f, "te_request_success", "counter", "engine requests answered 200, by method");
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "te_request_success{method=\"%s\"} %lld\n", tei_methods[k],
+                (long long)t->success[k]);
+    print_header(f, "te_request_failure", "counter", "engine requests refused or failed, by error");
+    for (int e = 0; e < N_TEI_ERRORS; e++)
+        if (t->failure[e])
+            fprintf(f, "te_request_failure{err=\"%s\"} %lld\n", tei_errors[e],
+                    (long long)t->failure[e]);
+    static const char *const names[] = {"te_request_duration", "te_request_tokenization_duration",
+                                        "te_request_queue_duration",
+                                        "te_request_inference_duration"};
+    static const char *const helps[] = {"seconds from headers to response of a successful request",
+                                        "seconds counting its tokens", "seconds in the queue",
+                                        "seconds of its batch's forward passes"};
+    const histogram *hs[] = {&t->duration, &t->tokenization, &t->queue, &t->inference};
+    for (int k = 0; k < 4; k++)
+        print_plain_histogram(f, names[k], helps[k], hs[k], latency_le, N_LATENCY);
+    print_header(f, "te_queue_size", "gauge", "jobs waiting for the batcher");
+    fprintf(f, "te_queue_size %d\n", queued);
+    print_plain_histogram(f, "te_batch_next_size", "inputs per batch",
+                          &m->batch_inputs, count_le, N_COUNT);
+    print_plain_histogram(f, "te_batch_next_tokens", "real tokens per batch",
+                          &m->batch_tokens, tokens_le, N_TOKENS);
+    print_plain_histogram(f, "te_batch_inference_duration", "seconds of forward passes per batch",
+                          &m->forward, latency_le, N_LATENCY);
+}
+
 char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
 {
     char *text = NULL;
@@ -150,16 +231,15 @@ char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
     print_header(f, "roformer_requests_in_flight", "gauge",
                  "requests admitted and not yet answered (limit: --max-concurrent-requests)");
     fprintf(f, "roformer_requests_in_flight %d\n", in_flight);
-    print_header(f, "roformer_batch_jobs", "histogram", "requests run together in one batch");
-    print_histogram(f, "roformer_batch_jobs", "", &m->batch_jobs, count_le, N_COUNT);
-    print_header(f, "roformer_batch_inputs", "histogram", "inputs (sequences) per batch");
-    print_histogram(f, "roformer_batch_inputs", "", &m->batch_inputs, count_le, N_COUNT);
-    print_header(f, "roformer_batch_tokens", "histogram", "real tokens per batch");
-    print_histogram(f, "roformer_batch_tokens", "", &m->batch_tokens, tokens_le, N_TOKENS);
-    print_header(f, "roformer_inference_duration_seconds", "histogram",
-                 "forward-pass time per batch");
-    print_histogram(f, "roformer_inference_duration_seconds", "", &m->forward, latency_le,
-                    N_LATENCY);
+    print_plain_histogram(f, "roformer_batch_jobs", "requests run together in one batch",
+                          &m->batch_jobs, count_le, N_COUNT);
+    print_plain_histogram(f, "roformer_batch_inputs", "inputs (sequences) per batch",
+                          &m->batch_inputs, count_le, N_COUNT);
+    print_plain_histogram(f, "roformer_batch_tokens", "real tokens per batch",
+                          &m->batch_tokens, tokens_le, N_TOKENS);
+    print_plain_histogram(f, "roformer_inference_duration_seconds", "forward-pass time per batch",
+                          &m->forward, latency_le, N_LATENCY);
+    print_tei(f, m, queued);
     pthread_mutex_unlock(&m->lock);
     if (fclose(f) != 0) {
         free(text);

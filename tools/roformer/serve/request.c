@@ -10,6 +10,7 @@
 
 #include <cJSON.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,10 @@ void serve_request_free(serve_request *r)
         free((char *)r->texts[i].pair);
     }
     free(r->texts);
+    for (int32_t i = 0; r->ids && i < r->n_items; i++)
+        free(r->ids[i]);
+    free(r->ids);
+    free(r->n_ids);
     free(r->model);
     free(r->prompt_name);
     *r = (serve_request){0};
@@ -254,6 +259,58 @@ static int parse_objects(serve_request *r, const cJSON *inputs, int32_t max_clie
     return 0;
 }
 
+/* [id, ...] into *ids / *n: integers from 0 to INT32_MAX (the vocabulary
+ * is checked later, with the model), at least one. */
+static int take_id_list(const cJSON *v, const char *field, int32_t **ids, int32_t *n,
+                        serve_error *err)
+{
+    int count = cJSON_GetArraySize(v);
+    if (!cJSON_IsArray(v) || count < 1)
+        return invalid(err, "%s: expected a non-empty list of token ids", field);
+    *ids = malloc(sizeof **ids * (size_t)count);
+    if (!*ids)
+        return serve_fail(err, 500, "Backend", "out of memory");
+    *n = 0;
+    const cJSON *id;
+    cJSON_ArrayForEach(id, v) {
+        /* range first: converting a double out of int32's range is undefined */
+        if (!cJSON_IsNumber(id) || !(id->valuedouble >= 0 && id->valuedouble <= INT32_MAX) ||
+            id->valuedouble != (double)(int32_t)id->valuedouble)
+            return serve_fail(err, 422, "Validation",
+                              "%s[%d]: expected a token id (an integer >= 0)", field, *n);
+        (*ids)[(*n)++] = (int32_t)id->valuedouble;
+    }
+    return 0;
+}
+
+/* [id, ...] (one input) | [[id, ...], ...] (a batch) into r->ids. */
+static int parse_ids(serve_request *r, const cJSON *v, const char *name, int32_t max_client_batch,
+                     serve_error *err)
+{
+    bool one = cJSON_IsNumber(cJSON_GetArrayItem(v, 0));
+    int n = one ? 1 : cJSON_GetArraySize(v);
+    r->batch = !one;
+    if (n == 0)
+        return serve_fail(err, 422, "Empty", "%s: the list is empty", name);
+    if (n > max_client_batch)
+        return serve_fail(err, 413, "Validation", "%s: %d inputs, over --max-client-batch-size %d",
+                          name, n, max_client_batch);
+    r->ids = calloc((size_t)n, sizeof *r->ids);
+    r->n_ids = calloc((size_t)n, sizeof *r->n_ids);
+    if (!r->ids || !r->n_ids)
+        return serve_fail(err, 500, "Backend", "out of memory");
+    r->n_items = n;
+    if (one)
+        return take_id_list(v, name, &r->ids[0], &r->n_ids[0], err);
+    for (int i = 0; i < n; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "%s[%d]", name, i);
+        if (take_id_list(cJSON_GetArrayItem(v, i), field, &r->ids[i], &r->n_ids[i], err))
+            return -1;
+    }
+    return 0;
+}
+
 /* ==== Rerank ==== */
 
 /* A document of /v1/rerank: a string, or {"text": str} as Jina and Cohere
@@ -377,7 +434,10 @@ static int parse_openai(serve_request *r, const cJSON *root, int32_t max_client_
     const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
     if (!input)
         return invalid(err, "%s: missing", "input");
-    if (parse_texts(r, input, "input", max_client_batch, err))
+    const cJSON *first = cJSON_GetArrayItem(input, 0);
+    bool ids = cJSON_IsArray(input) && (cJSON_IsNumber(first) || cJSON_IsArray(first));
+    if (ids ? parse_ids(r, input, "input", max_client_batch, err)
+            : parse_texts(r, input, "input", max_client_batch, err))
         return -1;
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (model && !cJSON_IsNull(model)) {
@@ -392,6 +452,9 @@ static int parse_openai(serve_request *r, const cJSON *root, int32_t max_client_
         else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "float") != 0)
             return invalid(err, "%s: expected \"float\" or \"base64\"", "encoding_format");
     }
+    const cJSON *user = cJSON_GetObjectItemCaseSensitive(root, "user");
+    if (user && !cJSON_IsNull(user) && !cJSON_IsString(user))
+        return invalid(err, "%s: expected a string", "user");
     return 0;
 }
 
@@ -416,11 +479,43 @@ static int parse_job_options(serve_request *r, const cJSON *root, serve_error *e
 {
     if (r->api == SERVE_API_FILL_MASK)
         return take_int(root, "top_k", 1, 1000, &r->top_k, err);
+    if (r->api == SERVE_API_OPENAI)
+        return take_int(root, "dimensions", 1, INT32_MAX, &r->dimensions, err);
+    if (r->api == SERVE_API_DECODE)
+        return take_bool(root, "skip_special_tokens", &r->skip_special_tokens, err);
+    if (r->api == SERVE_API_HF_FILL_MASK) {
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+        if (!params || cJSON_IsNull(params))
+            return 0;
+        if (!cJSON_IsObject(params))
+            return invalid(err, "%s: expected an object", "parameters");
+        if (take_int(params, "top_k", 1, 1000, &r->top_k, err))
+            return serve_fail(err, 422, "Validation",
+                              "parameters.top_k: expected an integer from 1 to 1000");
+        return 0;
+    }
     if (r->api == SERVE_API_QA)
         return take_int(root, "max_answer_tokens", 1, 1 << 20, &r->max_answer_tokens, err) ||
                take_int(root, "doc_stride", 0, 1 << 20, &r->doc_stride, err);
     if (r->api == SERVE_API_RERANK_JINA)
         return take_int(root, "top_n", 1, 1 << 20, &r->top_n, err);
+    if (r->api == SERVE_API_EMBED || r->api == SERVE_API_OPENAI || r->api == SERVE_API_PREDICT ||
+        r->api == SERVE_API_SIMILARITY || r->api == SERVE_API_SCM) {
+        r->stride = -1;
+        if (take_int(root, "window", 3, 1 << 20, &r->window, err) ||
+            take_int(root, "stride", 0, 1 << 20, &r->stride, err))
+            return -1;
+        if (r->stride >= 0 && !r->window)
+            return serve_fail(err, 422, "Validation", "%s: needs \"window\"", "stride");
+        if (r->stride < 0)
+            r->stride = r->window / 4;
+        if (r->window && r->stride >= r->window - 2)
+            return serve_fail(err, 422, "Validation",
+                              "stride: %d is not below the %d text tokens of a window of %d",
+                              r->stride, r->window - 2, r->window);
+        if (r->window && r->api == SERVE_API_SCM)
+            r->truncate = false; /* windows instead of scm's truncation */
+    }
     return 0;
 }
 
@@ -429,7 +524,8 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
 {
     *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
                            .truncate = api == SERVE_API_SCM, .top_k = 5,
-                           .max_answer_tokens = 15, .doc_stride = -1};
+                           .max_answer_tokens = 15, .doc_stride = -1,
+                           .skip_special_tokens = true};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
     while (root && end && end < body + len && (*end == ' ' || *end == '\t' || *end == '\r' ||
@@ -449,6 +545,12 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
     }
     if (api == SERVE_API_OPENAI) {
         rc = parse_openai(out, root, max_client_batch, err);
+    } else if (api == SERVE_API_DECODE) {
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(root, "ids");
+        if (!cJSON_IsArray(ids))
+            rc = invalid(err, "%s: expected a list of token ids or a list of such lists", "ids");
+        else
+            rc = parse_ids(out, ids, "ids", max_client_batch, err);
     } else if (api == SERVE_API_RERANK || api == SERVE_API_RERANK_JINA) {
         rc = parse_rerank(out, root, max_client_batch, err);
     } else {

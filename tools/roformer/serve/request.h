@@ -10,10 +10,18 @@
  *   embed, tokenize, fill-mask, ner   "inputs": str | [str, ...]
  *   predict       "inputs": str | [str, str] (one pair) | [[str] | [str, str], ...]
  *   similarity    "inputs": {"source_sentence": str, "sentences": [str, ...]}
- *   openai        "input": str | [str, ...], "model", "encoding_format"
+ *   openai        "input": str | [str, ...] | [id, ...] | [[id, ...], ...], "model",
+ *                 "encoding_format", "dimensions", "user" (accepted, ignored)
+ *   embed_all     "inputs": str | [str, ...]
+ *   decode        "ids": [id, ...] | [[id, ...], ...], "skip_special_tokens"
+ *   hf_*          HuggingFace's task shapes: "inputs": str | [str, ...],
+ *                 "parameters": {"top_k"} (fill-mask)
  *   qa            "inputs": {"question", "context"} | [{...}, ...],
  *                 "max_answer_tokens", "doc_stride"
  *   scm           "inputs": {"A", "B", "C"} | [{...}, ...]
+ *   embed, openai, predict, similarity, scm also take "window" and "stride":
+ *   a text longer than `window` tokens is cut into windows and pooled
+ *   (rf_pipeline_params.window; stride default window / 4)
  *   rerank        "query": str, "texts": [str, ...], "raw_scores", "return_text" (TEI)
  *   rerank_jina   "query": str, "documents": [str | {"text": str}, ...], "top_n",
  *                 "return_documents", "model" (Jina / Cohere / llama.cpp)
@@ -41,6 +49,11 @@ typedef enum {
     SERVE_API_SCM,        /* POST /scm */
     SERVE_API_RERANK,     /* POST /rerank */
     SERVE_API_RERANK_JINA, /* POST /v1/rerank */
+    SERVE_API_EMBED_ALL,  /* POST /embed_all */
+    SERVE_API_DECODE,     /* POST /decode */
+    SERVE_API_HF_CLASSIFY,  /* POST /pipeline/text-classification */
+    SERVE_API_HF_FILL_MASK, /* POST /pipeline/fill-mask */
+    SERVE_API_HF_NER,       /* POST /pipeline/token-classification */
     SERVE_API_COUNT
 } serve_api;
 
@@ -73,7 +86,17 @@ typedef struct {
     int32_t top_k;           /* fill-mask; default 5 */
     int32_t max_answer_tokens; /* qa; default 15, as HF and `roformer qa` */
     int32_t doc_stride;      /* qa; default -1: no windows (`roformer qa --doc-stride`) */
+    int32_t window, stride;  /* embed, openai, predict, similarity, scm; window 0: none
+                                (`roformer embed --window N --stride S`) */
     char *model;             /* openai / rerank_jina "model", echoed back; NULL when absent */
+    int32_t dimensions;      /* openai; 0: the whole vector */
+    /* Token-id inputs (openai "input" of ids, decode "ids"): n_items lists,
+     * ids[i] of n_ids[i] ids, run or decoded as given (checked against the
+     * vocabulary later, with the model). NULL for text inputs, and then
+     * n_texts > 0; with ids, n_texts is 0. */
+    int32_t **ids;
+    int32_t *n_ids;
+    bool skip_special_tokens; /* decode; default true */
     /* rerank: texts[i] is (query, document i); one item per document */
     bool return_text;        /* hits carry their document ("return_text", "return_documents") */
     int32_t top_n;           /* hits kept, best first; 0: all */

@@ -80,7 +80,7 @@ cJSON *serve_json_openai(const serve_request *r, const float *vecs, int32_t D,
         return NULL;
     }
     cJSON_AddStringToObject(obj, "object", "list");
-    for (int32_t i = 0; i < r->n_texts; i++) {
+    for (int32_t i = 0; i < (r->ids ? r->n_items : r->n_texts); i++) {
         const float *v = vecs + (size_t)i * D;
         cJSON *item = cJSON_CreateObject();
         if (!add(data, item))
@@ -347,21 +347,19 @@ cJSON *serve_json_qa(const serve_request *r, const rf_qa_result *res)
 static cJSON *scm_item(const serve_request *r, const void *arg, int32_t i)
 {
     (void)r;
-    const result_ctx *c = arg;
-    const float *a = c->vecs + (size_t)3 * i * c->D, *b = a + c->D, *cc = b + c->D;
-    float ab = rf_cosine(a, b, c->D), ac = rf_cosine(a, cc, c->D);
+    const rf_scm_result *res = (const rf_scm_result *)((const result_ctx *)arg)->res + i;
     cJSON *obj = cJSON_CreateObject();
     if (!obj)
         return NULL;
-    cJSON_AddStringToObject(obj, "prediction", ab >= ac ? "B" : "C");
-    cli_add_float(obj, "sim_ab", ab);
-    cli_add_float(obj, "sim_ac", ac);
+    cJSON_AddStringToObject(obj, "prediction", res->prediction == 'B' ? "B" : "C");
+    cli_add_float(obj, "sim_ab", res->sim_ab);
+    cli_add_float(obj, "sim_ac", res->sim_ac);
     return obj;
 }
 
-cJSON *serve_json_scm(const serve_request *r, const float *vecs, int32_t D)
+cJSON *serve_json_scm(const serve_request *r, const rf_scm_result *res)
 {
-    result_ctx c = {.vecs = vecs, .D = D};
+    result_ctx c = {.res = res};
     return one_or_list(r, &c, scm_item);
 }
 

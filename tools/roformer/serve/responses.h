@@ -18,7 +18,8 @@
 cJSON *serve_json_embed(const serve_request *r, const float *vecs, int32_t D);
 /* {"object": "list", "data": [{"object": "embedding", "index", "embedding"}],
  *  "model", "usage": {"prompt_tokens", "total_tokens"}}; base64 embeddings
- * are the little-endian float32 bytes. */
+ * are the little-endian float32 bytes. One row per text, or per token-id
+ * list when the input was ids. */
 cJSON *serve_json_openai(const serve_request *r, const float *vecs, int32_t D,
                          const char *model, int32_t tokens);
 /* [{"label", "score"}, ...] all labels, best first (a list of those for a batch). */
@@ -33,8 +34,8 @@ cJSON *serve_json_fill_mask(const serve_request *r, const rf_model *m,
                             const rf_fill_mask_result *res);
 cJSON *serve_json_ner(const serve_request *r, const rf_model *m, const rf_ner_result *res);
 cJSON *serve_json_qa(const serve_request *r, const rf_qa_result *res);
-/* {"prediction": "B"|"C", "sim_ab", "sim_ac"} from vecs of A, B, C. */
-cJSON *serve_json_scm(const serve_request *r, const float *vecs, int32_t D);
+/* {"prediction": "B"|"C", "sim_ab", "sim_ac"} per triplet, from rf_scm. */
+cJSON *serve_json_scm(const serve_request *r, const rf_scm_result *res);
 
 /* The request's documents sorted best first from scores[n_texts]:
  * /rerank (TEI) [{"index", "score", "text"?}], every document;

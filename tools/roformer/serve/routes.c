@@ -10,6 +10,8 @@
  */
 #include "serve/routes.h"
 
+#include "serve/hf_responses.h"
+#include "serve/openai.h"
 #include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ROUTE_* are the indices of the GET routes in the table below. */
 enum { ENGINE_NONE = -1, ENGINE_ROOT = -2, ROUTE_HEALTH = 9, ROUTE_INFO, ROUTE_METRICS };
@@ -41,13 +44,21 @@ static const struct {
     {"POST", "/rerank", SERVE_API_RERANK},
     {"POST", "/v1/rerank", SERVE_API_RERANK_JINA},
     {"POST", "/", ENGINE_ROOT},
+    {"POST", "/embeddings", SERVE_API_OPENAI},
+    {"POST", "/embed_all", SERVE_API_EMBED_ALL},
+    {"POST", "/decode", SERVE_API_DECODE},
+    {"POST", "/pipeline/text-classification", SERVE_API_HF_CLASSIFY},
+    {"POST", "/pipeline/fill-mask", SERVE_API_HF_FILL_MASK},
+    {"POST", "/pipeline/token-classification", SERVE_API_HF_NER},
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
 static const char *const route_names[N_ROUTES + 1] = {
     "/embed", "/v1/embeddings", "/predict", "/similarity", "/tokenize", "/fill-mask",
     "/ner",   "/qa",            "/scm",     "/health",     "/info",     "/metrics",
-    "/rerank", "/v1/rerank",    "/",        "unknown"};
+    "/rerank", "/v1/rerank", "/", "/embeddings", "/embed_all", "/decode",
+    "/pipeline/text-classification", "/pipeline/fill-mask", "/pipeline/token-classification",
+    "unknown"};
 
 int serve_route_count(void) { return N_ROUTES + 1; }
 const char *const *serve_route_names(void) { return route_names; }
@@ -70,7 +81,19 @@ int serve_route_find(const char *method, const char *path, int *route, const cha
 bool serve_route_uses_engine(int route)
 {
     return route >= 0 && route < N_ROUTES && routes[route].api != ENGINE_NONE &&
-           routes[route].api != SERVE_API_TOKENIZE;
+           routes[route].api != SERVE_API_TOKENIZE && routes[route].api != SERVE_API_DECODE;
+}
+
+bool serve_route_speaks_openai(int route, const char *path)
+{
+    if (route >= 0 && route < N_ROUTES)
+        return routes[route].api == SERVE_API_OPENAI || !strncmp(routes[route].path, "/v1/", 4);
+    return !strncmp(path, "/v1/", 4);
+}
+
+const char *serve_route_method(int route)
+{
+    return route >= 0 && route < N_ROUTES ? routes[route].method : NULL;
 }
 
 bool serve_route_is_public(int route)
@@ -107,7 +130,11 @@ void serve_response_error(serve_response *resp, int status, const char *type, co
 
 static void respond_error(serve_response *resp, serve_log_entry *log, const serve_error *err)
 {
-    serve_response_error(resp, err->status, err->type, err->message);
+    if (log->openai)
+        serve_openai_error(resp, err->status, err->message);
+    else
+        serve_response_error(resp, err->status, err->type, err->message);
+    log->error_type = err->type;
     snprintf(log->error, sizeof log->error, "%s", err->message);
 }
 
@@ -193,7 +220,10 @@ static void handle_info(const serve_server *s, serve_response *resp)
     cJSON_AddNumberToObject(o, "max_concurrent_requests", s->max_concurrent);
     cJSON_AddNumberToObject(o, "max_input_length", s->max_input_length);
     cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
-    cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
+    if (s->max_batch_requests > 0)
+        cJSON_AddNumberToObject(o, "max_batch_requests", s->max_batch_requests);
+    else
+        cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
     cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
     cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
     /* each request is tokenized on its own connection's thread */
@@ -236,7 +266,9 @@ static void handle_metrics(const serve_server *s, int in_flight, serve_response 
 /* How the client names text i of the request, for messages. */
 static void field_name(const serve_request *r, int32_t i, char *buf, size_t n)
 {
-    const char *base = r->api == SERVE_API_OPENAI ? "input" : "inputs";
+    const char *base = r->api == SERVE_API_OPENAI ? "input"
+                       : r->api == SERVE_API_DECODE ? "ids"
+                                                    : "inputs";
     static const char *const abc[] = {"A", "B", "C"};
     if (r->api == SERVE_API_RERANK || r->api == SERVE_API_RERANK_JINA)
         snprintf(buf, n, "%s[%d]", r->api == SERVE_API_RERANK ? "texts" : "documents", i);
@@ -258,9 +290,12 @@ static void field_name(const serve_request *r, int32_t i, char *buf, size_t n)
 static rf_head_kind head_needed(serve_api api)
 {
     switch (api) {
-    case SERVE_API_PREDICT: return RF_HEAD_SEQ_CLS;
-    case SERVE_API_FILL_MASK: return RF_HEAD_MLM;
-    case SERVE_API_NER: return RF_HEAD_TOKEN_CLS;
+    case SERVE_API_PREDICT:
+    case SERVE_API_HF_CLASSIFY: return RF_HEAD_SEQ_CLS;
+    case SERVE_API_FILL_MASK:
+    case SERVE_API_HF_FILL_MASK: return RF_HEAD_MLM;
+    case SERVE_API_NER:
+    case SERVE_API_HF_NER: return RF_HEAD_TOKEN_CLS;
     case SERVE_API_QA: return RF_HEAD_QA;
     default: return RF_HEAD_NONE;
     }
@@ -270,11 +305,17 @@ static serve_kind kind_of(const serve_request *r)
 {
     switch (r->api) {
     case SERVE_API_PREDICT: return r->raw_scores ? SERVE_KIND_LOGITS : SERVE_KIND_CLASSIFY;
-    case SERVE_API_FILL_MASK: return SERVE_KIND_FILL_MASK;
-    case SERVE_API_NER: return SERVE_KIND_NER;
+    case SERVE_API_HF_CLASSIFY: return SERVE_KIND_CLASSIFY;
+    case SERVE_API_FILL_MASK:
+    case SERVE_API_HF_FILL_MASK: return SERVE_KIND_FILL_MASK;
+    case SERVE_API_NER:
+    case SERVE_API_HF_NER: return SERVE_KIND_NER;
     case SERVE_API_QA: return SERVE_KIND_QA;
+    case SERVE_API_EMBED_ALL: return SERVE_KIND_EMBED_ALL;
+    case SERVE_API_OPENAI: return r->ids ? SERVE_KIND_EMBED_IDS : SERVE_KIND_EMBED;
     case SERVE_API_RERANK:
     case SERVE_API_RERANK_JINA: return SERVE_KIND_RERANK;
+    case SERVE_API_SCM: return SERVE_KIND_SCM;
     default: return SERVE_KIND_EMBED;
     }
 }
@@ -301,6 +342,33 @@ static int32_t qa_window_tokens(const rf_encoding *e, int32_t window, int32_t st
     }
 }
 
+/* Checks token-id inputs against the vocabulary and, when they are to run
+ * (not /decode), against --max-input-length; sums them into *tokens and
+ * points encs[i] at them (ids as given, type 0, mask 1: `plain` holds
+ * max_input_length zeros then as many ones). Returns 0 or -1 with *err. */
+static int count_ids(const serve_server *s, const serve_request *r, rf_encoding *encs,
+                     int32_t *plain, int32_t *tokens, serve_error *err)
+{
+    int32_t V = rf_model_hparams(s->model)->vocab_size;
+    *tokens = 0;
+    for (int32_t i = 0; i < r->n_items; i++) {
+        char field[64];
+        field_name(r, i, field, sizeof field);
+        for (int32_t k = 0; k < r->n_ids[i]; k++)
+            if (r->ids[i][k] >= V)
+                return serve_fail(err, 422, "Validation",
+                                  "%s[%d]: token id %d is not in the vocabulary (%d tokens)", field,
+                                  k, r->ids[i][k], V);
+        if (r->api != SERVE_API_DECODE && r->n_ids[i] > s->max_input_length)
+            return serve_fail(err, 422, "Validation", "%s: %d tokens, over the limit of %d",
+                              field, r->n_ids[i], s->max_input_length);
+        encs[i] = (rf_encoding){.ids = r->ids[i], .type_ids = plain,
+                                .mask = plain + s->max_input_length, .n = r->n_ids[i]};
+        *tokens += r->n_ids[i];
+    }
+    return 0;
+}
+
 /* Tokenizes every text into encs[] (truncated at --max-input-length when
  * the request allows it), sums the tokens and refuses a text that is too
  * long. A QA request with doc_stride reads a long context in windows of
@@ -310,6 +378,9 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
                         int32_t *tokens, serve_error *err)
 {
     bool windows = r->api == SERVE_API_QA && r->doc_stride >= 0;
+    if (r->window > s->max_input_length)
+        return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
+                          s->max_input_length);
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
         const rf_text *t = &r->texts[i];
@@ -327,7 +398,9 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
             *tokens += qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
             continue;
         }
-        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE) {
+        /* a single text longer than the window is cut into windows */
+        bool cut = r->window > 0 && !t->pair && encs[i].n > r->window;
+        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE && !cut) {
             field_name(r, i, field, sizeof field);
             return serve_fail(err, 422, "Validation",
                               "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
@@ -341,30 +414,82 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
     return 0;
 }
 
-/* Runs the job and writes its answer; the texts are counted already. */
-static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
-                    serve_response *resp, serve_log_entry *log, serve_error *err)
+/* The job's result buffers, by kind; false when out of memory. */
+static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
+{
+    size_t n = (size_t)job->n, D = (size_t)hp->hidden_size;
+    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
+    job->items = calloc(n, sizeof *job->items);
+    if (!job->items)
+        return false;
+    switch (job->kind) {
+    case SERVE_KIND_EMBED:
+    case SERVE_KIND_EMBED_IDS: return (job->vectors = malloc(sizeof(float) * n * D)) != NULL;
+    case SERVE_KIND_EMBED_ALL:
+        return (job->vectors = malloc(sizeof(float) * (size_t)(tokens > 0 ? tokens : 1) * D));
+    case SERVE_KIND_CLASSIFY:
+    case SERVE_KIND_LOGITS: return (job->probs = malloc(sizeof(float) * n * N)) != NULL;
+    case SERVE_KIND_FILL_MASK: return (job->fill = calloc(n, sizeof *job->fill)) != NULL;
+    case SERVE_KIND_NER: return (job->ner = calloc(n, sizeof *job->ner)) != NULL;
+    case SERVE_KIND_QA: return (job->qa = calloc(n, sizeof *job->qa)) != NULL;
+    case SERVE_KIND_RERANK: return (job->probs = malloc(sizeof(float) * n)) != NULL;
+    case SERVE_KIND_SCM: return (job->scm = calloc(n / 3 + 1, sizeof *job->scm)) != NULL;
+    }
+    return false;
+}
+
+/* The route's JSON from the job's results. */
+static cJSON *answer(const serve_server *s, const serve_request *r, const serve_job *job,
+                     const rf_encoding *encs, const int32_t *lengths, int32_t tokens)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    size_t n = (size_t)r->n_texts, D = (size_t)hp->hidden_size;
-    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
-    serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = r->n_texts,
+    int32_t D = hp->hidden_size, N = hp->num_labels > 0 ? hp->num_labels : 1;
+    switch (r->api) {
+    case SERVE_API_EMBED: return serve_json_embed(r, job->vectors, D);
+    case SERVE_API_OPENAI:
+        if (r->dimensions > 0 && r->dimensions < D) {
+            serve_openai_truncate(job->vectors, job->n, D, r->dimensions);
+            D = r->dimensions;
+        }
+        return serve_json_openai(r, job->vectors, D, s->model_id, tokens);
+    case SERVE_API_SIMILARITY: return serve_json_similarity(r, job->vectors, D);
+    case SERVE_API_SCM: return serve_json_scm(r, job->scm);
+    case SERVE_API_PREDICT: return serve_json_predict(r, s->model, job->probs, N);
+    case SERVE_API_FILL_MASK: return serve_json_fill_mask(r, s->model, job->fill);
+    case SERVE_API_NER: return serve_json_ner(r, s->model, job->ner);
+    case SERVE_API_QA: return serve_json_qa(r, job->qa);
+    case SERVE_API_EMBED_ALL: return serve_json_embed_all(r, job->vectors, lengths, D);
+    case SERVE_API_HF_CLASSIFY: return serve_json_hf_classify(r, s->model, job->probs, N);
+    case SERVE_API_HF_FILL_MASK: return serve_json_hf_fill_mask(r, s->model, encs, job->fill);
+    case SERVE_API_HF_NER: return serve_json_hf_ner(r, s->model, job->ner);
+    case SERVE_API_RERANK:
+    case SERVE_API_RERANK_JINA:
+        return serve_json_rerank(r, job->probs, rf_rerank_scoring_of(s->model), s->model_id,
+                                 tokens);
+    default: return NULL;
+    }
+}
+
+/* Runs the job and writes its answer; the inputs are counted already
+ * (encs: their tokens, or the token-id inputs). */
+static void run_job(const serve_server *s, serve_request *r, const rf_encoding *encs,
+                    int32_t tokens, serve_response *resp, serve_log_entry *log, serve_error *err)
+{
+    const rf_hparams *hp = rf_model_hparams(s->model);
+    size_t D = (size_t)hp->hidden_size;
+    int32_t n = r->ids ? r->n_items : r->n_texts;
+    serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = n, .encs = r->ids ? encs : NULL,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
+                     .window = r->window, .stride = r->stride,
                      .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
-    job.items = calloc(n, sizeof *job.items);
-    bool ok = job.items != NULL;
-    switch (job.kind) {
-    case SERVE_KIND_EMBED: ok = ok && (job.vectors = malloc(sizeof(float) * n * D)); break;
-    case SERVE_KIND_CLASSIFY:
-    case SERVE_KIND_LOGITS: ok = ok && (job.probs = malloc(sizeof(float) * n * N)); break;
-    case SERVE_KIND_FILL_MASK: ok = ok && (job.fill = calloc(n, sizeof *job.fill)); break;
-    case SERVE_KIND_NER: ok = ok && (job.ner = calloc(n, sizeof *job.ner)); break;
-    case SERVE_KIND_QA: ok = ok && (job.qa = calloc(n, sizeof *job.qa)); break;
-    case SERVE_KIND_RERANK: ok = ok && (job.probs = malloc(sizeof(float) * n)); break;
-    }
-    if (!ok) {
-        serve_fail(err, 500, "Backend", "out of memory for %zu inputs", n);
+    int32_t *lengths =
+        job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;
+    for (int32_t i = 0; lengths && i < n; i++)
+        lengths[i] = encs[i].n;
+    job.lengths = lengths;
+    if (!job_alloc(&job, hp, tokens) || (job.kind == SERVE_KIND_EMBED_ALL && !lengths)) {
+        serve_fail(err, 500, "Backend", "out of memory for %d inputs", n);
         respond_error(resp, log, err);
         goto done;
     }
@@ -378,52 +503,59 @@ static void run_job(const serve_server *s, serve_request *r, int32_t tokens,
         respond_error(resp, log, err);
         goto done;
     }
-    for (int32_t i = 0; i < r->n_texts; i++) {
+    /* scm's items are its triplets, named as the client sent them */
+    for (int32_t i = 0; i < (job.kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
         if (job.items[i].status == RF_OK)
             continue;
         char field[64];
-        field_name(r, i, field, sizeof field);
+        if (job.kind == SERVE_KIND_SCM)
+            snprintf(field, sizeof field, r->batch ? "inputs[%d]" : "inputs", i);
+        else
+            field_name(r, i, field, sizeof field);
         serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
         respond_error(resp, log, err);
         goto done;
     }
     if ((r->api == SERVE_API_EMBED && r->normalize) || r->api == SERVE_API_OPENAI)
-        for (size_t i = 0; i < n; i++)
-            rf_l2_normalize(job.vectors + i * D, (int32_t)D);
-
-    cJSON *json = NULL;
-    switch (r->api) {
-    case SERVE_API_EMBED: json = serve_json_embed(r, job.vectors, (int32_t)D); break;
-    case SERVE_API_OPENAI:
-        json = serve_json_openai(r, job.vectors, (int32_t)D, s->model_id, tokens);
-        break;
-    case SERVE_API_SIMILARITY: json = serve_json_similarity(r, job.vectors, (int32_t)D); break;
-    case SERVE_API_SCM: json = serve_json_scm(r, job.vectors, (int32_t)D); break;
-    case SERVE_API_PREDICT: json = serve_json_predict(r, s->model, job.probs, (int32_t)N); break;
-    case SERVE_API_FILL_MASK: json = serve_json_fill_mask(r, s->model, job.fill); break;
-    case SERVE_API_NER: json = serve_json_ner(r, s->model, job.ner); break;
-    case SERVE_API_QA: json = serve_json_qa(r, job.qa); break;
-    case SERVE_API_RERANK:
-    case SERVE_API_RERANK_JINA:
-        json = serve_json_rerank(r, job.probs, rf_rerank_scoring_of(s->model), s->model_id,
-                                 tokens);
-        break;
-    default: break;
-    }
-    respond_json(resp, 200, json);
+        for (int32_t i = 0; i < n; i++)
+            rf_l2_normalize(job.vectors + (size_t)i * D, (int32_t)D);
+    respond_json(resp, 200, answer(s, r, &job, encs, lengths, tokens));
 done:
-    for (size_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < n; i++) {
         if (job.fill)
             rf_fill_mask_result_free(&job.fill[i]);
         if (job.ner)
             rf_ner_result_free(&job.ner[i]);
     }
+    free(lengths);
     free(job.items);
     free(job.vectors);
     free(job.probs);
     free(job.fill);
     free(job.ner);
     free(job.qa);
+    free(job.scm);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Characters (code points) of the request's texts, for x-compute-characters. */
+static int64_t characters(const serve_request *r)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < r->n_texts; i++) {
+        const rf_text *t = &r->texts[i];
+        for (size_t b = 0; b < t->text_len; b++)
+            n += ((unsigned char)t->text[b] & 0xC0) != 0x80;
+        for (size_t b = 0; t->pair && b < t->pair_len; b++)
+            n += ((unsigned char)t->pair[b] & 0xC0) != 0x80;
+    }
+    return n;
 }
 
 /* The route POST / stands for, as TEI and HuggingFace Inference Endpoints
@@ -470,35 +602,54 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
         serve_request_free(&r);
         return;
     }
+    const rf_hparams *hp = rf_model_hparams(s->model);
     rf_head_kind head = head_needed(api);
-    rf_encoding *encs = calloc((size_t)r.n_texts, sizeof *encs);
+    int32_t n = r.ids ? r.n_items : r.n_texts;
+    rf_encoding *encs = calloc((size_t)n, sizeof *encs);
+    /* the token-id inputs' type ids (zeros) and mask (ones) */
+    int32_t *plain = r.ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
+    for (int32_t k = 0; plain && k < s->max_input_length; k++)
+        plain[s->max_input_length + k] = 1;
     int32_t tokens = 0;
-    if (!encs) {
+    double t0 = now_seconds();
+    log->batch = r.batch;
+    log->characters = characters(&r);
+    if (!encs || (r.ids && !plain)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
-    } else if (head != RF_HEAD_NONE && rf_model_hparams(s->model)->head != head) {
+    } else if (head != RF_HEAD_NONE && hp->head != head) {
         serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
-                   rf_head_name(head), rf_head_name(rf_model_hparams(s->model)->head));
+                   rf_head_name(head), rf_head_name(hp->head));
         respond_error(resp, log, &err);
-    } else if (count_tokens(s, &r, encs, &tokens, &err)) {
+    } else if (r.dimensions > hp->hidden_size) {
+        serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
+                   r.dimensions, hp->hidden_size);
+        respond_error(resp, log, &err);
+    } else if (r.ids ? count_ids(s, &r, encs, plain, &tokens, &err)
+                     : count_tokens(s, &r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
-        log->inputs = r.n_texts;
+        log->tokenize_seconds = now_seconds() - t0;
+        log->inputs = n;
         log->tokens = tokens;
         if (api == SERVE_API_TOKENIZE)
             respond_json(resp, 200, serve_json_tokens(&r, s->model, encs));
+        else if (api == SERVE_API_DECODE)
+            respond_json(resp, 200, serve_json_decode(&r, s->model));
         else
-            run_job(s, &r, tokens, resp, log, &err);
+            run_job(s, &r, encs, tokens, resp, log, &err);
     }
-    for (int32_t i = 0; encs && i < r.n_texts; i++)
+    for (int32_t i = 0; encs && !r.ids && i < n; i++)
         rf_encoding_free(&encs[i]);
     free(encs);
+    free(plain);
     serve_request_free(&r);
 }
 
 void serve_route_handle(const serve_server *s, int route, const char *body, size_t len,
                         int in_flight, serve_response *resp, serve_log_entry *log)
 {
+    log->openai = serve_route_speaks_openai(route, "");
     switch (route) {
     case ROUTE_HEALTH:
         *resp = (serve_response){.status = 200, .content_type = "application/json",

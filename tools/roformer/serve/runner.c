@@ -2,10 +2,17 @@
  * runner.c — one library call for a batch of jobs (see runner.h). It joins
  * the jobs' texts in queue order, calls the job function once with
  * per-input statuses (so one bad input fails only its own request), then
- * hands every job its slice: vectors and probabilities are copied, the
- * fill-mask / NER / QA result structs are moved (the job frees them).
+ * hands every job its slice: vectors, probabilities and scm results are
+ * copied, the fill-mask / NER / QA result structs are moved (the job frees
+ * them).
+ * Per-token vectors (embed_all) lie back to back, each text's rows at its
+ * offset: the sum of the lengths before it.
+ * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
+ * rf_scm call over all their triplets.
  */
 #include "serve/runner.h"
+
+#include "serve/token_jobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +21,9 @@
 struct serve_runner {
     const rf_model *model;
     rf_pipeline *pl;
+    rf_pipeline_params params;
+    rf_pipeline *windowed_pl; /* the pipeline of the last windows asked, or NULL */
+    int32_t window, stride;   /* its windows */
     rf_pooling pooling;
     int32_t D; /* hidden_size */
     int32_t N; /* num_labels */
@@ -35,6 +45,7 @@ rf_status serve_runner_create(const rf_model *model, const rf_pipeline_params *p
     }
     const rf_hparams *hp = rf_model_hparams(model);
     r->model = model;
+    r->params = *params;
     r->pooling = pooling;
     r->D = hp->hidden_size;
     r->N = hp->num_labels > 0 ? hp->num_labels : 1;
@@ -47,6 +58,7 @@ void serve_runner_free(serve_runner *r)
     if (!r)
         return;
     rf_pipeline_free(r->pl);
+    rf_pipeline_free(r->windowed_pl);
     free(r);
 }
 
@@ -72,40 +84,89 @@ static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
     }
 }
 
+/* The pipeline for jobs with these windows: the server's own without
+ * windows, else one made for them (kept until other windows are asked). */
+static rf_status pipeline_for(serve_runner *r, int32_t window, int32_t stride, rf_pipeline **pl,
+                              rf_error *err)
+{
+    *pl = r->pl;
+    if (!window)
+        return RF_OK;
+    if (!r->windowed_pl || r->window != window || r->stride != stride) {
+        rf_pipeline_free(r->windowed_pl);
+        r->windowed_pl = NULL;
+        rf_pipeline_params p = r->params;
+        p.window = window;
+        p.stride = stride;
+        p.max_length = 0; /* windows instead of truncation */
+        rf_status st = rf_pipeline_create(r->model, &p, &r->windowed_pl, err);
+        if (st != RF_OK)
+            return st;
+        r->window = window;
+        r->stride = stride;
+    }
+    *pl = r->windowed_pl;
+    return RF_OK;
+}
+
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
     serve_kind kind = jobs[0]->kind;
-    int32_t total = 0, top_k = 1;
+    int32_t total = 0, top_k = 1, rows = 0;
     for (int j = 0; j < n; j++) {
         total += jobs[j]->n;
         if (jobs[j]->top_k > top_k)
             top_k = jobs[j]->top_k;
+        for (int32_t i = 0; kind == SERVE_KIND_EMBED_ALL && i < jobs[j]->n; i++)
+            rows += jobs[j]->lengths[i];
     }
     size_t T = total > 0 ? (size_t)total : 1;
+    bool embeds = kind == SERVE_KIND_EMBED || kind == SERVE_KIND_EMBED_IDS;
+    bool per_token = kind == SERVE_KIND_EMBED_ALL;
+    size_t vector_rows = per_token ? (size_t)(rows > 0 ? rows : 1) : T;
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
-    float *vectors = kind == SERVE_KIND_EMBED ? malloc(sizeof(float) * T * r->D) : NULL;
+    float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
+    rf_encoding *encs = kind == SERVE_KIND_EMBED_IDS ? malloc(sizeof *encs * T) : NULL;
+    int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
+    int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
     size_t per_input = kind == SERVE_KIND_RERANK ? 1 : classify ? (size_t)r->N : 0;
     float *probs = per_input ? malloc(sizeof(float) * T * per_input) : NULL;
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
     rf_qa_result *qa = kind == SERVE_KIND_QA ? calloc(T, sizeof *qa) : NULL;
+    rf_triplet *triplets = kind == SERVE_KIND_SCM ? calloc(T, sizeof *triplets) : NULL;
+    rf_scm_result *scm = kind == SERVE_KIND_SCM ? malloc(sizeof *scm * T) : NULL;
     rf_error err = {{0}};
     rf_status st = RF_OK;
-    rf_pipeline_stats before, after;
-    rf_pipeline_get_stats(r->pl, &before);
-    if (!texts || !items || (kind == SERVE_KIND_EMBED && !vectors) ||
+    rf_pipeline *pl = pl;
+    rf_pipeline_stats before = {0}, after = {0};
+    if (!(st = pipeline_for(r, jobs[0]->window, jobs[0]->stride, &pl, &err)))
+        rf_pipeline_get_stats(pl, &before);
+    if (st != RF_OK)
+        goto done;
+    if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
-        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa)) {
+        (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
+        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths)) ||
+        (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
         goto done;
     }
-    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++)
-        memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+    for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
+        if (encs)
+            memcpy(encs + o, jobs[j]->encs, sizeof *encs * jobs[j]->n);
+        else
+            memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
+        for (int32_t i = 0; per_token && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
+            offsets[o + i] = row;
+            lengths[o + i] = jobs[j]->lengths[i];
+        }
+    }
 
-    st = rf_pipeline_set_truncation_side(r->pl, jobs[0]->truncation_side, &err);
+    st = rf_pipeline_set_truncation_side(pl, jobs[0]->truncation_side, &err);
     if (st != RF_OK)
         goto done;
     rf_rerank_params rerank = rf_rerank_default_params();
@@ -113,27 +174,46 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
     case SERVE_KIND_RERANK:
-        st = rf_rerank_score(r->pl, texts, total, &rerank, probs, items, &err);
+        st = rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
         break;
     case SERVE_KIND_EMBED:
-        st = rf_embed(r->pl, texts, total, r->pooling, false, vectors, items, &err);
+        st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
         break;
     case SERVE_KIND_CLASSIFY:
-        st = rf_classify(r->pl, texts, total, probs, items, &err);
+        st = rf_classify(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_LOGITS:
-        st = rf_classify_logits(r->pl, texts, total, probs, items, &err);
+        st = rf_classify_logits(pl, texts, total, probs, items, &err);
         break;
     case SERVE_KIND_FILL_MASK:
-        st = rf_fill_mask(r->pl, texts, total, top_k, fill, items, &err);
+        st = rf_fill_mask(pl, texts, total, top_k, fill, items, &err);
         break;
     case SERVE_KIND_NER:
-        st = rf_token_classify(r->pl, texts, total, ner, items, &err);
+        st = rf_token_classify(pl, texts, total, ner, items, &err);
         break;
     case SERVE_KIND_QA:
-        st = rf_qa(r->pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
+        st = rf_qa(pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
         break;
+    case SERVE_KIND_EMBED_IDS:
+        st = serve_embed_ids(pl, encs, total, r->pooling, vectors, &err);
+        for (int32_t i = 0; st == RF_OK && i < total; i++)
+            items[i] = (rf_item_status){.status = RF_OK};
+        break;
+    case SERVE_KIND_EMBED_ALL:
+        st = serve_embed_tokens(pl, texts, total, offsets, lengths, vectors, items, &err);
+        break;
+    case SERVE_KIND_SCM: {
+        rf_scm_params params = rf_scm_default_params();
+        params.pooling = r->pooling;
+        for (int32_t k = 0; k < total / 3; k++)
+            for (int s = 0; s < 3; s++) {
+                triplets[k].doc[s] = texts[3 * k + s].text;
+                triplets[k].len[s] = texts[3 * k + s].text_len;
+            }
+        st = rf_scm(pl, triplets, total / 3, &params, scm, NULL, items, &err);
+        break;
+    }
     }
     if (st != RF_OK)
         goto done;
@@ -142,9 +222,21 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
         serve_job *job = jobs[j];
         job->status = RF_OK;
+        if (scm) {
+            memcpy(job->items, items + o / 3, sizeof *items * (job->n / 3));
+            memcpy(job->scm, scm + o / 3, sizeof *scm * (job->n / 3));
+            continue;
+        }
         memcpy(job->items, items + o, sizeof *items * job->n);
-        if (vectors)
+        if (vectors && per_token && job->n > 0) {
+            int32_t first = offsets[o], count = 0;
+            for (int32_t i = 0; i < job->n; i++)
+                count += job->lengths[i];
+            memcpy(job->vectors, vectors + (size_t)first * r->D,
+                   sizeof(float) * (size_t)count * r->D);
+        } else if (vectors) {
             memcpy(job->vectors, vectors + (size_t)o * r->D, sizeof(float) * job->n * r->D);
+        }
         if (probs)
             memcpy(job->probs, probs + (size_t)o * per_input,
                    sizeof(float) * job->n * per_input);
@@ -174,10 +266,16 @@ done:
     free(texts);
     free(items);
     free(vectors);
+    free(encs);
+    free(offsets);
+    free(lengths);
     free(probs);
     free(fill);
     free(ner);
     free(qa);
-    rf_pipeline_get_stats(r->pl, &after);
+    free(triplets);
+    free(scm);
+    if (pl)
+        rf_pipeline_get_stats(pl, &after);
     return after.forward_seconds - before.forward_seconds;
 }

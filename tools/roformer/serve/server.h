@@ -22,12 +22,15 @@ typedef struct {
     int32_t compute;              /* rf_compute_type */
     rf_pooling pooling;
     int32_t max_batch_tokens;     /* real tokens per batch */
+    int32_t max_batch_requests;   /* inputs per batch; 0: no cap but the tokens */
     int32_t max_client_batch;     /* inputs per request */
     int32_t max_concurrent;       /* requests admitted at once; more get 429 */
     int32_t max_input_length;     /* tokens per input; longer needs "truncate" */
     bool auto_truncate;           /* a request that does not say "truncate" truncates */
     size_t payload_limit;         /* body bytes; more get 413 */
     const char *api_key;          /* NULL: no Authorization needed */
+    const char *cors_origins;     /* --cors-allow-origin: "*" or origins joined by
+                                     commas; NULL: no CORS headers */
     serve_log_format log_format;
 
     /* objects */

@@ -1,0 +1,59 @@
+#!/bin/sh
+# run_arm64.sh BUILD_DIR TEST_BINARY... — the ARM64 build's tests (make
+# ARCH=aarch64) run under qemu-aarch64-static and summed by tests/run.sh
+# into its one line "N passed, N failed, N skipped" (make test-arm64;
+# docs/arm64.md says which tests run where).
+#
+# Every given test binary and the shell tests of SCRIPTS run on qemu's
+# `-cpu max`, which has every feature the kernels use (the dot product,
+# I8MM, BF16); $ROFORMER is the CLI under it. test_kernels also runs on
+# `-cpu neoverse-n1` (the dot product, no I8MM nor BF16) and
+# `-cpu cortex-a72` (neither), told what each has, to show that the
+# fallback builds are the ones chosen, and correct (only its product tests:
+# the rest does not depend on those features).
+# tests/arm64_cpu_models.sh runs the CLI on those models too.
+# OpenBLAS would read the host's /proc/cpuinfo to pick its kernels: every
+# wrapper sets OPENBLAS_CORETYPE=ARMV8 (the generic ARMv8 ones).
+build=${1:-build-arm64}
+shift
+qemu=${QEMU_AARCH64:-qemu-aarch64-static}
+SCRIPTS="tests/test_cli_tokenize.sh tests/test_cli_convert.sh tests/test_jobs_cli.sh
+tests/arm64_cpu_models.sh"
+if ! command -v "$qemu" >/dev/null 2>&1; then
+    echo "run_arm64.sh: no $qemu: install qemu-user-static (sh scripts/setup.sh --arm64)" >&2
+    exit 1
+fi
+
+# $wrap/NAME: runs one binary under one CPU model, with the variables given
+wrap=$build/qemu
+rm -rf "$wrap"
+mkdir -p "$wrap"
+wrapper() { # NAME CPU BINARY [VAR=VALUE...]
+    name=$1 cpu=$2 bin=$3
+    shift 3
+    printf '#!/bin/sh\nexec env OPENBLAS_CORETYPE=ARMV8 %s "%s" -cpu %s "%s" "$@"\n' "$*" "$qemu" \
+        "$cpu" "$(pwd)/$bin" \
+        >"$wrap/$name"
+    chmod +x "$wrap/$name"
+}
+for cpu in max neoverse-n1 cortex-a72; do
+    wrapper "roformer@$cpu" "$cpu" "$build/roformer"
+done
+cp "$wrap/roformer@max" "$wrap/roformer"
+tests=""
+for t in "$@"; do
+    name=$(basename "$t")
+    case "$name" in
+    test_kernels)
+        wrapper "$name" max "$t" RF_EXPECT_INT8=I8MM RF_EXPECT_BF16=yes
+        wrapper "$name@neoverse-n1" neoverse-n1 "$t" RF_EXPECT_INT8=SDOT RF_EXPECT_BF16=no \
+            RF_TEST_PRODUCTS_ONLY=1
+        wrapper "$name@cortex-a72" cortex-a72 "$t" RF_EXPECT_INT8=NEON RF_EXPECT_BF16=no \
+            RF_TEST_PRODUCTS_ONLY=1
+        tests="$tests $wrap/$name $wrap/$name@neoverse-n1 $wrap/$name@cortex-a72" ;;
+    *)
+        wrapper "$name" max "$t"
+        tests="$tests $wrap/$name" ;;
+    esac
+done
+RF_TEST_SCRIPTS=$SCRIPTS exec sh tests/run.sh "$wrap" $tests

@@ -1,0 +1,82 @@
+# test_long_positions.sh — sequences past the model's max_position
+# (--extend-positions) and the two rope scalings (--rope-scaling linear|ntk
+# --rope-factor F), checked against tests/long_reference.py, a float64
+# NumPy forward written from the formulas: every reference model at 2048
+# tokens, and one v1 (tiny-qa) and one v2 (tiny-v2-mlm) model at 4096 and
+# 8192, each plain, linear x4 and ntk x4 (CPU time: about a minute). Also
+# the errors, the checkpoint's default scaling through config.json and
+# GGUF, and that below max_position nothing changes.
+. tests/check.sh
+PY=/usr/bin/python3
+
+if [ -z "$REF" ]; then
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): long-position tests"
+    check_done; exit
+fi
+M=$REF/models
+ids() { # ids N: one JSON line of N token ids (5 .. 4999)
+    awk -v n="$1" 'BEGIN { printf "{\"input_ids\":["; for (i = 0; i < n; i++) printf "%s%d", i ? "," : "", 5 + (i * 7919) % 4995; print "]}" }'
+}
+
+# ---- errors: one line, exit 2 for bad option values ----
+ids 513 >"$TMP/513.jsonl"
+$ROFORMER forward -m "$M/tiny-v2-mlm" <"$TMP/513.jsonl" >"$TMP/out" 2>/dev/null
+check "forward past max_position without the option: an error line naming extend_positions" \
+    grep -q 'longer than the model.s max_position_embeddings (512); truncate it, or set extend_positions' "$TMP/out"
+$ROFORMER embed -m "$M/tiny-v2-mlm" --max-length 600 x >/dev/null 2>"$TMP/err"; rc=$?
+check "embed --max-length over the maximum: exit 2" [ $rc -eq 2 ]
+check "embed --max-length over the maximum: names --extend-positions" grep -q -- "--extend-positions" "$TMP/err"
+for bad in "--rope-factor 0" "--rope-factor -1" "--rope-factor x" "--rope-scaling yarn" "--window 2" \
+           "--window 64 --stride 62" "--window 64 --stride 64" "--stride 4" "--window 513"; do
+    $ROFORMER embed -m "$M/tiny-v2-mlm" $bad x >/dev/null 2>"$TMP/err"; rc=$?
+    check "embed $bad: exit 2 with one line" sh -c "[ $rc -eq 2 ] && [ \$(grep -c . '$TMP/err') -le 2 ] && grep -q 'roformer embed: ' '$TMP/err'"
+done
+$ROFORMER ner -m "$M/tiny-char-proj" --window 64 x >/dev/null 2>&1
+check "ner --window: a usage error (windows pool vectors)" [ $? -eq 2 ]
+
+# ---- below max_position: the same bytes with --extend-positions ----
+ids 512 >"$TMP/512.jsonl"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states <"$TMP/512.jsonl" >"$TMP/plain" &&
+    $ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states --extend-positions <"$TMP/512.jsonl" >"$TMP/ext"
+check "512 tokens on a 512-position model: --extend-positions changes no byte" cmp -s "$TMP/plain" "$TMP/ext"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling none --rope-factor 8 <"$TMP/512.jsonl" >"$TMP/none8"
+$ROFORMER forward -m "$M/tiny-v2-mlm" <"$TMP/512.jsonl" >"$TMP/plain1"
+check "--rope-scaling none ignores the factor" cmp -s "$TMP/none8" "$TMP/plain1"
+
+# ---- scaling stretches the accepted length: max_position x factor ----
+ids 2048 >"$TMP/2048.jsonl"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling linear --rope-factor 4 <"$TMP/2048.jsonl" >"$TMP/lin"
+check "linear x4 takes 4 x 512 tokens without --extend-positions" [ $? -eq 0 ]
+ids 2049 | $ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 4 >"$TMP/out" 2>/dev/null
+check "linear x4 refuses 2049 tokens" grep -q '"error"' "$TMP/out"
+
+# ---- the checkpoint's default: config.json rope_scaling -> GGUF -> context ----
+mkdir "$TMP/scaled"
+for f in "$M/tiny-v2-mlm"/*; do ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$TMP/scaled/"; done
+rm "$TMP/scaled/config.json"
+$PY -c 'import json,sys; c=json.load(open(sys.argv[1])); c["rope_scaling"]={"type":"linear","factor":4.0}; json.dump(c,open(sys.argv[2],"w"))' \
+    "$M/tiny-v2-mlm/config.json" "$TMP/scaled/config.json"
+$ROFORMER convert "$TMP/scaled" -o "$TMP/scaled.gguf" >/dev/null 2>&1
+check "convert: a config with rope_scaling" [ $? -eq 0 ]
+check "info: the GGUF records linear x4" sh -c "$ROFORMER info -m '$TMP/scaled.gguf' | grep -q 'rope_scaling: *linear, factor 4'"
+$ROFORMER forward -m "$TMP/scaled.gguf" --head none <"$TMP/2048.jsonl" >"$TMP/lin-default"
+check "the recorded scaling is the default: same output as --rope-scaling linear --rope-factor 4" \
+    cmp -s "$TMP/lin" "$TMP/lin-default"
+$ROFORMER convert "$M/tiny-v2-mlm" -o "$TMP/plain.gguf" >/dev/null 2>&1
+check "info: no rope_scaling line for a model without one" sh -c "! $ROFORMER info -m '$TMP/plain.gguf' | grep -q rope_scaling"
+
+# ---- against the float64 reference ----
+if ! $PY -c 'import numpy' 2>/dev/null; then
+    check_skip "$PY with numpy absent: float64 reference at 2048/4096/8192"
+    check_done; exit
+fi
+for m in tiny-word-mlm tiny-word-cls tiny-char-proj tiny-qa small-fp16 tiny-v2-mlm tiny-v2-cls; do
+    check "$m at 2048: plain, linear x4, ntk x4 within 1e-4 of float64" \
+        $PY tests/long_reference.py "$ROFORMER" "$M/$m" 2048:none:1 2048:linear:4 2048:ntk:4
+done
+for m in tiny-qa tiny-v2-mlm; do
+    check "$m at 4096 and 8192: plain, linear x4, ntk x4 within 1e-4 of float64" \
+        $PY tests/long_reference.py "$ROFORMER" "$M/$m" 4096:none:1 4096:linear:4 4096:ntk:4 \
+        8192:none:1 8192:linear:4 8192:ntk:4
+done
+check_done

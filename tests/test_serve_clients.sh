@@ -1,0 +1,42 @@
+# test_serve_clients.sh — `roformer serve` against the official client
+# libraries people already run, unchanged: npm's `openai` and
+# `@huggingface/inference`, installed into build/npm-clients (bounded in
+# time, kept for later runs) and driven by tests/serve_clients.cjs against
+# real servers on 127.0.0.1 (port 0). Skips visibly without node/npm, or
+# when the install fails (no network).
+. tests/check.sh
+CLIENTS=build/npm-clients
+
+if [ -z "$REF" ]; then
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): npm client tests"
+    check_done; exit
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    check_skip "node or npm absent: the openai and @huggingface/inference client tests"
+    check_done; exit
+fi
+if [ ! -d "$CLIENTS/node_modules/openai" ] || [ ! -d "$CLIENTS/node_modules/@huggingface/inference" ]; then
+    mkdir -p "$CLIENTS"
+    if ! timeout 120 npm install --prefix "$CLIENTS" --no-audit --no-fund --loglevel=error \
+            'openai@^6' '@huggingface/inference@^4' >"$TMP/npm.log" 2>&1; then
+        check_skip "npm install of openai and @huggingface/inference failed (no network?): $(grep . "$TMP/npm.log" | tail -n 1)"
+        check_done; exit
+    fi
+fi
+M=$REF/models
+. tests/serve_helpers.sh
+
+# client SUITE: runs a suite of serve_clients.cjs; each line is a check.
+client() {
+    client_checks "serve_clients.cjs $1" node tests/serve_clients.cjs "$1" "$URL" "$ROFORMER" "$MODEL" "$CLIENTS"
+}
+
+MODEL=$M/tiny-word-cls
+if start cls "$MODEL"; then client openai; client cls; stop cls; else check "cls server starts" false; fi
+MODEL=$M/tiny-word-mlm
+if start mlm "$MODEL"; then client mlm; stop mlm; else check "mlm server starts" false; fi
+MODEL=$M/tiny-char-proj
+if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
+MODEL=$M/tiny-qa
+if start qa "$MODEL"; then client qa; stop qa; else check "qa server starts" false; fi
+check_done
