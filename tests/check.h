@@ -48,6 +48,16 @@ static inline const char *check_reference(void)
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
 }
 
+/* In main: `ref` names the reference fixtures directory; without one the
+ * test skips visibly, saying what goes unchecked, and ends. */
+#define REFERENCE_OR_SKIP(ref, what)                                         \
+    const char *ref = check_reference();                                     \
+    if (!ref) {                                                              \
+        SKIP("reference fixtures absent (../shared/reference or "           \
+             "$ROFORMER_REFERENCE): %s not checked", what);                  \
+        return check_done();                                                 \
+    }
+
 /* Reads a whole file into a NUL-terminated buffer (caller frees), or NULL. */
 static inline char *check_read_file(const char *path, size_t *len_out)
 {

@@ -80,11 +80,7 @@ int main(void)
         refused_without_instructions(check_reference(), RF_COMPUTE_BF16, "bf16", "AVX512_BF16");
         return check_done();
     }
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): bf16 not checked");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "bf16");
     /* an unknown compute type is the caller's error */
     rf_model *model = load_reference_model(ref, "tiny-word-cls");
     if (model) {

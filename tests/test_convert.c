@@ -549,11 +549,7 @@ static void check_tokenizer_cases(const char *ref, const char *model_name, rf_to
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures not found (../shared/reference or $ROFORMER_REFERENCE): conversion tests not run");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "conversion");
     if (!mkdtemp(tmpdir)) {
         CHECK(0, "mkdtemp");
         return check_done();

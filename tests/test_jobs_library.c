@@ -225,11 +225,7 @@ done:
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent (../shared/reference): library job tests");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "library jobs");
     rf_model *mlm = load_reference_model(ref, "tiny-word-mlm");
     rf_model *ner = load_reference_model(ref, "tiny-char-proj");
     rf_model *qa = load_reference_model(ref, "tiny-qa");

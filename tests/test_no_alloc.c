@@ -11,6 +11,7 @@
 #include "roformer.h"
 
 #include "check.h"
+#include "reference_cases.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -102,19 +103,11 @@ static rf_status forward(rf_context *ctx, const rf_model *m, const int32_t *leng
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent (../shared/reference or $ROFORMER_REFERENCE)");
+    REFERENCE_OR_SKIP(ref, "the allocation-free forward pass");
+    rf_model *m = load_reference_model(ref, "tiny-word-mlm");
+    if (!m)
         return check_done();
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/models/tiny-word-mlm", ref);
-    rf_model *m;
     rf_error err;
-    if (rf_model_load(path, &m, &err) != RF_OK) {
-        CHECK(0, "load %s: %s", path, err.message);
-        return check_done();
-    }
     const rf_hparams *hp = rf_model_hparams(m);
     size_t BLD = (size_t)B * L * hp->hidden_size;
     float *buf = malloc(sizeof(float) * (BLD * (size_t)(hp->num_layers + 3) +

@@ -17,6 +17,7 @@
 #include "roformer.h"
 
 #include "check.h"
+#include "reference_cases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,19 +58,11 @@ static rf_status forward(rf_context *ctx, int vocab, int batch, int len, float *
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent (../shared/reference or $ROFORMER_REFERENCE)");
+    REFERENCE_OR_SKIP(ref, "steady-state page faults");
+    rf_model *m = load_reference_model(ref, "small-fp16");
+    if (!m)
         return check_done();
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/models/small-fp16", ref);
-    rf_model *m;
     rf_error err;
-    if (rf_model_load(path, &m, &err) != RF_OK) {
-        CHECK(0, "load %s: %s", path, err.message);
-        return check_done();
-    }
     const rf_hparams *hp = rf_model_hparams(m);
     float *out = malloc((size_t)B * L * hp->hidden_size * sizeof *out);
     const rf_compute_type compute[] = {RF_COMPUTE_F32, RF_COMPUTE_INT8, RF_COMPUTE_BF16};

@@ -465,11 +465,7 @@ static void check_reference_model(const char *dir, const char *name, void *user)
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): parity not checked");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "parity");
     printf("max |diff| against HF (atol %g; %g for MLM logits):\n", ATOL, ATOL_MLM_LOGITS);
     for_each_reference_model(ref, "expected.safetensors", check_reference_model, NULL);
     return check_done();

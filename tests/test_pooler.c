@@ -229,11 +229,7 @@ static void check_refused(const char *ref)
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures not found (../shared/reference or $ROFORMER_REFERENCE): pooler activation not checked");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "pooler activation");
     if (!mkdtemp(tmpdir)) {
         CHECK(0, "mkdtemp");
         return check_done();

@@ -195,11 +195,7 @@ int main(void)
 {
     test_pick_label();
     test_sort();
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent (../shared/reference): rerank on models");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "rerank on models");
     char path[512];
     rf_model *cls = NULL, *mlm = NULL;
     rf_error err;

@@ -283,11 +283,7 @@ static void test_failures(const rf_model *mlm, const rf_model *cls)
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent (../shared/reference or $ROFORMER_REFERENCE)");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "rf_scm");
     rf_model *mlm = load_reference_model(ref, "tiny-word-mlm");
     rf_model *cls = load_reference_model(ref, "tiny-word-cls");
     if (mlm)

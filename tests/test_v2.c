@@ -390,11 +390,7 @@ static void check_mismatches(const char *ref)
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures not found (../shared/reference or $ROFORMER_REFERENCE): v2 conversion not checked");
-        return check_done();
-    }
+    REFERENCE_OR_SKIP(ref, "v2 conversion");
     char probe[1200];
     snprintf(probe, sizeof probe, "%s/models/tiny-v2-mlm/config.json", ref);
     if (access(probe, F_OK) != 0) {

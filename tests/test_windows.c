@@ -15,20 +15,10 @@
  * a few float32 vectors adds rounding of 1e-7 relative.
  */
 #include "check.h"
+#include "reference_cases.h"
 #include "roformer.h"
 
 #include <math.h>
-
-static rf_model *load(const char *ref, const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/models/%s", ref, name);
-    rf_model *m = NULL;
-    rf_error err;
-    if (rf_model_load(path, &m, &err) != RF_OK)
-        CHECK(0, "loading %s: %s", path, err.message);
-    return m;
-}
 
 static rf_text txt(const char *s) { return (rf_text){s, strlen(s), NULL, 0}; }
 
@@ -230,12 +220,9 @@ static void test_bad_params(const rf_model *m)
 
 int main(void)
 {
-    const char *ref = check_reference();
-    if (!ref) {
-        SKIP("reference fixtures absent: window tests");
-        return check_done();
-    }
-    rf_model *mlm = load(ref, "tiny-word-mlm"), *cls = load(ref, "tiny-word-cls");
+    REFERENCE_OR_SKIP(ref, "windows");
+    rf_model *mlm = load_reference_model(ref, "tiny-word-mlm");
+    rf_model *cls = load_reference_model(ref, "tiny-word-cls");
     if (mlm && cls) {
         test_embed_windows(mlm);
         test_classify_windows(cls);
