@@ -51,7 +51,7 @@ if [ -d "$ref/models" ]; then
     for f in "$ref"/*; do
         [ "$(basename "$f")" = models ] || ln -s "$f" "$small_ref/"
     done
-    for m in tiny-qa tiny-v2-cls; do
+    for m in tiny-qa tiny-v2-cls tiny-word-cls; do
         ln -s "$ref/models/$m" "$small_ref/models/$m"
     done
 fi

@@ -47,7 +47,7 @@ static const char usage[] =
     "  --skip-padding       run only the real tokens through the linear layers and\n"
     "                       attention per sequence (as the job commands do)\n"
     "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
-    "                       f32; bf16 needs AVX512_BF16, int8 AVX2)\n";
+    "                       f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n";
 
 typedef struct {
     const char *model;
