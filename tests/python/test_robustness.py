@@ -178,6 +178,11 @@ def rss_kb():
 def test_no_leak_over_10000_calls(mlm):
     """Every kind of call, failing ones too; the MLM decoder's (50,000-word
     vocabulary, 4 ms a call) one call in 50."""
+    if "asan" in os.environ.get("LD_PRELOAD", ""):
+        # AddressSanitizer holds freed blocks in its quarantine (256 MB by
+        # default), so the resident set grows with every call's frees; the
+        # plain build measures RSS, and valgrind's leak check the C side.
+        pytest.skip("RSS under AddressSanitizer includes its quarantine of freed memory")
     tagger = roformer.Model(model_dir("tiny-char-proj"), threads=1)
     ids = tagger.tokenize("张三在北京工作")
     calls = [lambda: mlm.encode("今天天气很好"),
