@@ -42,16 +42,20 @@ static const char *const type_prefix = "sentence_transformers.models.";
 /* ==== modules.json ==== */
 
 /* A folder name sentence-transformers would join to the model folder,
- * kept inside it: no "..", no absolute path, no backslash. */
+ * kept inside it: no ".." anywhere (as the hub's revision names), no
+ * absolute path, no backslash, no control character. */
 static bool safe_dir(const char *p)
 {
     size_t n = strlen(p);
-    if (n == 0 || n >= MAX_DIR_LEN || p[0] == '/' || strchr(p, '\\'))
+    if (n == 0 || n >= MAX_DIR_LEN || p[0] == '/' || strchr(p, '\\') || strstr(p, ".."))
         return false;
+    for (const char *s = p; *s; s++)
+        if ((unsigned char)*s < 0x20)
+            return false;
     for (const char *s = p; *s;) {
         const char *e = strchr(s, '/');
         size_t k = e ? (size_t)(e - s) : strlen(s);
-        if (k == 0 || (k == 2 && !strncmp(s, "..", 2)) || (k == 1 && *s == '.'))
+        if (k == 0 || (k == 1 && *s == '.'))
             return false;
         s += k + (e != NULL);
     }
