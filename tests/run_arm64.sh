@@ -40,8 +40,9 @@ for cpu in max neoverse-n1 cortex-a72; do
 done
 cp "$wrap/roformer@max" "$wrap/roformer"
 # test_int8 and test_bf16 take minutes per model under emulation: they run
-# on one RoFormer (v1) and one RoFormer-v2 reference model, a directory of
-# links to them (test_parity runs on every model)
+# on two RoFormer models (tiny-qa; tiny-word-cls, which test_bf16 also
+# converts to a bf16 file) and one RoFormer-v2 model, a directory of links
+# to them (test_parity runs on every model)
 ref=${ROFORMER_REFERENCE:-../shared/reference}
 small_ref=""
 if [ -d "$ref/models" ]; then
