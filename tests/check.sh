@@ -2,6 +2,7 @@
 #   check "what" COMMAND...     passes when COMMAND exits 0
 #   check_skip "why"            counts a skip
 #   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure
+#   require_reference "what"    without $REF: one skip naming what goes untested, then exits
 # $ROFORMER is the CLI under test; $REF the reference dir ("" when absent).
 check_passed=0; check_failed=0; check_skipped=0
 # Each test runs the CLI in the environment it tests, not the caller's: the
@@ -23,4 +24,9 @@ check_skip() { check_skipped=$((check_skipped + 1)); echo "SKIP $(basename "$0")
 check_done() {
     echo "$(basename "$0" .sh): $check_passed ok, $check_failed failed, $check_skipped skipped"
     [ "$check_failed" -eq 0 ]
+}
+require_reference() {
+    [ -n "$REF" ] && return 0
+    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): $1"
+    check_done; exit
 }

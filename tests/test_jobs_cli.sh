@@ -7,10 +7,7 @@ PY=/usr/bin/python3
 DATA=${ROFORMER_DATA:-../shared/data}
 SCM=$DATA/cail2019_scm/stage1_train.jsonl
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): all job tests"
-    check_done; exit
-fi
+require_reference "all job tests"
 if ! $PY -c 'import numpy' 2>/dev/null; then
     check_skip "$PY with numpy absent: all job tests"
     check_done; exit

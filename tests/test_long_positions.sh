@@ -9,10 +9,7 @@
 . tests/check.sh
 PY=/usr/bin/python3
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): long-position tests"
-    check_done; exit
-fi
+require_reference "long-position tests"
 M=$REF/models
 ids() { # ids N: one JSON line of N token ids (5 .. 4999)
     awk -v n="$1" 'BEGIN { printf "{\"input_ids\":["; for (i = 0; i < n; i++) printf "%s%d", i ? "," : "", 5 + (i * 7919) % 4995; print "]}" }'

@@ -5,10 +5,7 @@
 . tests/check.sh
 PY=/usr/bin/python3
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): QA window tests"
-    check_done; exit
-fi
+require_reference "QA window tests"
 if ! $PY -c 'import numpy' 2>/dev/null; then
     check_skip "$PY with numpy absent: QA window tests"
     check_done; exit

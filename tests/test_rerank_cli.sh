@@ -7,10 +7,7 @@
 . tests/check.sh
 PY=/usr/bin/python3
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): rerank CLI tests"
-    check_done; exit
-fi
+require_reference "rerank CLI tests"
 M=$REF/models
 CLS=$M/tiny-word-cls
 Q=这个东西怎么样

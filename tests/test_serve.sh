@@ -7,10 +7,7 @@
 . tests/check.sh
 PY=/usr/bin/python3
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): all serve tests"
-    check_done; exit
-fi
+require_reference "all serve tests"
 if ! command -v curl >/dev/null || ! $PY -c 'import requests' 2>/dev/null; then
     check_skip "curl or $PY with requests absent: all serve tests"
     check_done; exit

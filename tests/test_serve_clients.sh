@@ -7,10 +7,7 @@
 . tests/check.sh
 CLIENTS=build/npm-clients
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): npm client tests"
-    check_done; exit
-fi
+require_reference "npm client tests"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     check_skip "node or npm absent: the openai and @huggingface/inference client tests"
     check_done; exit

@@ -5,10 +5,7 @@
 # the jobs without pooling refuse the option.
 . tests/check.sh
 
-if [ -z "$REF" ]; then
-    check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): window CLI tests"
-    check_done; exit
-fi
+require_reference "window CLI tests"
 M=$REF/models
 long=$(awk 'BEGIN { for (i = 0; i < 80; i++) printf "今天天气很好，我们去公园散步。" }')
 printf '%s\n' "$long" "短句子" >"$TMP/texts"
