@@ -15,9 +15,20 @@
 
 static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
 {
-    /* pass 1: add the mask, find the maximum */
-    rf_vf vmax = rf_v_set1(-INFINITY);
+    /* pass 1: add the mask, find the maximum; four running maxima, so that
+       the compare-and-blend chains overlap (the maximum is exact in any
+       order) */
+    rf_vf vmax = rf_v_set1(-INFINITY), vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
     int j = 0;
+    if (!mask_bias)
+        for (; j + 4 * RF_VLEN <= n; j += 4 * RF_VLEN) {
+            rf_vf v0 = rf_v_load(row + j), v1 = rf_v_load(row + j + RF_VLEN);
+            rf_vf v2 = rf_v_load(row + j + 2 * RF_VLEN), v3 = rf_v_load(row + j + 3 * RF_VLEN);
+            vmax = rf_v_select(v0 > vmax, v0, vmax);
+            vmax1 = rf_v_select(v1 > vmax1, v1, vmax1);
+            vmax2 = rf_v_select(v2 > vmax2, v2, vmax2);
+            vmax3 = rf_v_select(v3 > vmax3, v3, vmax3);
+        }
     for (; j + RF_VLEN <= n; j += RF_VLEN) {
         rf_vf v = rf_v_load(row + j);
         if (mask_bias) {
@@ -26,6 +37,9 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
         }
         vmax = rf_v_select(v > vmax, v, vmax);
     }
+    vmax = rf_v_select(vmax1 > vmax, vmax1, vmax);
+    vmax = rf_v_select(vmax2 > vmax, vmax2, vmax);
+    vmax = rf_v_select(vmax3 > vmax, vmax3, vmax);
     float max = -INFINITY;
     for (; j < n; j++) {
         if (mask_bias)
