@@ -7,7 +7,7 @@
 #   e.g. sh scripts/profile.sh build/base.gguf --batch 8 --seq-len 128 --threads 2 --runs 3
 #
 # Needs `perf` (Debian linux-perf) and binutils' addr2line; results in
-# build/profile/ (perf.data, report.txt). ROFORMER picks the binary
+# build/profile/ (perf.data, report.txt, srcline.txt). ROFORMER picks the binary
 # (default build/roformer).
 set -eu
 [ $# -ge 1 ] || { echo "usage: sh scripts/profile.sh MODEL [bench options...]" >&2; exit 2; }
@@ -63,4 +63,17 @@ print(f"{'kernel':32s} {'% of samples':>12s}   top symbols")
 for kind, pct in totals.most_common():
     top = ", ".join(f"{s} {p:.1f}" for (k, s), p in detail.most_common() if k == kind and p >= 0.3)[:90]
     print(f"{kind:32s} {pct:11.1f}%   {top}")
+EOF
+# The int8 product applies bias and activation to its tile in registers
+# (inlined from activations_vec.h and vecmath.h), so those samples carry the
+# product's symbol: count them by source line.
+perf report -i "$OUT/perf.data" --stdio --no-children --sort sym,srcline -g none 2>/dev/null >"$OUT/srcline.txt"
+"$PYTHON" - "$OUT/srcline.txt" <<'EOF'
+import re, sys
+inlined = 0.0
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    m = re.match(r"\s*([\d.]+)%\s+\[.\]\s+(\S+)\s+(\S+)", line)
+    if m and re.search(r"gemm_block|tile", m.group(2)) and re.match(r"(activations_vec|vecmath)\.h:", m.group(3)):
+        inlined += float(m.group(1))
+print(f"{'  of the products: activation':32s} {inlined:11.1f}%   inlined in their epilogue (activations_vec.h, vecmath.h lines)")
 EOF

@@ -1,13 +1,13 @@
 /*
  * activations.c — HF ACT2FN for the names RoFormer configs use:
- *   gelu      0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)    (exact form, HF "gelu")
+ *   gelu      0.5 x (1 + erf(x / sqrt 2))                            (exact form, HF "gelu")
  *   gelu_new  0.5 x (1 + tanh(u)) = x sigmoid(2u),
  *             u = sqrt(2/pi) (x + 0.044715 x^3)                     (HF NewGELUActivation)
  *   relu, silu/swish x sigmoid(x), tanh = 1 - 2 / (exp(2x) + 1), linear (identity).
  *
  * The fast pass (activations_vec.h, one build per instruction set, chosen
  * here: simd.h) works on a vector of floats at a time with the polynomial
- * exp/erfc of vecmath.h (agreeing with libm to a few 1e-7) and adds the
+ * exp/erf of vecmath.h (agreeing with libm to a few 1e-7) and adds the
  * Linear layer's bias in the same sweep; the naive twin computes each
  * element in double with libm.
  */

@@ -14,16 +14,12 @@
 #define RF_SQRT1_2 0.70710678118654752440
 #define RF_SQRT_2_OVER_PI 0.79788456080286535588
 
-static inline __attribute__((always_inline)) rf_vf v_abs(rf_vf x)
-{
-    return (rf_vf)((rf_vi)x & 0x7fffffff);
-}
-
 static inline __attribute__((always_inline)) rf_vf gelu_v(rf_vf x)
 {
-    /* q = erfc(|x| / sqrt 2); erfc(-z) = 2 - erfc(z) for the positive side */
-    rf_vf q = rf_v_erfc(v_abs(x) * (float)RF_SQRT1_2);
-    return rf_v_select(x >= 0.0f, x * (1.0f - 0.5f * q), 0.5f * x * q);
+    /* as torch computes it in float32: below x = -5.6 erf rounds to -1
+       and GELU to 0, within 2e-8 of the true value */
+    rf_vf half_x = 0.5f * x;
+    return half_x + half_x * rf_v_erf(x * (float)RF_SQRT1_2);
 }
 
 static inline __attribute__((always_inline)) rf_vf gelu_new_v(rf_vf x)
@@ -50,6 +46,21 @@ static inline __attribute__((always_inline)) rf_vf relu_v(rf_vf x)
 static inline __attribute__((always_inline)) rf_vf linear_v(rf_vf x)
 {
     return x;
+}
+
+/* act(v), for a product's epilogue that holds v in registers (the
+ * switch is on a value fixed for the whole product, so it predicts). */
+static inline __attribute__((always_inline)) rf_vf rf_act_v(rf_vf v, rf_activation act)
+{
+    switch (act) {
+    case RF_ACT_GELU: return gelu_v(v);
+    case RF_ACT_GELU_NEW: return gelu_new_v(v);
+    case RF_ACT_RELU: return relu_v(v);
+    case RF_ACT_SILU: return silu_v(v);
+    case RF_ACT_TANH: return tanh_v(v);
+    case RF_ACT_LINEAR: break;
+    }
+    return v;
 }
 
 /* row[c] = f(row[c] + bias[c]); inlined once per activation. */

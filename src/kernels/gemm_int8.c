@@ -14,6 +14,7 @@
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
+#include "kernels/activations_vec.h"
 #include "kernels/gemm_neon.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
@@ -338,12 +339,13 @@ RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, co
 }
 
 /* Y (rows ldy apart) for a tile, `cols` of the 16 channels from n:
- * s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n] (the second term
- * puts back the center each input row was quantized around). */
+ * act(s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n]) (the second
+ * term puts back the center each input row was quantized around); the
+ * activation on the registers, before the store. */
 RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                                 const float *cx, const float *sw,
-                                                const int32_t *colsum, const float *bias, float *Y,
-                                                int ldy)
+                                                const int32_t *colsum, const float *bias,
+                                                rf_activation act, float *Y, int ldy)
 {
     for (int r = 0; r < mr; r++) {
         float *y = Y + (size_t)r * ldy;
@@ -355,11 +357,14 @@ RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int co
             __m256 b = bias ? _mm256_loadu_ps(bias + n) : _mm256_setzero_ps();
             __m256 o = _mm256_fmadd_ps(_mm256_set1_ps(cx[r]), _mm256_mul_ps(w, sums), b);
             __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(C + r * PANEL + n)));
-            _mm256_storeu_ps(y + n, _mm256_fmadd_ps(v, s, o));
+            _mm256_storeu_ps(y + n, (__m256)rf_act_v((rf_vf)_mm256_fmadd_ps(v, s, o), act));
         }
+        int tail = n;
         for (; n < cols; n++)
             y[n] = (float)C[r * PANEL + n] * (sx[r] * sw[n]) +
                    (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
+        if (n > tail)
+            rf_bias_act(y + tail, 1, n - tail, ldy, NULL, act);
     }
 }
 
@@ -399,9 +404,7 @@ RF_TARGET_AVX2 static void int8_gemm_block(const int8_t *Xq, const float *sx, co
                 }
                 float *y = Y + (size_t)m * ldy + n;
                 int8_dequantize_tile(sums, mr, cols, sx + m, cx + m, sw + n, Wm->colsum + n,
-                                     b ? b + n : NULL, y, ldy);
-                if (act != RF_ACT_LINEAR)
-                    rf_bias_act(y, mr, cols, ldy, NULL, act);
+                                     b ? b + n : NULL, act, y, ldy);
             }
         }
     }
