@@ -7,6 +7,7 @@
  * resized context computes what a new one of that size does, and the
  * scratch of a context is no larger than its buffers' sharing allows.
  */
+#include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 #include "model/attention.h"
 #include "model/context.h"
@@ -473,7 +474,8 @@ static void test_resize(void)
  * T (E + 3D + D + D + F + D + max(D, E)), 496 T floats for this model
  * against 240 T. Besides those: each thread's attention scores, the mask
  * and the RoPE tables, and with int8 the quantized input of the larger of
- * a [T][D] and an [R][F] product; each buffer starts on 16 floats. */
+ * a [T][D] and an [R][F] product (and, on CPUs with the bf16 kernel,
+ * attention's bf16 scratch); each buffer starts on 16 floats. */
 static void test_scratch_size(void)
 {
     rf_model m;
@@ -508,6 +510,9 @@ static void test_scratch_size(void)
         if (p.compute == RF_COMPUTE_INT8) {
             size_t td = rf_int8_scratch_size((int)T, D), rf = rf_int8_scratch_size((int)R, F);
             floats += (td > rf ? td : rf) / sizeof(float) + 16;
+            /* attention in bf16 where the CPU has the bf16 kernel */
+            if (rf_bf16_supported())
+                floats += ((size_t)p.n_threads * rf_attention_bf16_scratch((int)L, D / H) + 1) / 2 + 16;
         }
         CHECK(ctx->ffn_rows == (int)R && ctx->arena_bytes <= floats * sizeof(float),
               "%d x %d tokens, %d threads: FFN blocks of %d rows (%zu expected), %zu bytes of "

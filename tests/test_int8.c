@@ -14,11 +14,15 @@
  * The target is 99% of tokens, which tiny-char-proj misses (1136 of 1152):
  * its random weights leave 7% of its tokens within 0.05 of a tie, and
  * quantizing its weights alone (inputs kept f32) already gives 1137. Prints the minimum cosine,
- * the max |diff| and the argmax agreement per model. Two int8 contexts of
+ * the max |diff| and the argmax agreement per model. Where the CPU has
+ * the bf16 kernel, attention's two products run in bf16 and the same rules
+ * hold (their rounding, 2^-8 relative per operand, moves a hidden state
+ * far less than quantizing the Linear products). Two int8 contexts of
  * one model share one packed copy of its weights. The FFN's blocks of
  * rows change no result (check_ffn_blocks). On a CPU without AVX2 the
  * context must be refused with RF_ERR_UNSUPPORTED.
  */
+#include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 #include "model/context.h"
 
@@ -69,6 +73,14 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     CHECK(ctx_int8->int8_layers && second->int8_layers == ctx_int8->int8_layers &&
               model->int8_layers == ctx_int8->int8_layers,
           "%s: int8 contexts share the model's packed weights", label);
+    /* attention's products run in bf16 where the CPU has the bf16 kernel
+       (AVX512_BF16, ARM64 BF16): the rules below then hold with them */
+    if (rf_bf16_supported())
+        CHECK(ctx_int8->bf16_attention && ctx_int8->attn_bf16 && !ctx_f32->attn_bf16,
+              "%s: int8 compute runs attention in bf16 on this CPU", label);
+    else
+        CHECK(!ctx_int8->bf16_attention && !ctx_int8->attn_bf16,
+              "%s: int8 compute keeps attention in f32 without the bf16 kernel", label);
     compare_stats s = compare_cases(&rule, label, hp, case_dir, ctx_f32, ctx_int8, 8);
     if (hp->head == RF_HEAD_TOKEN_CLS)
         CHECK(s.agree >= MIN_TOKEN_AGREEMENT * s.total, "%s: token labels agree on %d of %d",
@@ -285,6 +297,9 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): int8 not checked");
         return check_done();
     }
+    if (!rf_bf16_supported())
+        SKIP("int8 compute with attention in bf16 needs a CPU with " RF_BF16_CPU_NEEDS
+             ": checked with attention in f32");
     for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

@@ -110,9 +110,10 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
         size_t td = rf_bf16_scratch_size((int)T, (int)D), rf = rf_bf16_scratch_size((int)R, (int)F);
         /* uint16 elements, two to a float */
         ctx->x_bf16 = (uint16_t *)(void *)carve(c, ((td > rf ? td : rf) + 1) / 2);
+    }
+    if (ctx->bf16_attention)
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
             c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
-    }
     if (ctx->int8_layers) {
         size_t td = rf_int8_scratch_size((int)T, (int)D), rf = rf_int8_scratch_size((int)R, (int)F);
         ctx->x_int8 = carve(c, ((td > rf ? td : rf) + 3) / 4);
@@ -244,6 +245,11 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         ctx->bf16_layers = model->bf16_layers;
     if (p.compute == RF_COMPUTE_INT8)
         ctx->int8_layers = model->int8_layers;
+    /* attention's two products: bf16 for bf16 compute, and for int8 compute
+       where the CPU has the bf16 kernel (their rounding is far below what
+       int8 moves: test_int8); f32 otherwise */
+    ctx->bf16_attention = p.compute == RF_COMPUTE_BF16 ||
+                          (p.compute == RF_COMPUTE_INT8 && rf_bf16_supported());
     rf_status st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
     if (st == RF_OK) {
         rf_blas_single_thread();
