@@ -48,9 +48,9 @@ static inline __attribute__((always_inline)) rf_vf linear_v(rf_vf x)
     return x;
 }
 
-/* act(v), for a product's epilogue that holds v in registers (the
- * switch is on a value fixed for the whole product, so it predicts). */
-static inline __attribute__((always_inline)) rf_vf rf_act_v(rf_vf v, rf_activation act)
+/* act(v) (the switch is on a value fixed for the whole product, so it
+ * predicts). */
+static inline __attribute__((always_inline)) rf_vf act_v(rf_vf v, rf_activation act)
 {
     switch (act) {
     case RF_ACT_GELU: return gelu_v(v);
@@ -61,6 +61,15 @@ static inline __attribute__((always_inline)) rf_vf rf_act_v(rf_vf v, rf_activati
     case RF_ACT_LINEAR: break;
     }
     return v;
+}
+
+/* p[0 .. RF_VLEN) = act(p[...]), for a product's epilogue right after it
+ * stores the vector (once inlined, the compiler keeps it in registers). A
+ * pointer, not a vector, crosses the call: clang refuses a vector argument
+ * between a function built for AVX2 and one built for the baseline. */
+static inline __attribute__((always_inline)) void rf_act_at(float *p, rf_activation act)
+{
+    rf_v_store(p, act_v(rf_v_load(p), act));
 }
 
 /* row[c] = f(row[c] + bias[c]); inlined once per activation. */

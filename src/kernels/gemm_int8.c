@@ -341,7 +341,7 @@ RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, co
 /* Y (rows ldy apart) for a tile, `cols` of the 16 channels from n:
  * act(s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n]) (the second
  * term puts back the center each input row was quantized around); the
- * activation on the registers, before the store. */
+ * activation on each vector as it is stored. */
 RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                                 const float *cx, const float *sw,
                                                 const int32_t *colsum, const float *bias,
@@ -357,7 +357,8 @@ RF_TARGET_AVX2 static void int8_dequantize_tile(const int32_t *C, int mr, int co
             __m256 b = bias ? _mm256_loadu_ps(bias + n) : _mm256_setzero_ps();
             __m256 o = _mm256_fmadd_ps(_mm256_set1_ps(cx[r]), _mm256_mul_ps(w, sums), b);
             __m256 v = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(C + r * PANEL + n)));
-            _mm256_storeu_ps(y + n, (__m256)rf_act_v((rf_vf)_mm256_fmadd_ps(v, s, o), act));
+            _mm256_storeu_ps(y + n, _mm256_fmadd_ps(v, s, o));
+            rf_act_at(y + n, act);
         }
         int tail = n;
         for (; n < cols; n++)
