@@ -76,10 +76,10 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     /* attention's products run in bf16 where the CPU has the bf16 kernel
        (AVX512_BF16, ARM64 BF16): the rules below then hold with them */
     if (rf_bf16_supported())
-        CHECK(ctx_int8->bf16_attention && ctx_int8->attn_bf16 && !ctx_f32->attn_bf16,
+        CHECK(ctx_int8->attn_bf16 && !ctx_f32->attn_bf16,
               "%s: int8 compute runs attention in bf16 on this CPU", label);
     else
-        CHECK(!ctx_int8->bf16_attention && !ctx_int8->attn_bf16,
+        CHECK(!ctx_int8->attn_bf16,
               "%s: int8 compute keeps attention in f32 without the bf16 kernel", label);
     compare_stats s = compare_cases(&rule, label, hp, case_dir, ctx_f32, ctx_int8, 8);
     if (hp->head == RF_HEAD_TOKEN_CLS)

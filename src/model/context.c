@@ -82,6 +82,14 @@ static float *carve(struct carve *c, size_t floats)
     return floats ? p : NULL;
 }
 
+/* Attention's two products run in bf16 for bf16 compute, and for int8
+ * compute where the CPU has the bf16 kernel (their rounding is far below
+ * what int8 moves: test_int8); in f32 otherwise. */
+static bool attention_in_bf16(rf_compute_type compute)
+{
+    return compute == RF_COMPUTE_BF16 || (compute == RF_COMPUTE_INT8 && rf_bf16_supported());
+}
+
 /* Points every named buffer of ctx into c (or only measures when c->base is
  * NULL). Sizes fit in size_t: checked by the caller. */
 static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
@@ -111,7 +119,7 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
         /* uint16 elements, two to a float */
         ctx->x_bf16 = (uint16_t *)(void *)carve(c, ((td > rf ? td : rf) + 1) / 2);
     }
-    if (ctx->bf16_attention)
+    if (attention_in_bf16(ctx->compute))
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
             c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     if (ctx->int8_layers) {
@@ -245,11 +253,6 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         ctx->bf16_layers = model->bf16_layers;
     if (p.compute == RF_COMPUTE_INT8)
         ctx->int8_layers = model->int8_layers;
-    /* attention's two products: bf16 for bf16 compute, and for int8 compute
-       where the CPU has the bf16 kernel (their rounding is far below what
-       int8 moves: test_int8); f32 otherwise */
-    ctx->bf16_attention = p.compute == RF_COMPUTE_BF16 ||
-                          (p.compute == RF_COMPUTE_INT8 && rf_bf16_supported());
     rf_status st = alloc_scratch(ctx, p.max_batch, p.max_seq_len, n_threads, err);
     if (st == RF_OK) {
         rf_blas_single_thread();

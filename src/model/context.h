@@ -83,11 +83,10 @@ struct rf_context {
     const rf_bf16_layer *bf16_layers; /* [num_layers] the model's packed weights */
     uint16_t *x_bf16;           /* rf_bf16_scratch_size of [T][D] or [R][F],
                                    the larger: a product's input rounded to bf16 */
-    /* attention's products in bf16: bf16 compute, and int8 compute on CPUs
-       with the bf16 kernel */
-    bool bf16_attention;
+    /* bf16 compute, and int8 compute on CPUs with the bf16 kernel (else
+       NULL, and attention runs in f32): */
     uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
-                                   packed K, V and rounded Q, P per thread, or NULL */
+                                   packed K, V and rounded Q, P per thread */
     /* RF_COMPUTE_INT8 only (else NULL): */
     const rf_int8_layer *int8_layers; /* [num_layers] the model's packed weights */
     void *x_int8;               /* rf_int8_scratch_size of [T][D] or [R][F], the
