@@ -102,10 +102,9 @@ static double bound_ratio(double diff, double bound, double worst)
  * within 8 ulp of erf (test_vecmath), at most 8 * 2^-24 = 4.8e-7, which
  * moves 0.5 z (1 + erf) by at most 2.4e-7 |z|; the vector exp within 3e-7
  * relatively moves SiLU, gelu_new and tanh = 1 - 2 / (exp(2z) + 1) by at
- * most 3e-7 (|y| + 2); and
- * each build rounds a handful of operations on values at most
- * max(|y|, 1). 8 eps (|y| + 1) covers the last two. ReLU and identity:
- * exact. */
+ * most 3e-7 (|y| + 2); and each build rounds a handful of operations on
+ * values at most max(|y|, 1). 8 eps (|y| + 1) covers the last two. ReLU
+ * and identity: exact. */
 static double act_bound(rf_activation act, double z, double y)
 {
     if (act == RF_ACT_RELU || act == RF_ACT_LINEAR)

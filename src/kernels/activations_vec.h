@@ -1,9 +1,10 @@
 /*
- * activations_vec.h — the vector body of rf_bias_act (see activations.c),
+ * activations_vec.h — the vector body of rf_bias_act (see activations.c)
+ * and rf_act_at, the activation of the products' epilogues (gemm_int8.c),
  * written on the vector type of vecmath.h and included once per
- * instruction-set build: by activations.c (8 floats: baseline and AVX2)
- * and by kernels_avx512.c (16 floats), each of which sets RF_VLEN first
- * or takes the default.
+ * instruction-set build: by activations.c and gemm_int8.c (8 floats:
+ * baseline and AVX2) and by kernels_avx512.c (16 floats), each of which
+ * sets RF_VLEN first or takes the default.
  */
 #ifndef RF_ACTIVATIONS_VEC_H
 #define RF_ACTIVATIONS_VEC_H
