@@ -8,6 +8,7 @@
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/amx_model.h"
 #include "kernels/gemm_neon.h"
 #include "kernels/layernorm.h"
 #include "kernels/rmsnorm.h"
@@ -326,15 +327,19 @@ static int8_t *rnd_int8(size_t n, int fill)
 }
 
 /* The int8 product's integer sums against a naive int64 dot product:
- * equal exactly. Sizes cover partial tiles (M % 4), partial panels
- * (N % 16), K not a multiple of 4, K = 3072, and the extremes (every
- * pair -127 x 127 and -127 x -127, where VPMADDUBSW would saturate if the
- * scheme let it); W is packed in two pieces as Q|K|V are. */
+ * equal exactly. Sizes cover partial tiles (M % 4, M % 12, and the AMX
+ * build's 16- and 32-row blocks: 16, 17, 31, 33, 70, 100 rows), partial
+ * panels and a lone last panel (N % 16, N % 32), K not a multiple of 4
+ * nor of the tiles' 64, K = 3072, and the extremes (every pair -127 x 127
+ * and -127 x -127, where VPMADDUBSW would saturate if the scheme let it);
+ * W is packed in two pieces as Q|K|V are. */
 static void test_gemm_int8(const char *kernel_name)
 {
-    const int sizes[][5] = {{1, 5, 3, 0, 0},    {9, 61, 45, 0, 0},  {7, 33, 70, 0, 0},
-                            {4, 16, 3072, 0, 0}, {6, 40, 767, -127, 127}, {5, 18, 768, -127, -127},
-                            {70, 130, 1000, 0, 0}};
+    const int sizes[][5] = {{1, 5, 3, 0, 0},        {9, 61, 45, 0, 0},   {7, 33, 70, 0, 0},
+                            {4, 16, 3072, 0, 0},     {6, 40, 767, -127, 127}, {5, 18, 768, -127, -127},
+                            {70, 130, 1000, 0, 0},   {16, 16, 64, 0, 0},  {17, 48, 128, 0, 0},
+                            {31, 47, 200, 0, 0},     {33, 64, 3, 0, 0},   {100, 80, 768, 0, 0},
+                            {40, 33, 256, -127, 127}, {32, 32, 1536, -127, -127}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2], kb = rf_int8_row_bytes(K);
         int8_t *X = rnd_int8((size_t)M * kb, sizes[s][3]), *W = rnd_int8((size_t)N * K, sizes[s][4]);
@@ -997,9 +1002,11 @@ int main(void)
 #else
     test_linear_bf16();
     test_bf16_pieces();
-    /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI) */
-    const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI};
-    const char *int8_names[] = {"AVX2", "VNNI"};
+    /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI,
+     * AMX: AMX-INT8 tiles), and the AMX build's loops on the tile model */
+    const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI, RF_INT8_AMX,
+                                           RF_INT8_AMX_MODEL};
+    const char *int8_names[] = {"AVX2", "VNNI", "AMX", "AMX tile model"};
 #endif
     rf_int8_kernel int8_best = rf_int8_kernel_get();
     for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
@@ -1012,6 +1019,10 @@ int main(void)
         test_linear_int8();
     }
     rf_int8_kernel_set(int8_best);
+#if RF_SIMD_X86
+    CHECK(rf_amx_model_faults() == 0, "the tile model saw %ld faults (unconfigured tiles or shapes "
+          "that disagree)", rf_amx_model_faults());
+#endif
     if (!all)
         return check_done();
     test_vecmath();

@@ -1,6 +1,6 @@
 /*
  * gemm_int8.h — the Linear layer in 8-bit integers (opt-in compute type
- * RF_COMPUTE_INT8), on CPUs with AVX2.
+ * RF_COMPUTE_INT8), on CPUs with AVX2 and on ARM64.
  *
  * Quantization (symmetric, no zero points):
  *   weights  per output channel n: s_w[n] = max_k |W[n][k]| / 127,
@@ -38,8 +38,11 @@
  * reading the same panels, 16 channels per instruction: u8 x s8 summed
  * straight into int32, so the inputs go in as Xq + 128 (a sign-bit flip)
  * and 128 * colsum[n] comes off the sums afterwards, which are then the
- * same exact integers; the tests compare them exactly with the naive sums
- * on every CPU that has the instructions.
+ * same exact integers. With AMX-INT8 it is TDPBSSD (s8 x s8, exact), 16
+ * consecutive quads of a panel being one B tile. The tests compare every
+ * build with the naive sums, exactly, on every CPU that has it, and the
+ * AMX build's loops on a C model of the tiles everywhere
+ * (gemm_int8_backend.h lists the builds).
  */
 #ifndef RF_GEMM_INT8_H
 #define RF_GEMM_INT8_H
@@ -61,13 +64,20 @@ typedef enum {
     RF_INT8_NEON, /* ARM64: SMULL + SADALP (gemm_int8_neon.c) */
     RF_INT8_SDOT, /* ARM64: SDOT (dot product, ARMv8.2) */
     RF_INT8_I8MM, /* ARM64: SMMLA (I8MM) */
+    RF_INT8_AMX,  /* TDPBSSD (AMX-INT8; VNNI below 32 rows) */
+    RF_INT8_AMX_MODEL, /* the AMX build on the C model of the tiles: tests only */
 } rf_int8_kernel;
 
-/* The product's build: the best the CPU has (VNNI, else AVX2; I8MM, else
- * SDOT, else NEON), unless set. rf_int8_kernel_set (tests) refuses one
- * the CPU lacks: returns false. */
+/* The product's build: the best the CPU has (AMX where the OS grants the
+ * tiles, else VNNI, else AVX2; I8MM, else SDOT, else NEON), unless set.
+ * rf_int8_kernel_set refuses one the CPU lacks: returns false. All give
+ * the same sums. */
 rf_int8_kernel rf_int8_kernel_get(void);
 bool rf_int8_kernel_set(rf_int8_kernel kernel);
+/* The build's short name ("amx", "vnni", "avx2", "i8mm", "sdot", "neon",
+ * "amx-model"), and the build of a name (false: none). */
+const char *rf_int8_kernel_name(rf_int8_kernel kernel);
+bool rf_int8_kernel_parse(const char *name, rf_int8_kernel *kernel);
 
 /* K rounded up to a multiple of 4: the row length, in bytes, of
  * quantized inputs. */

@@ -1,7 +1,7 @@
 /*
  * gemm_int8_neon.c — the int8 Linear's product on ARM64 (see gemm_int8.h
  * for the quantization and the packed layout), in three builds chosen at
- * run time (gemm_int8.c):
+ * run time (gemm_int8.c, gemm_int8_backend.h):
  *
  *   RF_INT8_NEON  every ARMv8-A CPU: SMULL (int8 x int8 -> int16, exact:
  *                 |product| <= 128 * 128) then SADALP (pairs of int16
@@ -21,7 +21,7 @@
  * (8 for RF_INT8_NEON's 2 rows of half-sums), held for the whole of K.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_neon.h"
+#include "kernels/gemm_int8_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_ARM64
@@ -34,8 +34,8 @@
 #define MR_NEON 2  /* rows per SMULL tile */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
-void rf_int8_quantize_rows_neon(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
-                                float *center)
+static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
+                          float *center)
 {
     int kb = rf_int8_row_bytes(K);
     for (int r = m0; r < m1; r++) {
@@ -244,11 +244,17 @@ static void dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                      (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
 }
 
-void rf_int8_gemm_block_neon(rf_int8_kernel kernel, const int8_t *Xq, const float *sx,
-                             const float *cx, int K, int m0, int m1, const rf_int8_matrix *Wm, int n0,
-                             int n1, const float *b, rf_activation act, float *Y, int32_t *C,
-                             int ldy)
+/* Y rows [m0, m1), channels [n0, n1) with `kernel`'s tile. */
+static void gemm_block(rf_int8_kernel kernel, const rf_int8_product *p, int m0, int m1, int n0,
+                       int n1)
 {
+    const int8_t *Xq = p->Xq;
+    const float *sx = p->sx, *cx = p->cx, *b = p->bias;
+    const rf_int8_matrix *Wm = p->W;
+    int K = p->K, ldy = p->ldy;
+    rf_activation act = p->act;
+    float *Y = p->Y;
+    int32_t *C = p->C;
     int kb = rf_int8_row_bytes(K), kq = kb / 4;
     int step = kernel == RF_INT8_NEON ? MR_NEON : MR;
     int mc_rows = L2_BLOCK / kb / step * step;
@@ -285,4 +291,38 @@ void rf_int8_gemm_block_neon(rf_int8_kernel kernel, const int8_t *Xq, const floa
         }
     }
 }
+
+static int32_t row_sum(const int8_t *w, int K)
+{
+    int32_t sum = 0;
+    for (int k = 0; k < K; k++)
+        sum += w[k];
+    return sum;
+}
+
+static void block_neon(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+{
+    gemm_block(RF_INT8_NEON, p, m0, m1, n0, n1);
+}
+
+static void block_sdot(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+{
+    gemm_block(RF_INT8_SDOT, p, m0, m1, n0, n1);
+}
+
+static void block_i8mm(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+{
+    gemm_block(RF_INT8_I8MM, p, m0, m1, n0, n1);
+}
+
+static bool always(void)
+{
+    return true;
+}
+
+const rf_int8_backend rf_int8_backend_neon = {"neon", always, block_neon, quantize_rows, row_sum};
+const rf_int8_backend rf_int8_backend_sdot = {"sdot", rf_cpu_has_arm_dotprod, block_sdot,
+                                              quantize_rows, row_sum};
+const rf_int8_backend rf_int8_backend_i8mm = {"i8mm", rf_cpu_has_arm_i8mm, block_i8mm,
+                                              quantize_rows, row_sum};
 #endif /* RF_SIMD_ARM64 */

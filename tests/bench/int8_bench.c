@@ -5,11 +5,12 @@
  *
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc tests/bench/int8_bench.c \
  *       build/libroformer.a $(pkg-config --libs openblas libcjson libutf8proc) -lpthread -lm \
- *       -o build/int8_bench && build/int8_bench [RUNS]
+ *       -o build/int8_bench && build/int8_bench [RUNS [KERNEL]]
  *
  * Y (M x N) = X (M x K) · Wᵀ, M = tokens, N = out features, K = in features.
- * The product's build is the one rf_int8_kernel_get picks (the best the
- * CPU has: VNNI, else AVX2; I8MM, else SDOT, else NEON). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
+ * The product's build is KERNEL ("amx", "vnni", "avx2", ...) or the one
+ * rf_int8_kernel_get picks (the best the CPU has: AMX, else VNNI, else
+ * AVX2; I8MM, else SDOT, else NEON). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
  * machine shared with other work inflates them less than wall time; prints
  * the median GOP/s (2 M N K per product) of each. Not a test: never run by
  * `make test`.
@@ -38,6 +39,11 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 5;
+    rf_int8_kernel kernel;
+    if (argc > 2 && (!rf_int8_kernel_parse(argv[2], &kernel) || !rf_int8_kernel_set(kernel))) {
+        fprintf(stderr, "int8_bench: no int8 build '%s' on this CPU\n", argv[2]);
+        return 2;
+    }
     if (runs < 1 || runs > 1000 || !rf_int8_supported()) {
         fprintf(stderr, "usage: int8_bench [RUNS 1..1000] (needs AVX2)\n");
         return 2;
@@ -84,9 +90,7 @@ int main(int argc, char **argv)
                t32[runs / 2] / t8[runs / 2]);
         free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(colsum), free(xq), free(t8), free(t32);
     }
-    const char *names[] = {[RF_INT8_AVX2] = "AVX2", [RF_INT8_VNNI] = "VNNI", [RF_INT8_NEON] = "NEON",
-                           [RF_INT8_SDOT] = "SDOT", [RF_INT8_I8MM] = "I8MM"};
-    printf("int8 product: %s\n", names[rf_int8_kernel_get()]);
+    printf("int8 product: %s\n", rf_int8_kernel_name(rf_int8_kernel_get()));
     rf_pool_free(pool);
     return 0;
 }

@@ -1,0 +1,69 @@
+/*
+ * gemm_int8_vnni.c — the int8 product on AVX512-VNNI (RF_INT8_VNNI;
+ * gemm_int8_backend.h): VPDPBUSD, u8 x s8 summed straight into int32, 16
+ * channels per instruction from the same packed panels as AVX2. Its first
+ * operand is unsigned, so the inputs go in as Xq + 128 (a sign-bit flip)
+ * and 128 x colsum[n] comes off the sums afterwards: the same exact
+ * integers. A tile is MR_VNNI rows of one panel, one accumulator per row.
+ */
+#include "kernels/gemm_int8_backend.h"
+#include "kernels/simd.h"
+
+#include <string.h>
+
+#if RF_SIMD_X86
+#include <immintrin.h>
+
+#define PANEL RF_INT8_PANEL
+#define MR_VNNI RF_INT8_MAX_TILE_ROWS /* rows per tile: MR_VNNI accumulators of 16 int32 */
+#define RF_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/* The VNNI tile: rows [0, mr) of A times one panel, into C (mr x 16
+ * int32), as int8_tile. VPDPBUSD takes unsigned inputs: Xq + 128 (the
+ * sign bit flipped), whose extra 128 * colsum[n] is taken off at the end. */
+RF_TARGET_VNNI static inline __attribute__((always_inline)) void
+vnni_tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+          const int32_t *colsum, int32_t *C)
+{
+    __m512i acc[MR_VNNI];
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        acc[r] = _mm512_setzero_si512();
+    for (int i = 0; i < kq; i++) {
+        __m512i w = _mm512_load_si512((const void *)(W + (size_t)i * 64));
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            int32_t quad;
+            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
+            __m512i a = _mm512_xor_si512(_mm512_set1_epi32(quad), flip);
+            acc[r] = _mm512_dpbusd_epi32(acc[r], a, w);
+        }
+    }
+    __m512i offset = _mm512_slli_epi32(_mm512_loadu_si512((const void *)colsum), 7);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        _mm512_storeu_si512((void *)(C + r * PANEL), _mm512_sub_epi32(acc[r], offset));
+}
+
+RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W,
+                                         int kq, const int32_t *colsum, int32_t *C)
+{
+    switch (mr) {
+#define VNNI_CASE(n) \
+    case n: vnni_tile(n, A, lda, W, kq, colsum, C); break;
+        VNNI_CASE(1) VNNI_CASE(2) VNNI_CASE(3) VNNI_CASE(4) VNNI_CASE(5) VNNI_CASE(6)
+        VNNI_CASE(7) VNNI_CASE(8) VNNI_CASE(9) VNNI_CASE(10) VNNI_CASE(11)
+#undef VNNI_CASE
+    default: vnni_tile(MR_VNNI, A, lda, W, kq, colsum, C); break;
+    }
+}
+
+RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+{
+    rf_int8_walk_panels(p, m0, m1, n0, n1, MR_VNNI, vnni_tile_any);
+}
+
+const rf_int8_backend rf_int8_backend_vnni = {"vnni", rf_cpu_has_avx512_vnni, block,
+                                              rf_int8_quantize_rows_avx2, rf_int8_row_sum_avx2};
+#endif
