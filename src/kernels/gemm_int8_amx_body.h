@@ -18,7 +18,7 @@
  *
  * Walk: rows in blocks that stay in L2; for each pair of panels (L1 at K =
  * 768), every 32-row block of the row block. The C tiles are stored to a
- * 4 KiB buffer and the AVX2 epilogue reads them from L1.
+ * 4 KiB buffer and the epilogue (rf_int8_store_tile) reads them from L1.
  * Edges, without reading outside Xq or the panels:
  *   rows: the last block of a row block is moved back to end at the last
  *         readable row (the product has at least 16: the driver sends
@@ -116,7 +116,7 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
                     for (int i = 0; i < (two ? 2 : 1); i++) {
                         int c0 = n + i * AMX_PANEL;
                         int cols = n1 - c0 < AMX_PANEL ? n1 - c0 : AMX_PANEL;
-                        rf_int8_store_tile_avx2(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
+                        rf_int8_store_tile(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
                                                 r1 - r0, c0, cols);
                     }
                 }

@@ -95,12 +95,18 @@ RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, in
  * act(s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n]) (the second
  * term puts back the center each input row was quantized around); the
  * activation on each vector as it is stored. */
-RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int32_t *C, int m,
-                                            int mr, int n0, int cols)
+RF_TARGET_AVX2 void rf_int8_store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr,
+                                       int n0, int cols)
 {
     if (!p->sx) {
         for (int r = 0; r < mr; r++)
             memcpy(p->C + (size_t)(m + r) * p->ldy + n0, C + r * PANEL, (size_t)cols * sizeof *C);
+        return;
+    }
+    /* whole tiles on AVX-512 CPUs: the same operations per channel, so
+       every build on one CPU gives the same outputs */
+    if (cols == PANEL && rf_simd_level_get() == RF_SIMD_AVX512) {
+        rf_int8_store_tile_avx512(p, C, m, mr, n0);
         return;
     }
     const float *sx = p->sx + m, *cx = p->cx + m, *sw = p->W->scale + n0;
@@ -148,7 +154,7 @@ RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1
             for (int m = mc; m < mc_end; m += step) {
                 int mr = mc_end - m < step ? mc_end - m : step;
                 tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
-                rf_int8_store_tile_avx2(p, sums, m, mr, n, cols);
+                rf_int8_store_tile(p, sums, m, mr, n, cols);
             }
         }
     }
