@@ -841,6 +841,32 @@ rf_blas_info rf_blas_get_info(void);
  * does this by itself, re-executing once). */
 const char *rf_blas_preferred_core(void);
 
+/* ==== Kernels ====
+ *
+ * Each compute type's matrix products have several builds, one per
+ * instruction set; a process runs one of each, chosen once from the CPU by
+ * the rules of docs/compute.md (the int8 builds all give the same sums,
+ * so there the fastest wins; where builds round differently the rule is
+ * fixed per CPU model). The environment variable ROFORMER_KERNEL, read
+ * when the first context is made, or rf_kernels_select (what the CLI's
+ * `--kernel` calls) overrides it with a comma-separated list of TYPE=NAME:
+ *   int8=amx|vnni|avx2|i8mm|sdot|neon   the int8 product
+ *   attention=bf16|f32                  int8 compute's attention products
+ * A build this CPU lacks is RF_ERR_UNSUPPORTED with a message naming the
+ * builds it has; the choice holds for the whole process. */
+rf_status rf_kernels_select(const char *spec, rf_error *err);
+
+/* What runs, for reports (`roformer info`, `bench`). Static strings. */
+typedef struct {
+    const char *int8;           /* the int8 build: "amx", "vnni", ...; "none" without one */
+    const char *int8_chosen_by; /* "the CPU", "ROFORMER_KERNEL" or "--kernel" */
+    const char *int8_attention; /* int8 compute's attention products: "bf16" or "f32" */
+    const char *bf16;           /* the bf16 build; "none" without one */
+    const char *amx;            /* AMX in this process, or why not */
+} rf_kernel_info;
+
+rf_kernel_info rf_kernels_get_info(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/kernel_choice.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
 #include "formats/hf_config.h"
@@ -87,7 +88,7 @@ static float *carve(struct carve *c, size_t floats)
  * what int8 moves: test_int8); in f32 otherwise. */
 static bool attention_in_bf16(rf_compute_type compute)
 {
-    return compute == RF_COMPUTE_BF16 || (compute == RF_COMPUTE_INT8 && rf_bf16_supported());
+    return compute == RF_COMPUTE_BF16 || (compute == RF_COMPUTE_INT8 && rf_int8_attention_in_bf16());
 }
 
 /* Points every named buffer of ctx into c (or only measures when c->base is
@@ -226,6 +227,9 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     if (p.compute != RF_COMPUTE_F32 && p.compute != RF_COMPUTE_BF16 &&
         p.compute != RF_COMPUTE_INT8)
         return rf_fail(err, RF_ERR_INPUT, "context: unknown compute type %d", p.compute);
+    rf_status kernel_st = rf_kernels_from_env(err);
+    if (kernel_st != RF_OK)
+        return kernel_st;
     if (p.compute == RF_COMPUTE_BF16 && !rf_bf16_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: bf16 compute needs a CPU with " RF_BF16_CPU_NEEDS

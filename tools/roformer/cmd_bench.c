@@ -33,7 +33,7 @@
 static const char usage[] =
     "usage: roformer bench -m MODEL [--seq-len L] [--batch B] [--threads T]\n"
     "                      [--runs N] [--warmup W] [--lengths-from FILE] [--skip-padding]\n"
-    "                      [--compute f32|bf16|int8]\n"
+    "                      [--compute f32|bf16|int8] [--kernel TYPE=NAME,...]\n"
     "Times the encoder on a batch of B random sequences of L tokens (default 8 x 128)\n"
     "and prints tokens/s; the last line is a JSON object.\n"
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
@@ -47,12 +47,14 @@ static const char usage[] =
     "  --skip-padding       run only the real tokens through the linear layers and\n"
     "                       attention per sequence (as the job commands do)\n"
     "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
-    "                       f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n";
+    "                       f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n"
+    "  --kernel TYPE=NAME,...  the products' builds instead of the CPU's choice, e.g.\n"
+    "                       int8=vnni,attention=f32 (as ROFORMER_KERNEL; docs/compute.md)\n";
 
 typedef struct {
     const char *model;
     long seq_len, batch, threads, runs, warmup;
-    const char *lengths_file;
+    const char *lengths_file, *kernel;
     int skip_padding;
     int32_t compute; /* rf_compute_type */
     cli_position_opts positions;
@@ -147,7 +149,7 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, 0, RF_COMPUTE_F32, {0}};
+    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, NULL, 0, RF_COMPUTE_F32, {0}};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         int r = cli_position_option(&a->positions, "bench", argc, argv, &i);
@@ -172,6 +174,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->model = val;
         else if (!strcmp(opt, "--lengths-from"))
             a->lengths_file = val;
+        else if (!strcmp(opt, "--kernel"))
+            a->kernel = val;
         else if (!strcmp(opt, "--compute")) {
             if (cli_parse_compute("bench", val, &a->compute))
                 return CLI_USAGE;
@@ -197,6 +201,9 @@ int cmd_bench(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK)
         return rc;
+    rf_error kernel_err;
+    if (a.kernel && rf_kernels_select(a.kernel, &kernel_err) != RF_OK)
+        return cli_error("%s", kernel_err.message);
 
     rf_error err;
     rf_model *model = NULL;
@@ -299,6 +306,9 @@ int cmd_bench(int argc, char **argv)
            (int)hp->intermediate_size, load_ms, context_ms);
     printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld; compute %s\n",
            blas.core, (int)blas.threads, threads, compute_name);
+    rf_kernel_info kernels = rf_kernels_get_info();
+    printf("kernels: int8 %s (chosen by %s), int8 attention %s, bf16 %s; AMX: %s\n",
+           kernels.int8, kernels.int8_chosen_by, kernels.int8_attention, kernels.bf16, kernels.amx);
     printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
            real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
     printf("ms per batch: median %.2f, min %.2f, max %.2f\n", med, lo, hi);
@@ -322,6 +332,9 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "ms_min", lo);
     cJSON_AddNumberToObject(j, "ms_max", hi);
     cJSON_AddStringToObject(j, "blas_core", blas.core);
+    cJSON_AddStringToObject(j, "int8_kernel", kernels.int8);
+    cJSON_AddStringToObject(j, "int8_attention", kernels.int8_attention);
+    cJSON_AddStringToObject(j, "bf16_kernel", kernels.bf16);
     cJSON_AddNumberToObject(j, "blas_threads", blas.threads);
     cJSON_AddNumberToObject(j, "load_ms", load_ms);
     cJSON_AddNumberToObject(j, "context_ms", context_ms);

@@ -13,5 +13,8 @@ int cmd_version(int argc, char **argv)
     rf_blas_info blas = rf_blas_get_info();
     printf("roformer %s\n", RF_VERSION);
     printf("blas: core %s, %d threads, %s\n", blas.core, (int)blas.threads, blas.config);
+    rf_kernel_info kernels = rf_kernels_get_info();
+    printf("kernels: int8 %s, int8 attention %s, bf16 %s; AMX: %s\n", kernels.int8,
+           kernels.int8_attention, kernels.bf16, kernels.amx);
     return CLI_OK;
 }

@@ -1,0 +1,23 @@
+/*
+ * kernel_choice.h — which build of each product this process runs, decided
+ * once: from the CPU by the rules of docs/compute.md, unless the
+ * environment variable ROFORMER_KERNEL or rf_kernels_select (roformer.h)
+ * names one. The products' drivers (gemm_int8.c, gemm_bf16.c) keep the
+ * choice; this file reads the user's words and reports the result.
+ */
+#ifndef RF_KERNEL_CHOICE_H
+#define RF_KERNEL_CHOICE_H
+
+#include "roformer.h"
+
+#include <stdbool.h>
+
+/* Applies ROFORMER_KERNEL once per process (later calls return the first
+ * call's status and message). */
+rf_status rf_kernels_from_env(rf_error *err);
+
+/* True when int8 compute runs attention's two products in bf16: by the
+ * CPU rule unless chosen. */
+bool rf_int8_attention_in_bf16(void);
+
+#endif

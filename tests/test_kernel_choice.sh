@@ -1,0 +1,50 @@
+#!/bin/sh
+# test_kernel_choice.sh — which build of the int8 product runs, and that it
+# makes no difference: every int8 build this CPU runs (ROFORMER_KERNEL=
+# int8=NAME) gives byte-identical outputs on the default model (the sums
+# are exact and one epilogue serves them all), `bench --kernel` and `info`
+# report the build, and a build the CPU lacks or a malformed choice is a
+# one-line error with exit status 1.
+. tests/check.sh
+
+MODEL=models/sentiment-zh-small.gguf
+# 65 tokens and 3: the products' rows run above the AMX build's 32-row floor
+LONG='这家酒店的服务很好，房间干净，早餐丰富，位置也方便，前台的工作人员非常热情，下次出差还会再来住。这家酒店的服务很好，房间干净，早餐丰富，位置也方便，前台的工作人员非常热情，下次出差还会再来住。'
+printf '%s\n%s\n' "$LONG" '很好' >"$TMP/in.txt"
+ran=""
+for k in avx2 vnni amx; do
+    if ! ROFORMER_KERNEL=int8=$k $ROFORMER info -m $MODEL >"$TMP/info.$k" 2>&1 ||
+        ! grep -q "^kernels: *int8 $k (chosen by ROFORMER_KERNEL)" "$TMP/info.$k"; then
+        check_skip "int8 build $k: this CPU does not run it ($(tail -n 1 "$TMP/info.$k"))"
+        continue
+    fi
+    check "forward --compute int8 with int8=$k" \
+        sh -c "ROFORMER_KERNEL=int8=$k,attention=f32 $ROFORMER forward -m $MODEL --compute int8 \
+               <'$TMP/in.txt' >'$TMP/out.$k'"
+    ran="$ran $k"
+done
+set -- $ran
+first=$1
+for k in "$@"; do
+    [ "$k" = "$first" ] && continue
+    check "int8 outputs of $k byte-identical to those of $first" cmp -s "$TMP/out.$first" "$TMP/out.$k"
+done
+[ $# -ge 2 ] || check_skip "fewer than two int8 builds on this CPU: nothing to compare"
+
+ROFORMER_KERNEL=int8=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "an unknown int8 build: exit 1" [ "$rc" -eq 1 ]
+check "... one line naming it and the builds there are" \
+    sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q \"ROFORMER_KERNEL: no int8 build 'nosuch' on this CPU (it runs: \" '$TMP/err'"
+ROFORMER_KERNEL=int8 $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "a choice without '=': exit 1, saying so" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"'int8' is not TYPE=NAME\" '$TMP/err'"
+$ROFORMER bench -m $MODEL --kernel gpu=fast --runs 1 --warmup 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "bench --kernel with an unknown product: exit 1" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"unknown product 'gpu'\" '$TMP/err'"
+if [ -n "$first" ]; then
+    $ROFORMER bench -m $MODEL --kernel int8=$first --compute int8 --runs 1 --warmup 0 --batch 1 \
+        --seq-len 16 >"$TMP/bench" 2>&1
+    check "bench --kernel int8=$first reports it in its JSON" \
+        grep -q "\"int8_kernel\":\"$first\"" "$TMP/bench"
+fi
+check_done
