@@ -8,7 +8,7 @@
 . tests/check.sh
 
 MODEL=models/sentiment-zh-small.gguf
-# 65 tokens and 3: the products' rows run above the AMX build's 32-row floor
+# 65 tokens and 3: the products' rows run above the AMX build's 16-row floor
 LONG='这家酒店的服务很好，房间干净，早餐丰富，位置也方便，前台的工作人员非常热情，下次出差还会再来住。这家酒店的服务很好，房间干净，早餐丰富，位置也方便，前台的工作人员非常热情，下次出差还会再来住。'
 printf '%s\n%s\n' "$LONG" '很好' >"$TMP/in.txt"
 ran=""

@@ -6,9 +6,8 @@
  *
  * The builds give the same integer sums, so the choice among them is one
  * of speed alone: the best the CPU has, and for products of fewer than
- * AMX_MIN_ROWS rows the VNNI build where AMX was chosen (a row block of
- * the tiles is 16 or 32 rows; below that, VPDPBUSD's 12-row tiles waste
- * less).
+ * AMX_MIN_ROWS rows the VNNI build where AMX was chosen (the tiles' rows
+ * come 16 at a time; from 16 rows on AMX is 2.2x VNNI or more).
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
@@ -22,7 +21,9 @@
 #define PANEL RF_INT8_PANEL
 /* Rows below which the AMX choice runs the VNNI build (both exact; at
  * least 16, one A tile). */
-#define AMX_MIN_ROWS 32
+#ifndef AMX_MIN_ROWS
+#define AMX_MIN_ROWS 16 /* AMX is faster from one A tile up: docs/performance.md */
+#endif
 
 static int padded_n(int N)
 {

@@ -64,7 +64,7 @@ typedef enum {
     RF_INT8_NEON, /* ARM64: SMULL + SADALP (gemm_int8_neon.c) */
     RF_INT8_SDOT, /* ARM64: SDOT (dot product, ARMv8.2) */
     RF_INT8_I8MM, /* ARM64: SMMLA (I8MM) */
-    RF_INT8_AMX,  /* TDPBSSD (AMX-INT8; VNNI below 32 rows) */
+    RF_INT8_AMX,  /* TDPBSSD (AMX-INT8; VNNI below 16 rows) */
     RF_INT8_AMX_MODEL, /* the AMX build on the C model of the tiles: tests only */
 } rf_int8_kernel;
 

@@ -5,12 +5,13 @@
  *
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc tests/bench/int8_bench.c \
  *       build/libroformer.a $(pkg-config --libs openblas libcjson libutf8proc) -lpthread -lm \
- *       -o build/int8_bench && build/int8_bench [RUNS [KERNEL]]
+ *       -o build/int8_bench && build/int8_bench [RUNS [KERNEL [ROWS]]]
  *
  * Y (M x N) = X (M x K) · Wᵀ, M = tokens, N = out features, K = in features.
  * The product's build is KERNEL ("amx", "vnni", "avx2", ...) or the one
  * rf_int8_kernel_get picks (the best the CPU has: AMX, else VNNI, else
- * AVX2; I8MM, else SDOT, else NEON). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
+ * AVX2; I8MM, else SDOT, else NEON). ROWS replaces every shape's M (the
+ * AMX / VNNI crossover at short inputs). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
  * machine shared with other work inflates them less than wall time; prints
  * the median GOP/s (2 M N K per product) of each. Not a test: never run by
  * `make test`.
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
     rf_blas_single_thread();
     srand(1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        int M = argc > 3 ? atoi(argv[3]) : shapes[s][0], N = shapes[s][1], K = shapes[s][2];
         float *X = malloc((size_t)M * K * sizeof *X), *W = malloc((size_t)N * K * sizeof *W);
         float *Y = malloc((size_t)M * N * sizeof *Y), *scale = malloc((size_t)N * sizeof *scale);
         int8_t *Wq = malloc((size_t)N * K);
