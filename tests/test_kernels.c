@@ -354,7 +354,7 @@ static void test_gemm_int8(const char *kernel_name)
         rf_int8_pack_rows(W, 0, first, K, (size_t)K, Wp, colsum);
         rf_int8_pack_rows(W + (size_t)first * K, first, N - first, K, (size_t)K, Wp, colsum);
         rf_int8_matrix Wm = {Wp, NULL, colsum};
-        rf_gemm_int8_s32(X, M, K, &Wm, N, C);
+        CHECK(rf_gemm_int8_s32(X, M, K, &Wm, N, C), "int8 gemm (%s): out of memory", kernel_name);
         int wrong = 0;
         for (int i = 0; i < M; i++)
             for (int n = 0; n < N; n++) {

@@ -16,6 +16,7 @@
 #include "kernels/simd.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PANEL RF_INT8_PANEL
@@ -288,10 +289,23 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
     rf_pool_run(pool, job.n_blocks, gemm_task, &job);
 }
 
-void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
+bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
-    rf_int8_product p = {.Xq = Xq, .rows = M, .K = K, .W = W, .act = RF_ACT_LINEAR, .C = C, .ldy = N};
-    backend_for(M)->block(&p, 0, M, 0, N);
+    const rf_int8_backend *b = backend_for(M);
+    size_t bytes = (size_t)M * (size_t)rf_int8_row_bytes(K);
+    int8_t *flipped = NULL;
+    if (b->unsigned_inputs) {
+        /* the build reads Xq + 128, as its quantize_rows stores them */
+        if (!(flipped = malloc(bytes ? bytes : 1)))
+            return false;
+        for (size_t i = 0; i < bytes; i++)
+            flipped[i] = (int8_t)((uint8_t)Xq[i] ^ 0x80u);
+    }
+    rf_int8_product p = {.Xq = flipped ? flipped : Xq, .rows = M, .K = K, .W = W,
+                         .act = RF_ACT_LINEAR, .C = C, .ldy = N};
+    b->block(&p, 0, M, 0, N);
+    free(flipped);
+    return true;
 }
 
 void rf_linear_int8_naive(const float *X, int M, int K, const float *W, const float *b, int N,

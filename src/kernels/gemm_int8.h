@@ -128,8 +128,9 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
                     const float *b, int N, rf_activation act, float *Y, void *scratch);
 
 /* The integer product alone, for tests: C (M x N) = Xq . Wq^T in int32,
- * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. */
-void rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C);
+ * Xq with rows of rf_int8_row_bytes(K), W packed. One thread. False when
+ * out of memory (a build that reads its inputs offset gets a copy). */
+bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C);
 
 /* Naive twins. rf_int8_quantize_row_naive: one input row as above,
  * scalar (returns the scale, *center the center).

@@ -18,5 +18,5 @@ static bool cpu_runs(void)
 
 const rf_int8_backend rf_int8_backend_amx_model = {"amx-model", cpu_runs, block,
                                                    rf_int8_quantize_rows_avx2,
-                                                   rf_int8_row_sum_avx2};
+                                                   rf_int8_row_sum_avx2, false};
 #endif

@@ -25,7 +25,8 @@
 
 /* One product: Y = act(s_x s_w (Xq . Wq^T) + c_x s_w colsum + b) (gemm_int8.h). */
 typedef struct {
-    const int8_t *Xq; /* rows x rf_int8_row_bytes(K) quantized inputs, every row readable */
+    const int8_t *Xq; /* rows x rf_int8_row_bytes(K) quantized inputs, every row readable, as
+                         the backend's quantize_rows stores them */
     int rows, K;
     const float *sx, *cx; /* per row scale and center; sx NULL: raw sums into C */
     const rf_int8_matrix *W;
@@ -48,6 +49,8 @@ typedef struct {
                           float *center);
     /* The sum of the K int8 values of w (packing). */
     int32_t (*row_sum)(const int8_t *w, int K);
+    /* quantize_rows stores Xq + 128 (u8), which `block` reads */
+    bool unsigned_inputs;
 } rf_int8_backend;
 
 extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,

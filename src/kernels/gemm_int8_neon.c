@@ -320,9 +320,10 @@ static bool always(void)
     return true;
 }
 
-const rf_int8_backend rf_int8_backend_neon = {"neon", always, block_neon, quantize_rows, row_sum};
+const rf_int8_backend rf_int8_backend_neon = {"neon", always, block_neon, quantize_rows, row_sum,
+                                              false};
 const rf_int8_backend rf_int8_backend_sdot = {"sdot", rf_cpu_has_arm_dotprod, block_sdot,
-                                              quantize_rows, row_sum};
+                                              quantize_rows, row_sum, false};
 const rf_int8_backend rf_int8_backend_i8mm = {"i8mm", rf_cpu_has_arm_i8mm, block_i8mm,
-                                              quantize_rows, row_sum};
+                                              quantize_rows, row_sum, false};
 #endif /* RF_SIMD_ARM64 */
