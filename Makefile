@@ -36,6 +36,12 @@ CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-psabi -ffp-contr
 LDLIBS_ALL := $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
 
+# The version, from the header: the shared library is libroformer.so.VERSION,
+# its SONAME libroformer.so.MAJOR (docs/architecture.md).
+VERSION := $(shell sed -n 's/^\#define RF_VERSION "\(.*\)"/\1/p' include/roformer.h)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME := libroformer.so.$(VERSION_MAJOR)
+
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c tools/roformer/serve/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
@@ -64,8 +70,19 @@ $(BUILD)/libroformer.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libroformer.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+# Only the functions include/roformer.h marks RF_API leave the shared
+# library; the static archive, which the CLI and the tests link, keeps every
+# symbol (hidden visibility binds nothing inside one program).
+$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
+
+$(BUILD)/libroformer.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/$(SONAME): $(BUILD)/libroformer.so.$(VERSION)
+	ln -sf libroformer.so.$(VERSION) $@
+
+$(BUILD)/libroformer.so: $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # The CLI's files include its headers as "name.h" and the server's as
 # "serve/name.h", from tools/roformer/ and tools/roformer/serve/ alike.
@@ -155,12 +172,14 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/roformer
 	install -m 755 $(BUILD)/roformer $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libroformer.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libroformer.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libroformer.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libroformer.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libroformer.so
 	install -m 644 include/roformer.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 models/sentiment-zh-small.gguf $(DESTDIR)$(PREFIX)/share/roformer/
 	install -d $(DESTDIR)$(PYTHON_DIR)/roformer
 	install -m 644 tools/python/roformer/*.py $(DESTDIR)$(PYTHON_DIR)/roformer/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define RF_VERSION "\(.*\)"/\1/p' include/roformer.h)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	    scripts/roformer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/roformer.pc
 
 clean:

@@ -61,7 +61,30 @@
 extern "C" {
 #endif
 
+/* The version of this header. rf_version() gives the library's: a program
+ * built against one header and run with another library can compare them
+ * (rf_version_matches). The library's file is libroformer.so.MAJOR: a new
+ * MAJOR breaks the ABI, a new MINOR only adds. */
+#define RF_VERSION_MAJOR 0
+#define RF_VERSION_MINOR 1
+#define RF_VERSION_PATCH 0
 #define RF_VERSION "0.1.0"
+
+/* What libroformer.so exports: the functions marked RF_API below, and
+ * nothing else (the library is built with -fvisibility=hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RF_API __attribute__((visibility("default")))
+#else
+#define RF_API
+#endif
+
+/* The library's version, "MAJOR.MINOR.PATCH" (RF_VERSION of the header it
+ * was built with). A static string. */
+RF_API const char *rf_version(void);
+/* True when the library loaded is compatible with the header a program was
+ * built with: the same MAJOR and a MINOR at least the header's. Call it as
+ * rf_version_matches(RF_VERSION_MAJOR, RF_VERSION_MINOR). */
+RF_API bool rf_version_matches(int32_t major, int32_t minor);
 
 /* ==== Status and errors ==== */
 
@@ -81,7 +104,7 @@ typedef struct {
     char message[512];
 } rf_error;
 
-const char *rf_status_string(rf_status status);
+RF_API const char *rf_status_string(rf_status status);
 
 /* ==== Model ==== */
 
@@ -173,13 +196,13 @@ typedef struct {
 /* Names as config.json, the GGUF file and the CLI spell them:
  * "gelu", "gelu_new", ...; "none", "mlm", "cls", "token", "qa";
  * "wobert", "bert"; "f32", "f16", "bf16", "q8"; "layer_norm", "rms_norm". */
-const char *rf_activation_name(rf_activation act);
-const char *rf_norm_type_name(rf_norm_type norm);
-const char *rf_head_name(rf_head_kind head);
-const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
-const char *rf_dtype_name(rf_dtype dtype);
+RF_API const char *rf_activation_name(rf_activation act);
+RF_API const char *rf_norm_type_name(rf_norm_type norm);
+RF_API const char *rf_head_name(rf_head_kind head);
+RF_API const char *rf_tokenizer_mode_name(rf_tokenizer_mode mode);
+RF_API const char *rf_dtype_name(rf_dtype dtype);
 /* "default", "none", "linear", "ntk" */
-const char *rf_rope_scaling_name(rf_rope_scaling scaling);
+RF_API const char *rf_rope_scaling_name(rf_rope_scaling scaling);
 
 typedef struct rf_model rf_model;
 
@@ -190,16 +213,16 @@ typedef struct rf_model rf_model;
  * parameters gives the GGUF to load (downloaded and converted on first
  * use, read from the cache with no network after that); a local path that
  * starts with "hf:" is written "./hf:...". */
-rf_status rf_model_load(const char *path, rf_model **out, rf_error *err);
-void rf_model_free(rf_model *model);
+RF_API rf_status rf_model_load(const char *path, rf_model **out, rf_error *err);
+RF_API void rf_model_free(rf_model *model);
 
-const rf_hparams *rf_model_hparams(const rf_model *model);
+RF_API const rf_hparams *rf_model_hparams(const rf_model *model);
 /* Label name of class `i` (id2label), or NULL when out of range. */
-const char *rf_model_label(const rf_model *model, int32_t i);
+RF_API const char *rf_model_label(const rf_model *model, int32_t i);
 /* Vocabulary entry of token `id`, or NULL when out of range. */
-const char *rf_model_token(const rf_model *model, int32_t id);
+RF_API const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
-int32_t rf_model_tensor_count(const rf_model *model);
+RF_API int32_t rf_model_tensor_count(const rf_model *model);
 
 /* How a sequence's hidden states become one vector (rf_embed and the
  * sentence-transformers configuration below). */
@@ -213,7 +236,7 @@ typedef enum {
 } rf_pooling;
 
 /* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
-const char *rf_pooling_name(rf_pooling pooling);
+RF_API const char *rf_pooling_name(rf_pooling pooling);
 
 /* How sentence-transformers runs the model, when it was converted from a
  * sentence-transformers folder (modules.json, 1_Pooling/config.json,
@@ -232,10 +255,10 @@ typedef struct {
     const char *default_prompt_name;  /* one of prompt_names, or NULL */
 } rf_sentence_config;
 
-const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
+RF_API const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
 /* The text of the model's prompt `name`; name NULL: its default prompt.
  * NULL when there is no such prompt (or no default). */
-const char *rf_model_prompt(const rf_model *model, const char *name);
+RF_API const char *rf_model_prompt(const rf_model *model, const char *name);
 
 /* ==== Conversion from HuggingFace checkpoints ==== */
 
@@ -263,13 +286,13 @@ typedef struct {
                                 AUTO for a checkpoint without a pooler is RF_ERR_INPUT. */
 } rf_convert_params;
 
-rf_convert_params rf_convert_default_params(void);
+RF_API rf_convert_params rf_convert_default_params(void);
 /* Reads an HF directory (config.json, vocab.txt, optional
  * tokenizer_config.json, model.safetensors or pytorch_model.bin) and
  * writes one GGUF file (through a temporary file: a failed conversion
  * leaves nothing at out_path). The format: models/README.md. */
-rf_status rf_convert(const char *hf_dir, const char *out_path,
-                     const rf_convert_params *params, rf_error *err);
+RF_API rf_status rf_convert(const char *hf_dir, const char *out_path,
+                            const rf_convert_params *params, rf_error *err);
 
 /* ==== Checkpoints from the HuggingFace hub ==== */
 
@@ -316,14 +339,14 @@ typedef struct {
     void *progress_user;
 } rf_hub_params;
 
-rf_hub_params rf_hub_default_params(void);
+RF_API rf_hub_params rf_hub_default_params(void);
 /* spec: "OWNER/NAME[@REVISION]", an "hf:" prefix allowed; revision
  * default "main". Writes the GGUF's path into path[size]. */
-rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path, size_t size,
-                      rf_error *err);
+RF_API rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char *path, size_t size,
+                             rf_error *err);
 
 /* The cache folder in use (it may not exist yet). */
-rf_status rf_hub_cache_dir(char *path, size_t size, rf_error *err);
+RF_API rf_status rf_hub_cache_dir(char *path, size_t size, rf_error *err);
 
 typedef struct {
     const char *repo;     /* "OWNER/NAME" */
@@ -336,8 +359,8 @@ typedef struct {
 /* Calls fn for each file of each cached repository and revision, sorted by
  * repository, revision and file name; fn returning non-zero stops the walk.
  * A cache that does not exist yet lists nothing. */
-rf_status rf_hub_list(int (*fn)(void *user, const rf_hub_cached_file *f), void *user,
-                      rf_error *err);
+RF_API rf_status rf_hub_list(int (*fn)(void *user, const rf_hub_cached_file *f), void *user,
+                             rf_error *err);
 
 /* ==== Tokenizer ==== */
 
@@ -361,10 +384,10 @@ typedef struct {
  * RoFormerTokenizer (or BertTokenizer in RF_TOKENIZER_BERT mode) called as
  * tok(text, pair, truncation=True, max_length=max_length).
  * max_length <= 0: no truncation. Invalid UTF-8 is RF_ERR_INPUT. */
-rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len,
-                      const char *pair, size_t pair_len, int32_t max_length,
-                      rf_encoding *out, rf_error *err);
-void rf_encoding_free(rf_encoding *enc);
+RF_API rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len,
+                             const char *pair, size_t pair_len, int32_t max_length,
+                             rf_encoding *out, rf_error *err);
+RF_API void rf_encoding_free(rf_encoding *enc);
 
 /* Which end of a too-long input truncation cuts (HF's truncation_side). */
 typedef enum {
@@ -375,9 +398,9 @@ typedef enum {
 /* rf_tokenize with the tokenizer's truncation_side set: with
  * RF_TRUNCATE_LEFT each text keeps its last tokens (the same count as
  * RF_TRUNCATE_RIGHT keeps of its first, longest_first for a pair). */
-rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
-                                const char *pair, size_t pair_len, int32_t max_length,
-                                rf_truncation_side side, rf_encoding *out, rf_error *err);
+RF_API rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                       const char *pair, size_t pair_len, int32_t max_length,
+                                       rf_truncation_side side, rf_encoding *out, rf_error *err);
 
 /* ==== Encoder ==== */
 
@@ -434,23 +457,23 @@ typedef struct {
 
 /* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
  * compute f32, no extension, the model's rope scaling. */
-rf_context_params rf_context_default_params(void);
+RF_API rf_context_params rf_context_default_params(void);
 /* The longest sequence a context made with `params` (NULL: defaults)
  * accepts: the model's max_position; max_position * factor (rounded down)
  * with linear or ntk scaling; RF_MAX_SEQ_LEN with extend_positions. */
-int32_t rf_context_length_limit(const rf_model *model, const rf_context_params *params);
+RF_API int32_t rf_context_length_limit(const rf_model *model, const rf_context_params *params);
 /* Allocates every buffer the forward pass needs for max_batch x max_seq_len
  * tokens (rf_forward allocates nothing) and starts n_threads - 1 worker
  * threads. The engine splits its work over its own threads and sets
  * OpenBLAS, process-wide, to one thread. */
-rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
-                            rf_context **out, rf_error *err);
+RF_API rf_status rf_context_create(const rf_model *model, const rf_context_params *params,
+                                   rf_context **out, rf_error *err);
 /* Re-sizes the context's scratch for max_batch x max_seq_len tokens
  * (max_seq_len <= 0: the model's max_position), keeping its threads. On failure the context is
  * unchanged and still usable. */
-rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
-                            rf_error *err);
-void rf_context_free(rf_context *ctx);
+RF_API rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
+                                   rf_error *err);
+RF_API void rf_context_free(rf_context *ctx);
 
 /* A right-padded batch: every array is [batch][seq_len], row-major. */
 typedef struct {
@@ -483,7 +506,7 @@ typedef struct {
  * max_position or the context's max_seq_len, an id outside the vocabulary,
  * a type id outside type_vocab_size, a mask value other than 0/1, an MLM
  * position outside the sequence, or an output the model has no head for. */
-rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
+RF_API rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf_error *err);
 
 
 /* ==== Jobs: embed, classify, similarity, rerank, fill-mask, token classification, QA, SCM ====
@@ -546,15 +569,15 @@ typedef struct {
 
 typedef struct rf_pipeline rf_pipeline;
 
-rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
+RF_API rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
 /* The model must outlive the pipeline. max_length above what the model
  * accepts (rf_context_length_limit) is RF_ERR_INPUT, and so are a
  * rope_factor that is not finite, a bad window or stride. */
-rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
-                             rf_pipeline **out, rf_error *err);
-void rf_pipeline_free(rf_pipeline *pl);
+RF_API rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
+                                    rf_pipeline **out, rf_error *err);
+RF_API void rf_pipeline_free(rf_pipeline *pl);
 /* Changes which end later calls truncate (RF_ERR_INPUT for another value). */
-rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
+RF_API rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and
@@ -571,29 +594,29 @@ typedef struct {
     int64_t windowed_inputs; /* inputs that were cut into windows */
 } rf_pipeline_stats;
 
-void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
+RF_API void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats);
 
 /* Sentence embeddings, out[n][hidden_size]; rows of failed inputs are NaN.
  * `normalize` scales each row to unit L2 norm. RF_POOLING_POOLER on a model
  * without a pooler is RF_ERR_UNSUPPORTED. */
-rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
-                   bool normalize, float *out, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                          bool normalize, float *out, rf_item_status *items, rf_error *err);
 
 /* Cosine similarity of inputs[i].text and inputs[i].pair, each embedded on
  * its own: cosine[n]. */
-rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
-                        float *cosine, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                               float *cosine, rf_item_status *items, rf_error *err);
 
 /* Sequence classification: probs[n][num_labels], the softmax of the logits
  * (the sigmoid when num_labels == 1, as HF's pipeline); rows of failed
  * inputs are NaN. Needs a sequence-classification model. */
-rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
-                      rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
+                             rf_item_status *items, rf_error *err);
 /* The same inputs' raw scores: logits[n][num_labels], the classification
  * head's output before softmax / sigmoid (what HF's model returns, TEI's
  * "raw_scores"). Rows of failed inputs are NaN. */
-rf_status rf_classify_logits(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *logits,
-                             rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify_logits(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *logits,
+                                    rf_item_status *items, rf_error *err);
 
 /* Fill-mask: for every [MASK] of the text, the top_k tokens by probability. */
 typedef struct {
@@ -607,9 +630,9 @@ typedef struct {
 } rf_fill_mask_result;
 
 /* Needs an MLM model; single texts only. An input without [MASK] fails. */
-rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
-                       rf_fill_mask_result *out, rf_item_status *items, rf_error *err);
-void rf_fill_mask_result_free(rf_fill_mask_result *r);
+RF_API rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
+                              rf_fill_mask_result *out, rf_item_status *items, rf_error *err);
+RF_API void rf_fill_mask_result_free(rf_fill_mask_result *r);
 
 /* Token classification (NER). Offsets are in characters (Unicode code
  * points) of the input text, [start, end). */
@@ -637,9 +660,9 @@ typedef struct {
 } rf_ner_result;
 
 /* Needs a token-classification model; single texts only. */
-rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                            rf_ner_result *out, rf_item_status *items, rf_error *err);
-void rf_ner_result_free(rf_ner_result *r);
+RF_API rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                                   rf_ner_result *out, rf_item_status *items, rf_error *err);
+RF_API void rf_ner_result_free(rf_ner_result *r);
 
 /* Extractive question answering: inputs[i].text is the question, .pair the
  * context. The answer is the span s <= e of context tokens, at most
@@ -660,8 +683,8 @@ typedef struct {
     int32_t start_token, end_token;
 } rf_qa_result;
 
-rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
-                int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
+                       int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
 
 /* CAIL2019-SCM similar case matching: for each triplet of documents
  * (A, B, C), which of B and C is closer to A.
@@ -709,21 +732,21 @@ typedef struct {
 } rf_scm_params;
 
 /* RF_SCM_EMBED, RF_POOLING_CLS, no progress. */
-rf_scm_params rf_scm_default_params(void);
+RF_API rf_scm_params rf_scm_default_params(void);
 /* out[n]; *n_documents (may be NULL) receives the distinct documents
  * embedded (0 in pair mode). A failed document fails each triplet it is
  * in, its message prefixed with the side ("B: ..."). Pair mode needs a
  * sequence-classification model (else RF_ERR_UNSUPPORTED). */
-rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
-                 const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
-                 rf_item_status *items, rf_error *err);
+RF_API rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
+                        const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
+                        rf_item_status *items, rf_error *err);
 /* Embeds docs[n] as rf_scm's embed mode does (chunks of RF_SCM_CHUNK, not
  * normalised): vecs[n][hidden_size], NaN rows for failed documents. For
  * spreading a corpus's distinct documents over several processes, chunk by
  * chunk, with the same bits as rf_scm. */
-rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n,
-                                 rf_pooling pooling, float *vecs, rf_item_status *items,
-                                 rf_error *err);
+RF_API rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n,
+                                        rf_pooling pooling, float *vecs, rf_item_status *items,
+                                        rf_error *err);
 
 /* Rerank: documents scored against a query and sorted best first, as
  * sentence-transformers' CrossEncoder.rank and TEI's /rerank do.
@@ -755,51 +778,51 @@ typedef struct {
     float score;
 } rf_rerank_hit;
 
-rf_rerank_params rf_rerank_default_params(void); /* probabilities, default label and pooling */
+RF_API rf_rerank_params rf_rerank_default_params(void); /* probabilities, default label and pooling */
 /* RF_RERANK_CLASSIFIER for a sequence-classification model, else RF_RERANK_COSINE. */
-rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model);
-const char *rf_rerank_scoring_name(rf_rerank_scoring scoring); /* "classifier", "cosine" */
+RF_API rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model);
+RF_API const char *rf_rerank_scoring_name(rf_rerank_scoring scoring); /* "classifier", "cosine" */
 
 /* Scores pairs[i] = (query, document) in input order: scores[n]. Pairs may
  * have different queries (sentence-transformers' CrossEncoder.predict).
  * Failed pairs score NaN. RF_ERR_INPUT for a positive_label outside the
  * labels or a pooling the model cannot do. */
-rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
-                          const rf_rerank_params *params, float *scores, rf_item_status *items,
-                          rf_error *err);
+RF_API rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+                                 const rf_rerank_params *params, float *scores, rf_item_status *items,
+                                 rf_error *err);
 /* Sorts scores[n] best first into out (at most top_n hits; top_n <= 0: all
  * n): ties keep the lower index first, NaN scores (failed documents) are
  * left out. Returns the number of hits written, -1 when out of memory. */
-int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out);
+RF_API int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out);
 /* Scores documents[i].text (their .pair is ignored) against the query and
  * sorts them: out[min(top_n, n)] (top_n <= 0: n), *n_out hits written. */
-rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
-                    const rf_text *documents, int32_t n, int32_t top_n,
-                    const rf_rerank_params *params, rf_rerank_hit *out, int32_t *n_out,
-                    rf_item_status *items, rf_error *err);
+RF_API rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
+                           const rf_text *documents, int32_t n, int32_t top_n,
+                           const rf_rerank_params *params, rf_rerank_hit *out, int32_t *n_out,
+                           rf_item_status *items, rf_error *err);
 
 /* ---- The building blocks of the jobs, usable on their own ---- */
 
 /* out = softmax(x) over n values (out may be x). */
-void rf_softmax(const float *x, int32_t n, float *out);
+RF_API void rf_softmax(const float *x, int32_t n, float *out);
 /* Indices of the k largest of x[n], largest first, ties to the lower index;
  * returns min(k, n). */
-int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
+RF_API int32_t rf_top_k(const float *x, int32_t n, int32_t k, int32_t *idx);
 /* Pools hidden[L][D] (mask[L]: 1 = real token, NULL = all real) into out[D]
  * with RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_MAX or RF_POOLING_LAST
  * (no real token: zeros). */
-void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
-             float *out);
-void rf_l2_normalize(float *x, int32_t n);
-float rf_cosine(const float *a, const float *b, int32_t n);
+RF_API void rf_pool_hidden(const float *hidden, const int32_t *mask, int32_t L, int32_t D, rf_pooling pooling,
+                    float *out);
+RF_API void rf_l2_normalize(float *x, int32_t n);
+RF_API float rf_cosine(const float *a, const float *b, int32_t n);
 /* Groups per-token labels into entities (BIO, BIOES, BMES and IO tags;
  * "O" is outside): B-X opens, I-X/M-X continue an X (or open one), E-X
  * closes, S-X is a single token; a bare label X (not "O") behaves as I-X.
  * labels[num_labels] are the label names, tags[n] / scores[n] each token's.
  * Writes first/last/type/score of at most n entities (start/end left 0);
  * returns the count. */
-int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
-                          const float *scores, int32_t n, rf_entity *out);
+RF_API int32_t rf_group_entities(const char *const *labels, int32_t num_labels, const int32_t *tags,
+                                 const float *scores, int32_t n, rf_entity *out);
 /* What a token may be in rf_best_span. */
 typedef enum {
     RF_SPAN_LEFT_OUT = 0,     /* neither in the answer nor in the softmax */
@@ -808,14 +831,14 @@ typedef enum {
 } rf_span_role;
 /* The best answer span (see rf_qa). allowed[i] is token i's rf_span_role,
  * one byte each. Returns false when no token may be in the answer. */
-bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
-                  int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
-                  float *score);
+RF_API bool rf_best_span(const float *start_logits, const float *end_logits, const uint8_t *allowed,
+                         int32_t n, int32_t max_answer_tokens, int32_t *start, int32_t *end,
+                         float *score);
 /* The label a rerank score reads from labels[n] (names as id2label):
  * 0 when n == 1; else the first label named, ignoring case, "positive",
  * "pos", "entailment", "relevant", "yes", "true" or "1"; else the last
  * label (n - 1: LABEL_1 of a two-label checkpoint). */
-int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
+RF_API int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
 /* ==== Advanced: the OpenBLAS build ====
  *
  * Most programs need nothing here: contexts set OpenBLAS up themselves.
@@ -831,7 +854,7 @@ typedef struct {
     int32_t cpu_count;  /* processors OpenBLAS sees */
 } rf_blas_info;
 
-rf_blas_info rf_blas_get_info(void);
+RF_API rf_blas_info rf_blas_get_info(void);
 
 /* The OpenBLAS core this CPU runs sgemm fastest with when it is not the one
  * OpenBLAS picked ("SkylakeX" on AVX-512 CPUs that OpenBLAS 0.3.21 takes for
@@ -839,7 +862,7 @@ rf_blas_info rf_blas_get_info(void);
  * environment variable OPENBLAS_CORETYPE once, when it is loaded: a program
  * that wants the faster kernels sets it before starting (the `roformer` CLI
  * does this by itself, re-executing once). */
-const char *rf_blas_preferred_core(void);
+RF_API const char *rf_blas_preferred_core(void);
 
 /* ==== Kernels ====
  *

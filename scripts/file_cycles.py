@@ -1,11 +1,30 @@
 #!/usr/bin/env python3
-"""file_cycles.py SRC_DIR OBJ_DIR — finds cycles between the files of the
-library. File A depends on file B when A includes B (a header), or when A
-is a .c file whose object uses a function or variable that B's object
-defines (nm: U in A, T/D/B/R in B). A cycle is a strongly connected set of
-more than one file: headers that include each other, or .c files that call
-each other. Prints each cycle with its edges and exits 1 if there is one;
-prints "no cycles between N files" and exits 0 otherwise."""
+"""file_cycles.py [options] OBJ_DIR DIR... — finds cycles between the
+modules of the given source trees, and dependencies that reach up a layer.
+
+A module is a .c file and the .h file of the same name (model.c and
+model.h are one module; a header with no .c, or a .c with no header, is a
+module alone). Module A depends on module B when a file of A includes a
+header of B, or when A's object (OBJ_DIR/<path>.o) uses a function or
+variable that B's object defines (nm: U in A, T/D/B/R in B). Includes are
+looked up beside the file, then under each DIR, as the Makefile's -I does.
+
+A cycle is a strongly connected set of more than one module: two modules
+that need each other, even through others. With --layer options (lowest
+first), every module must be in a layer (its path starts with one of the
+layer's prefixes; the longest prefix wins) and may depend on its own layer
+(without a cycle) and those below, never on one above.
+
+Options:
+  --layer NAME=PREFIX[,PREFIX...]  one layer, lowest first
+  --known-inside PREFIX           a cycle wholly inside PREFIX, or an upward
+                                  dependency from a module inside it, is
+                                  printed as "known: ..." and does not fail
+  --nm NM                         the nm to read the objects with (a cross nm)
+
+Prints each cycle with its edges and each upward dependency, then
+"no cycles or upward dependencies between N modules" (or the count found);
+exits 1 if any that is not known was found."""
 
 import os
 import re
@@ -15,49 +34,57 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
-def source_files(src):
-    """Paths under src of every .c and .h file."""
-    out = []
-    for root, _, files in os.walk(src):
-        out += [os.path.relpath(os.path.join(root, f), src) for f in files
-                if f.endswith((".c", ".h"))]
-    return set(out)
+def source_files(dirs):
+    """Paths (as given, joined with their DIR) of every .c and .h file."""
+    out = set()
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            out |= {os.path.normpath(os.path.join(root, f)) for f in files
+                    if f.endswith((".c", ".h"))}
+    return out
 
 
-def include_edges(src, files):
+def module(path):
+    return path[:-2]
+
+
+def include_edges(files, dirs):
+    """(includer, included) pairs of files."""
     edges = set()
     for name in files:
-        with open(os.path.join(src, name), encoding="utf-8") as f:
+        with open(name, encoding="utf-8") as f:
             for inc in INCLUDE.findall(f.read()):
-                for cand in (inc, os.path.normpath(os.path.join(os.path.dirname(name), inc))):
+                for base in [os.path.dirname(name)] + list(dirs):
+                    cand = os.path.normpath(os.path.join(base, inc))
                     if cand in files:
                         edges.add((name, cand))
                         break
     return edges
 
 
-def symbol_edges(obj, files):
+def symbol_edges(obj, files, nm):
+    """(user, definer) pairs of .c files, from their objects' symbols."""
     defined, used = {}, {}
-    for mod in files:
-        if not mod.endswith(".c"):
+    for name in files:
+        if not name.endswith(".c"):
             continue
-        o = os.path.join(obj, mod[:-2] + ".o")
+        o = os.path.join(obj, name[:-2] + ".o")
         if not os.path.exists(o):
             continue
-        out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run([nm, o], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             parts = line.split()
             if len(parts) == 2 and parts[0] == "U":
-                used.setdefault(mod, set()).add(parts[1])
+                used.setdefault(name, set()).add(parts[1])
             elif len(parts) == 3 and parts[1] in "TDBR":
-                defined[parts[2]] = mod
-    return {(mod, defined[s]) for mod, syms in used.items() for s in syms
-            if s in defined and defined[s] != mod}
+                defined[parts[2]] = name
+    return {(name, defined[s]) for name, syms in used.items() for s in syms
+            if s in defined and defined[s] != name}
 
 
 def cycles(nodes, edges):
     """Tarjan's strongly connected components of more than one node."""
-    succ = {n: sorted(b for a, b in edges if a == n) for n in nodes}
+    succ = {n: sorted({b for a, b in edges if a == n}) for n in nodes}
     index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
 
     def visit(v):
@@ -89,21 +116,81 @@ def cycles(nodes, edges):
     return out
 
 
-def main():
-    if len(sys.argv) != 3:
+def layer_of(mod, layers):
+    """Index of the layer whose longest prefix starts mod, or None."""
+    best, best_len = None, -1
+    for i, (_, prefixes) in enumerate(layers):
+        for p in prefixes:
+            if mod.startswith(p) and len(p) > best_len:
+                best, best_len = i, len(p)
+    return best
+
+
+def parse_args(argv):
+    layers, known, nm, rest = [], [], "nm", []
+    it = iter(argv)
+    for a in it:
+        if a in ("--layer", "--known-inside", "--nm"):
+            v = next(it, None)
+            if v is None:
+                sys.exit("file_cycles.py: %s needs a value" % a)
+            if a == "--layer":
+                name, _, prefixes = v.partition("=")
+                layers.append((name, [p for p in prefixes.split(",") if p]))
+            elif a == "--known-inside":
+                known.append(v)
+            else:
+                nm = v
+        else:
+            rest.append(a)
+    if len(rest) < 2:
         sys.exit(__doc__.split("\n")[0])
-    src, obj = sys.argv[1], sys.argv[2]
-    mods = source_files(src)
-    inc, calls = include_edges(src, mods), symbol_edges(obj, mods)
-    found = cycles(set(mods), inc | calls)
-    for comp in found:
-        inside = sorted((a, b, "includes" if (a, b) in inc else "calls")
-                        for a, b in inc | calls if a in comp and b in comp)
-        print("cycle: " + ", ".join(comp))
-        for a, b, how in inside:
-            print("  %s %s %s" % (a, how, b))
-    if not found:
-        print("no cycles between %d files" % len(mods))
+    return layers, known, nm, rest[0], rest[1:]
+
+
+def main():
+    layers, known, nm, obj, dirs = parse_args(sys.argv[1:])
+    files = source_files(dirs)
+    inc, calls = include_edges(files, dirs), symbol_edges(obj, files, nm)
+    file_edges = {(a, b, "includes") for a, b in inc} | {(a, b, "calls") for a, b in calls}
+    mods = {module(f) for f in files}
+    mod_edges = {(module(a), module(b)) for a, b, _ in file_edges if module(a) != module(b)}
+
+    def is_known(mods_involved):
+        return any(all(m.startswith(k) for m in mods_involved) for k in known)
+
+    found, known_found = 0, 0
+    for comp in cycles(mods, mod_edges):
+        tag = "known: " if is_known(comp) else ""
+        print("%scycle: %s" % (tag, ", ".join(comp)))
+        for a, b, how in sorted(file_edges):
+            if module(a) in comp and module(b) in comp and module(a) != module(b):
+                print("  %s %s %s" % (a, how, b))
+        if tag:
+            known_found += 1
+        else:
+            found += 1
+    if layers:
+        where = {m: layer_of(m, layers) for m in mods}
+        for m in sorted(m for m in mods if where[m] is None):
+            print("no layer: %s" % m)
+            found += 1
+        for a, b, how in sorted(file_edges):
+            la, lb = where[module(a)], where[module(b)]
+            if la is None or lb is None or la >= lb:
+                continue
+            up = "%s (%s) %s %s (%s)" % (a, layers[la][0], how, b, layers[lb][0])
+            if is_known([module(a)]):
+                print("known: upward: " + up)
+                known_found += 1
+            else:
+                print("upward: " + up)
+                found += 1
+    known_note = " (%d known)" % known_found if known_found else ""
+    if found:
+        print("%d cycles or upward dependencies between %d modules%s" % (found, len(mods), known_note))
+    else:
+        print("no cycles or upward dependencies between %d modules%s" % (len(mods), known_note))
     return 1 if found else 0
 
 

@@ -520,7 +520,7 @@ static void test_scratch_size(void)
               ctx->ffn_rows, R, ctx->arena_bytes, floats * sizeof(float));
         rf_context_free(ctx);
     }
-    rf_model_free_packed(&m);
+    rf_packed_weights_free(&m.packed);
 }
 
 int main(void)

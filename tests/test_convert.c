@@ -374,7 +374,7 @@ static void check_dtype(const char *ref, const char *name, rf_dtype dtype, stora
     CHECK(!m->w.layers[0].ffn_up_w && m->w.layers[0].ffn_up_stored.type == dtype,
           "%s: %s layer matrices kept as stored at load", name, rf_dtype_name(dtype));
     st = rf_model_pack(m, RF_COMPUTE_F32, &err);
-    CHECK(st == RF_OK && m->w.layers[0].ffn_up_w && m->widened_layers, "%s: %s layers widened: %s",
+    CHECK(st == RF_OK && m->w.layers[0].ffn_up_w && m->packed.widened_layers, "%s: %s layers widened: %s",
           name, rf_dtype_name(dtype), err.message);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     st_file f;

@@ -13,6 +13,17 @@ check "installed: binary, libraries, header, pkg-config file" test -x "$prefix/b
     -a -f "$prefix/include/roformer.h" -a -f "$prefix/lib/pkgconfig/roformer.pc"
 flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs roformer)
 check "pkg-config knows roformer" [ -n "$flags" ]
+# the shared library as a distribution installs one: the file, named by
+# its version, and the SONAME and development symlinks
+version=$(sed -n 's/^#define RF_VERSION "\(.*\)"$/\1/p' include/roformer.h)
+major=${version%%.*}
+check "installed: libroformer.so.$version, libroformer.so.$major -> it, libroformer.so -> that" \
+    sh -c "test -f '$prefix/lib/libroformer.so.$version' -a ! -L '$prefix/lib/libroformer.so.$version' &&
+           [ \"\$(readlink '$prefix/lib/libroformer.so.$major')\" = libroformer.so.$version ] &&
+           [ \"\$(readlink '$prefix/lib/libroformer.so')\" = libroformer.so.$major ]"
+modversion=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion roformer)
+check "pkg-config --modversion roformer is the header's RF_VERSION ($modversion, $version)" \
+    [ -n "$version" -a "$modversion" = "$version" ]
 cc $san tools/examples/similarity.c $flags -o "$TMP/similarity" 2>"$TMP/cc.log"
 check "the example compiles and links with -lroformer from pkg-config" [ -x "$TMP/similarity" ]
 check "the installed CLI runs" sh -c "LD_LIBRARY_PATH='$prefix/lib' '$prefix/bin/roformer' --version | grep -q roformer"

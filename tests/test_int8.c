@@ -71,7 +71,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     if (st != RF_OK)
         goto done;
     CHECK(ctx_int8->int8_layers && second->int8_layers == ctx_int8->int8_layers &&
-              model->int8_layers == ctx_int8->int8_layers,
+              model->packed.int8_layers == ctx_int8->int8_layers,
           "%s: int8 contexts share the model's packed weights", label);
     /* attention's products run in bf16 where the CPU has the bf16 kernel
        (AVX512_BF16, ARM64 BF16): the rules below then hold with them */
@@ -147,7 +147,7 @@ static void check_q8(const char *dir, const char *label)
     st = rf_model_pack(model, RF_COMPUTE_INT8, &err);
     int same = 0;
     for (int l = 0; st == RF_OK && l < hp->num_layers; l++) {
-        const rf_int8_layer *a = &model->int8_layers[l], *b = &q8->int8_layers[l];
+        const rf_int8_layer *a = &model->packed.int8_layers[l], *b = &q8->packed.int8_layers[l];
         int D = hp->hidden_size, F = hp->intermediate_size;
         same += !memcmp(a->attn_qkv.panels, b->attn_qkv.panels, rf_int8_packed_size(3 * D, D)) &&
                 !memcmp(a->attn_qkv.scale, b->attn_qkv.scale, 3 * (size_t)D * sizeof(float)) &&
@@ -207,7 +207,7 @@ static void check_half_file(const char *dir, const char *label)
         rf_context_params cp = rf_context_default_params();
         cp.compute = RF_COMPUTE_INT8;
         rf_status st = rf_context_create(model, &cp, &ctx, &err);
-        CHECK(st == RF_OK && !model->w.layers[0].ffn_up_w && !model->widened_layers,
+        CHECK(st == RF_OK && !model->w.layers[0].ffn_up_w && !model->packed.widened_layers,
               "%s (bf16 file): int8 context without f32 layers: %s", label,
               st == RF_OK ? "widened" : err.message);
         char name[300];

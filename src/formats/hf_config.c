@@ -131,6 +131,17 @@ const char *rf_rope_scaling_name(rf_rope_scaling s)
     return "default";
 }
 
+/* As sentence-transformers' 1_Pooling/config.json and the CLI's --pooling
+ * spell them. */
+const char *rf_pooling_name(rf_pooling pooling)
+{
+    static const char *const names[] = {
+        [RF_POOLING_CLS] = "cls", [RF_POOLING_MEAN] = "mean", [RF_POOLING_POOLER] = "pooler",
+        [RF_POOLING_MAX] = "max", [RF_POOLING_LAST] = "last",
+    };
+    return (unsigned)pooling < sizeof names / sizeof names[0] ? names[pooling] : "unknown";
+}
+
 /* "rope_scaling": {"type" (or "rope_type"): "linear" | "ntk", "factor": F}
  * as HF configs write it; absent or null: none. */
 static rf_status parse_rope_scaling(const cJSON *root, rf_hparams *hp, const char *what,

@@ -7,7 +7,8 @@
 #ifndef RF_TENSOR_MAP_H
 #define RF_TENSOR_MAP_H
 
-#include "model/model.h"
+#include "formats/weights.h"
+#include "roformer.h"
 
 typedef struct {
     char gguf[48];        /* GGUF name, e.g. "blk.3.attn_q.weight" */

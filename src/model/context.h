@@ -93,13 +93,4 @@ struct rf_context {
                                    larger: a product's input quantized */
 };
 
-/* Embeddings and every encoder layer on a validated batch: the result is
- * left in ctx->x ([B*L][D]). hidden_states, when not NULL, receives
- * [num_layers + 1][B][L][D]. */
-void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states);
-
-/* The pooler and the model's head on ctx->x, into the buffers of `out`
- * that are not NULL (validated by rf_forward). */
-void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out);
-
 #endif

@@ -25,6 +25,7 @@
  * [seq_off[b], seq_off[b+1]) (b * L and L rows each when not packed). The
  * result goes back to the padded layout, zero at padded positions.
  */
+#include "model/encoder.h"
 #include "model/context.h"
 #include "model/attention.h"
 #include "kernels/gemm_bf16.h"

@@ -14,6 +14,7 @@
  *
  * B sequences, L tokens each, D hidden, E embedding_size, V vocab, N labels.
  */
+#include "model/heads.h"
 #include "model/context.h"
 #include "kernels/layernorm.h"
 #include "kernels/linalg.h"

@@ -22,7 +22,6 @@
 #include "formats/mapped_file.h"
 #include "formats/st_config.h"
 #include "formats/tensor_map.h"
-#include "model/packed_weights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -469,7 +468,7 @@ static rf_status bind_tensors(meta *m, rf_model *model)
         rf_stored_matrix_widen(&(rf_stored_matrix){t->type, t->data, scale}, 0,
                                (size_t)(count / t->ne[0]), (size_t)t->ne[0], next);
         /* the f32 copy is what the model reads from now on */
-        rf_model_release_file_pages(model, t->data, t->nbytes);
+        rf_mapped_file_release(&(rf_mapped_file){model->map, model->map_size}, t->data, t->nbytes);
         *table[i].slot = next;
         next += count;
     }
@@ -616,13 +615,38 @@ void rf_model_free(rf_model *model)
     free(model->w.layers);
     free(model->owned_f32);
     free(model->owned_qkv);
-    rf_model_free_packed(model);
+    rf_packed_weights_free(&model->packed);
     if (model->map) {
         rf_mapped_file f = {model->map, model->map_size};
         rf_unmap_file(&f);
     }
     free(model->owned_bytes);
     free(model);
+}
+
+rf_status rf_model_pack(rf_model *model, rf_compute_type compute, rf_error *err)
+{
+    rf_mapped_file file = {model->map, model->map_size};
+    return rf_pack_weights(&model->packed, &model->hp, &model->w, &file, compute, err);
+}
+
+/* The public tokenize calls: the model's tokenizer (text/tokenizer.c). */
+rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len, const char *pair,
+                      size_t pair_len, int32_t max_length, rf_encoding *out, rf_error *err)
+{
+    if (!model || !model->tokenizer)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
+    return rf_tokenizer_encode(model->tokenizer, text, text_len, pair, pair_len, max_length, out, err);
+}
+
+rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
+                                const char *pair, size_t pair_len, int32_t max_length,
+                                rf_truncation_side side, rf_encoding *out, rf_error *err)
+{
+    if (!model || !model->tokenizer)
+        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
+    return rf_tokenizer_encode_side(model->tokenizer, text, text_len, pair, pair_len, max_length,
+                                    side, out, err);
 }
 
 const rf_hparams *rf_model_hparams(const rf_model *model)

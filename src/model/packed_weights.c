@@ -57,16 +57,15 @@ static struct layer_matrix layer_matrix(const rf_layer_weights *lw, int which, i
  * of the file m was read from leave the process's resident memory: with
  * int8 from a q8 file, they would otherwise stay counted next to the packed
  * copy although nothing reads them again. */
-static void release_source(const rf_model *model, const struct layer_matrix *m)
+static void release_source(const rf_mapped_file *file, const struct layer_matrix *m)
 {
     if (m->f32) {
-        rf_model_release_file_pages(model, m->f32, (size_t)m->N * (size_t)m->K * sizeof(float));
+        rf_mapped_file_release(file, m->f32, (size_t)m->N * (size_t)m->K * sizeof(float));
         return;
     }
     size_t part = (size_t)(m->N / m->n_parts) * (size_t)m->K;
     for (int p = 0; p < m->n_parts; p++)
-        rf_model_release_file_pages(model, m->stored[p].data,
-                                    part * rf_dtype_size(m->stored[p].type));
+        rf_mapped_file_release(file, m->stored[p].data, part * rf_dtype_size(m->stored[p].type));
 }
 
 /* The f32 form of m: its f32 weights, or the stored ones widened into
@@ -81,31 +80,31 @@ static const float *f32_of(const struct layer_matrix *m, float *tmp)
 
 /* For f32 compute: every stored layer matrix widened once, Q, K and V
  * stacked, and the f32 pointers set. */
-static rf_status widen_layers(rf_model *model, rf_error *err)
+static rf_status widen_layers(rf_packed_weights *packed, const rf_hparams *hp, rf_weights *w,
+                              const rf_mapped_file *file, rf_error *err)
 {
-    const rf_hparams *hp = &model->hp;
     int D = hp->hidden_size, F = hp->intermediate_size;
     size_t floats = 0;
     for (int i = 0; i < hp->num_layers; i++)
         for (int which = 0; which < 4; which++) {
-            struct layer_matrix m = layer_matrix(&model->w.layers[i], which, D, F);
+            struct layer_matrix m = layer_matrix(&w->layers[i], which, D, F);
             floats += m.f32 ? 0 : (size_t)m.N * (size_t)m.K;
         }
     if (floats == 0)
         return RF_OK;
-    float *next = model->widened_layers = malloc(floats * sizeof(float));
+    float *next = packed->widened_layers = malloc(floats * sizeof(float));
     if (!next)
         return rf_fail(err, RF_ERR_NOMEM, "model: out of memory for %zu MiB of widened weights",
                        floats * sizeof(float) >> 20);
     for (int i = 0; i < hp->num_layers; i++) {
-        rf_layer_weights *lw = &model->w.layers[i];
+        rf_layer_weights *lw = &w->layers[i];
         const float **slots[4] = {&lw->attn_qkv_w, &lw->attn_out_w, &lw->ffn_up_w, &lw->ffn_down_w};
         for (int which = 0; which < 4; which++) {
             struct layer_matrix m = layer_matrix(lw, which, D, F);
             if (m.f32)
                 continue;
             widen_matrix(m.stored, m.n_parts, m.N, m.K, next);
-            release_source(model, &m);
+            release_source(file, &m);
             *slots[which] = next;
             next += (size_t)m.N * m.K;
         }
@@ -127,13 +126,13 @@ static size_t widest_matrix(const rf_hparams *hp)
 
 /* ==== bf16 ==== */
 
-static rf_status pack_bf16(rf_model *model, rf_error *err)
+static rf_status pack_bf16(rf_packed_weights *packed, const rf_hparams *hp, const rf_weights *w,
+                           const rf_mapped_file *file, rf_error *err)
 {
-    const rf_hparams *hp = &model->hp;
     int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
     size_t bytes = 0;
     for (int which = 0; which < 4; which++) {
-        struct layer_matrix m = layer_matrix(&model->w.layers[0], which, D, F);
+        struct layer_matrix m = layer_matrix(&w->layers[0], which, D, F);
         bytes += rf_bf16_packed_size(m.N, m.K) * (size_t)n * sizeof(uint16_t);
     }
     rf_bf16_layer *layers = calloc((size_t)(n > 0 ? n : 1), sizeof *layers);
@@ -152,16 +151,16 @@ static rf_status pack_bf16(rf_model *model, rf_error *err)
         const uint16_t **slots[4] = {&layers[i].attn_qkv, &layers[i].attn_out, &layers[i].ffn_up,
                                      &layers[i].ffn_down};
         for (int which = 0; which < 4; which++) {
-            struct layer_matrix m = layer_matrix(&model->w.layers[i], which, D, F);
+            struct layer_matrix m = layer_matrix(&w->layers[i], which, D, F);
             rf_bf16_pack(f32_of(&m, tmp), m.N, m.K, next);
-            release_source(model, &m);
+            release_source(file, &m);
             *slots[which] = next;
             next += rf_bf16_packed_size(m.N, m.K);
         }
     }
     free(tmp);
-    model->bf16_weights = weights;
-    model->bf16_layers = layers;
+    packed->bf16_weights = weights;
+    packed->bf16_layers = layers;
     return RF_OK;
 }
 
@@ -200,13 +199,13 @@ static rf_int8_matrix pack_int8_matrix(struct int8_cursor *c, const struct layer
     return out;
 }
 
-static rf_status pack_int8(rf_model *model, rf_error *err)
+static rf_status pack_int8(rf_packed_weights *packed, const rf_hparams *hp, const rf_weights *w,
+                           const rf_mapped_file *file, rf_error *err)
 {
-    const rf_hparams *hp = &model->hp;
     int D = hp->hidden_size, F = hp->intermediate_size, n = hp->num_layers;
     size_t panel_bytes = 0, scale_count = 0, colsum_count = 0;
     for (int which = 0; which < 4; which++) {
-        struct layer_matrix m = layer_matrix(&model->w.layers[0], which, D, F);
+        struct layer_matrix m = layer_matrix(&w->layers[0], which, D, F);
         panel_bytes += rf_int8_packed_size(m.N, m.K) * (size_t)n;
         scale_count += (size_t)m.N * (size_t)n;
         colsum_count += rf_int8_colsum_count(m.N) * (size_t)n;
@@ -232,40 +231,42 @@ static rf_status pack_int8(rf_model *model, rf_error *err)
         rf_int8_matrix *slots[4] = {&layers[i].attn_qkv, &layers[i].attn_out, &layers[i].ffn_up,
                                     &layers[i].ffn_down};
         for (int which = 0; which < 4; which++) {
-            struct layer_matrix m = layer_matrix(&model->w.layers[i], which, D, F);
+            struct layer_matrix m = layer_matrix(&w->layers[i], which, D, F);
             *slots[which] = pack_int8_matrix(&c, &m);
-            release_source(model, &m);
+            release_source(file, &m);
         }
     }
     free(rows);
     free(tmp);
-    model->int8_weights = weights;
-    model->int8_weights_bytes = bytes;
-    model->int8_layers = layers;
+    packed->int8_weights = weights;
+    packed->int8_weights_bytes = bytes;
+    packed->int8_layers = layers;
     return RF_OK;
 }
 
 /* ==== Once per model ==== */
 
-rf_status rf_model_pack(rf_model *model, rf_compute_type compute, rf_error *err)
+rf_status rf_pack_weights(rf_packed_weights *packed, const rf_hparams *hp, rf_weights *w,
+                          const rf_mapped_file *file, rf_compute_type compute, rf_error *err)
 {
     rf_status st = RF_OK;
     pthread_mutex_lock(&pack_lock);
-    if (compute == RF_COMPUTE_F32 && !model->widened_layers)
-        st = widen_layers(model, err);
-    else if (compute == RF_COMPUTE_BF16 && !model->bf16_layers)
-        st = pack_bf16(model, err);
-    else if (compute == RF_COMPUTE_INT8 && !model->int8_layers)
-        st = pack_int8(model, err);
+    if (compute == RF_COMPUTE_F32 && !packed->widened_layers)
+        st = widen_layers(packed, hp, w, file, err);
+    else if (compute == RF_COMPUTE_BF16 && !packed->bf16_layers)
+        st = pack_bf16(packed, hp, w, file, err);
+    else if (compute == RF_COMPUTE_INT8 && !packed->int8_layers)
+        st = pack_int8(packed, hp, w, file, err);
     pthread_mutex_unlock(&pack_lock);
     return st;
 }
 
-void rf_model_free_packed(rf_model *model)
+void rf_packed_weights_free(rf_packed_weights *packed)
 {
-    free(model->widened_layers);
-    free(model->bf16_layers);
-    free(model->bf16_weights);
-    free(model->int8_layers);
-    rf_zeroed_pages_free(model->int8_weights, model->int8_weights_bytes);
+    free(packed->widened_layers);
+    free(packed->bf16_layers);
+    free(packed->bf16_weights);
+    free(packed->int8_layers);
+    rf_zeroed_pages_free(packed->int8_weights, packed->int8_weights_bytes);
+    *packed = (rf_packed_weights){0};
 }

@@ -11,14 +11,6 @@
 #include <string.h>
 
 /* hidden[L][D] row-major; mask[L] (NULL = every token real). */
-const char *rf_pooling_name(rf_pooling pooling)
-{
-    static const char *const names[] = {
-        [RF_POOLING_CLS] = "cls", [RF_POOLING_MEAN] = "mean", [RF_POOLING_POOLER] = "pooler",
-        [RF_POOLING_MAX] = "max", [RF_POOLING_LAST] = "last",
-    };
-    return (unsigned)pooling < sizeof names / sizeof names[0] ? names[pooling] : "unknown";
-}
 
 /* sentence-transformers' max: the largest value of each column over the
  * real tokens (its masked positions are set to -1e9 first, which no real

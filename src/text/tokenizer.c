@@ -27,7 +27,6 @@
 #include "text/basic_tokenizer.h"
 #include "error.h"
 #include "text/jieba_cut.h"
-#include "model/model.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 #include "text/vocab.h"
@@ -517,22 +516,4 @@ void rf_encoding_free(rf_encoding *enc)
         free(enc->scratch);
     }
     memset(enc, 0, sizeof *enc);
-}
-
-rf_status rf_tokenize(const rf_model *model, const char *text, size_t text_len, const char *pair,
-                      size_t pair_len, int32_t max_length, rf_encoding *out, rf_error *err)
-{
-    if (!model || !model->tokenizer)
-        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
-    return rf_tokenizer_encode(model->tokenizer, text, text_len, pair, pair_len, max_length, out, err);
-}
-
-rf_status rf_tokenize_truncated(const rf_model *model, const char *text, size_t text_len,
-                                const char *pair, size_t pair_len, int32_t max_length,
-                                rf_truncation_side side, rf_encoding *out, rf_error *err)
-{
-    if (!model || !model->tokenizer)
-        return rf_fail(err, RF_ERR_INPUT, "tokenize: the model has no tokenizer");
-    return rf_tokenizer_encode_side(model->tokenizer, text, text_len, pair, pair_len, max_length,
-                                    side, out, err);
 }

@@ -3,8 +3,6 @@
  */
 #include "cli.h"
 
-#include "download_bar.h"
-#include "progress.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,6 +48,27 @@ double cli_now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                   const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n) != 0)
+        return 0;
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0')
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "option %s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
@@ -72,22 +91,4 @@ int cli_parse_compute(const char *cmd, const char *value, int32_t *out)
     else
         return cli_usage_error(cmd, "--compute is f32, bf16 or int8, not '%s'", value), -1;
     return 0;
-}
-
-rf_model *cli_load_model(const char *path)
-{
-    rf_error err;
-    rf_model *model;
-    char pulled[4096];
-    /* the library reads hf: names itself; pulling here first adds the bar */
-    if (!strncmp(path, "hf:", 3)) {
-        if (cli_hub_pull(path, NULL, CLI_PROGRESS_AUTO, pulled, sizeof pulled) != CLI_OK)
-            return NULL;
-        path = pulled;
-    }
-    if (rf_model_load(path, &model, &err) != RF_OK) {
-        cli_error("%s", err.message);
-        return NULL;
-    }
-    return model;
 }

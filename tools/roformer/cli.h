@@ -19,15 +19,16 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
+/* Matches argv[*i] against option `name` taking a value ("--name V" or
+ * "--name=V"). 1: matched, *value set, *i advanced past it; 0: not this
+ * option; -1: value missing (usage error printed). */
+int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                   const char **value);
 /* Parses a whole decimal int in [lo, hi]; returns 0 on success. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 /* Parses a --compute value (f32, bf16 or int8) into an rf_compute_type; prints a
  * usage error for `cmd` and returns -1 on anything else. */
 int cli_parse_compute(const char *cmd, const char *value, int32_t *out);
-/* Loads a model (.gguf file, HF directory or hf:OWNER/NAME[@REVISION],
- * pulled with a progress bar on a terminal); on failure prints the error
- * and returns NULL. */
-rf_model *cli_load_model(const char *path);
 /* Seconds on the monotonic clock, for durations. */
 double cli_now_seconds(void);
 /* Each subcommand: argv[0] is the subcommand name. */

@@ -16,6 +16,7 @@
  * status is then 1.
  */
 #include "cli.h"
+#include "load_model.h"
 #include "input.h"
 #include "position_options.h"
 

@@ -4,6 +4,7 @@
  * tokenizer, storage type, tensor count) and how long it took to load.
  */
 #include "cli.h"
+#include "load_model.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  * in serve/ (http.c, routes.c, request.c, batcher.c, runner.c, ...).
  */
 #include "cli.h"
+#include "load_model.h"
 #include "jobcli.h"
 #include "pooling_option.h"
 #include "position_options.h"

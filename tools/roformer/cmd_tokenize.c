@@ -4,6 +4,7 @@
  * models) on every line of stdin, one JSON object out per line.
  */
 #include "cli.h"
+#include "load_model.h"
 #include "input.h"
 #include "output.h"
 

@@ -4,6 +4,7 @@
 #include "jobcli.h"
 
 #include "cli.h"
+#include "load_model.h"
 #include "output.h"
 #include "progress.h"
 
@@ -18,27 +19,6 @@ void cli_job_opts_init(cli_job_opts *o, char **argv)
                         .progress = CLI_PROGRESS_AUTO,
                         .max_line = CLI_DEFAULT_MAX_LINE,
                         .args = argv};
-}
-
-int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                   const char **value)
-{
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) != 0)
-        return 0;
-    if (arg[n] == '=') {
-        *value = arg + n + 1;
-        return 1;
-    }
-    if (arg[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc) {
-        cli_usage_error(cmd, "option %s needs a value", name);
-        return -1;
-    }
-    *value = argv[++*i];
-    return 1;
 }
 
 int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,

@@ -36,11 +36,6 @@ typedef struct {
 /* Defaults; positional arguments are gathered in place at the front of argv. */
 void cli_job_opts_init(cli_job_opts *o, char **argv);
 
-/* Matches argv[*i] against option `name` taking a value ("--name V" or
- * "--name=V"). 1: matched, *value set, *i advanced past it; 0: not this
- * option; -1: value missing (usage error printed). */
-int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                   const char **value);
 /* Parses an integer option value in [lo, hi]; prints a usage error and
  * returns -1 when it is not one. */
 int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,

@@ -5,7 +5,6 @@
 #include "position_options.h"
 
 #include "cli.h"
-#include "jobcli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,10 @@
  */
 #include "serve/openai.h"
 
+#include "roformer.h"
+
 #include <cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

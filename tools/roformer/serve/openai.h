@@ -6,7 +6,7 @@
 #ifndef RF_SERVE_OPENAI_H
 #define RF_SERVE_OPENAI_H
 
-#include "serve/routes.h"
+#include "serve/response.h"
 
 #include <stdint.h>
 

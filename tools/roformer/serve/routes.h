@@ -9,17 +9,11 @@
 #define RF_SERVE_ROUTES_H
 
 #include "serve/log.h"
+#include "serve/response.h"
 #include "serve/server.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-typedef struct {
-    int status;
-    const char *content_type;
-    char *body;        /* malloc'd */
-    size_t len;
-} serve_response;
 
 /* Route ids count from 0 to serve_route_count() - 1; the last is "unknown",
  * the label of 404s in the metrics. */

@@ -1,9 +1,9 @@
 /*
  * stored_matrix.h — a weight matrix kept as the model file stores it when
  * that is not f32 (q8, f16 or bf16), pointing into the file, and its rows
- * widened to f32 on demand. Shared by the model (model.h), the encoder's
- * embedding lookup and the packing of the layers' weights, none of which
- * needs the others for it.
+ * widened to f32 on demand. Part of a model's weights (weights.h), read by
+ * the encoder's embedding lookup and the packing of the layers' weights,
+ * none of which needs the others for it.
  */
 #ifndef RF_STORED_MATRIX_H
 #define RF_STORED_MATRIX_H

@@ -2,7 +2,7 @@
  * stored_matrix.c — rows of a q8, f16 or bf16 matrix of the model file
  * widened to f32 (see stored_matrix.h).
  */
-#include "model/stored_matrix.h"
+#include "formats/stored_matrix.h"
 
 #include "formats/fp16.h"
 #include "kernels/gemm_int8.h"
