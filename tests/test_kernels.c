@@ -242,13 +242,14 @@ static void test_linear(void)
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
             rf_activation act = acts[s % 3];
             float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
             float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
-            rf_linear(pool, X, M, K, W, b, N, act, Y);
+            rf_linear(&par, X, M, K, W, b, N, act, Y);
             rf_linear_naive(X, M, K, W, b, N, act, Y2);
             float d = max_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, 0.0, true, Y, N, Y2);
@@ -283,6 +284,7 @@ static void test_linear_bf16(void)
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
             rf_activation act = acts[s % 3];
@@ -292,7 +294,7 @@ static void test_linear_bf16(void)
             uint16_t *scratch = malloc(rf_bf16_scratch_size(M, K) * sizeof *scratch);
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
             rf_bf16_pack(W, N, K, Wp);
-            rf_linear_bf16(pool, X, M, K, Wp, b, N, act, Y, scratch);
+            rf_linear_bf16(&par, X, M, K, Wp, b, N, act, Y, scratch);
             rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
             float d = max_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, BF16_PRODUCT_REL, true, Y, N, Y2);
@@ -437,6 +439,7 @@ static void test_linear_int8(void)
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
             rf_activation act = acts[s % 3];
@@ -456,7 +459,7 @@ static void test_linear_int8(void)
             rf_int8_quantize_rows(W, N, K, (size_t)K, Wq, sw);
             rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, Wp, colsum);
             rf_int8_matrix Wm = {Wp, sw, colsum};
-            rf_linear_int8(pool, X, M, K, &Wm, b, N, act, Y, scratch);
+            rf_linear_int8(&par, X, M, K, &Wm, b, N, act, Y, scratch);
             rf_linear_int8_naive(X, M, K, W, b, N, act, Y2);
             rf_linear_naive(X, M, K, W, b, N, act, Y3);
             double r_int8, r_f32;

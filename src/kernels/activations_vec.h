@@ -9,7 +9,7 @@
 #ifndef RF_ACTIVATIONS_VEC_H
 #define RF_ACTIVATIONS_VEC_H
 
-#include "kernels/activations.h"
+#include "roformer.h"
 #include "kernels/vecmath.h"
 
 #define RF_SQRT1_2 0.70710678118654752440

@@ -293,18 +293,18 @@ static void gemm_task(void *arg, int block, int thread)
 #endif
 }
 
-void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t *W_packed,
+void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
 {
     struct bf16_job job = {X, W_packed, b, M, K, N, 1, act, Y, scratch, true};
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
-    int n_threads = rf_pool_threads(pool);
+    int n_threads = rf_parallel_threads(pool);
     /* every thread reads all rows when columns are split: round them first */
     int round_blocks = n_threads < M ? n_threads : 1;
     struct bf16_job round = job;
     round.n_blocks = round_blocks;
-    rf_pool_run(pool, round_blocks, round_task, &round);
-    rf_pool_run(pool, job.n_blocks, gemm_task, &job);
+    rf_parallel_run(pool, round_blocks, round_task, &round);
+    rf_parallel_run(pool, job.n_blocks, gemm_task, &job);
 }
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)

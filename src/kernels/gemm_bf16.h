@@ -19,7 +19,7 @@
 #define RF_GEMM_BF16_H
 
 #include "roformer.h"
-#include "model/threadpool.h"
+#include "kernels/parallel.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,7 +53,7 @@ size_t rf_bf16_scratch_size(int M, int K);
  * X rounded to bf16 into `scratch` (rf_bf16_scratch_size). Split over the
  * pool's threads like rf_linear: rows when there are many, else columns.
  * Needs rf_bf16_supported(). */
-void rf_linear_bf16(rf_pool *pool, const float *X, int M, int K, const uint16_t *W_packed,
+void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch);
 
 /* Single-thread pieces of a product, for attention (Q K^T and P V of one

@@ -267,7 +267,7 @@ static void gemm_task(void *arg, int block, int thread)
     }
 }
 
-void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_matrix *W,
+void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
                     const float *b, int N, rf_activation act, float *Y, void *scratch)
 {
     int8_t *Xq = scratch;
@@ -282,11 +282,11 @@ void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_m
     };
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     /* every thread reads all rows when channels are split: quantize first */
-    int n_threads = rf_pool_threads(pool);
+    int n_threads = rf_parallel_threads(pool);
     struct int8_job quantize = job;
     quantize.n_blocks = n_threads < M ? n_threads : 1;
-    rf_pool_run(pool, quantize.n_blocks, quantize_task, &quantize);
-    rf_pool_run(pool, job.n_blocks, gemm_task, &job);
+    rf_parallel_run(pool, quantize.n_blocks, quantize_task, &quantize);
+    rf_parallel_run(pool, job.n_blocks, gemm_task, &job);
 }
 
 bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)

@@ -48,7 +48,8 @@
 #define RF_GEMM_INT8_H
 
 #include "roformer.h"
-#include "model/threadpool.h"
+#include "kernels/int8_layout.h"
+#include "kernels/parallel.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,20 +79,6 @@ bool rf_int8_kernel_set(rf_int8_kernel kernel);
  * "amx-model"), and the build of a name (false: none). */
 const char *rf_int8_kernel_name(rf_int8_kernel kernel);
 bool rf_int8_kernel_parse(const char *name, rf_int8_kernel *kernel);
-
-/* K rounded up to a multiple of 4: the row length, in bytes, of
- * quantized inputs. */
-static inline int rf_int8_row_bytes(int K)
-{
-    return (K + 3) / 4 * 4;
-}
-
-/* A weight matrix ready for rf_linear_int8. */
-typedef struct {
-    const int8_t *panels; /* rf_int8_packed_size(N, K) bytes, 64-byte aligned */
-    const float *scale;   /* [N] s_w, per output channel */
-    const int32_t *colsum; /* [rf_int8_colsum_count(N)] sum over k of Wq[n][k] */
-} rf_int8_matrix;
 
 /* Entries of a packed matrix's colsum: N padded like the panels (the
  * padding channels' sums are 0). */
@@ -124,7 +111,7 @@ size_t rf_int8_scratch_size(int M, int K);
 /* Y (M x N) = act(X (M x K) . W^T + b) as above, X quantized per row into
  * `scratch` (rf_int8_scratch_size, 64-byte aligned). Split over the
  * pool's threads like rf_linear. Needs rf_int8_supported(). */
-void rf_linear_int8(rf_pool *pool, const float *X, int M, int K, const rf_int8_matrix *W,
+void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
                     const float *b, int N, rf_activation act, float *Y, void *scratch);
 
 /* The integer product alone, for tests: C (M x N) = Xq . Wq^T in int32,

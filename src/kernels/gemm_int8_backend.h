@@ -19,9 +19,11 @@
 #ifndef RF_GEMM_INT8_BACKEND_H
 #define RF_GEMM_INT8_BACKEND_H
 
-#include "kernels/gemm_int8.h"
+#include "roformer.h"
+#include "kernels/int8_layout.h"
 
-#define RF_INT8_PANEL 16 /* output channels per packed panel */
+#include <stdbool.h>
+#include <stddef.h>
 
 /* One product: Y = act(s_x s_w (Xq . Wq^T) + c_x s_w colsum + b) (gemm_int8.h). */
 typedef struct {

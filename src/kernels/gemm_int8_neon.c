@@ -244,8 +244,11 @@ static void dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                      (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
 }
 
+/* The three builds' tiles. */
+typedef enum { TILE_SMULL, TILE_SDOT, TILE_SMMLA } neon_tile;
+
 /* Y rows [m0, m1), channels [n0, n1) with `kernel`'s tile. */
-static void gemm_block(rf_int8_kernel kernel, const rf_int8_product *p, int m0, int m1, int n0,
+static void gemm_block(neon_tile kernel, const rf_int8_product *p, int m0, int m1, int n0,
                        int n1)
 {
     const int8_t *Xq = p->Xq;
@@ -256,7 +259,7 @@ static void gemm_block(rf_int8_kernel kernel, const rf_int8_product *p, int m0, 
     float *Y = p->Y;
     int32_t *C = p->C;
     int kb = rf_int8_row_bytes(K), kq = kb / 4;
-    int step = kernel == RF_INT8_NEON ? MR_NEON : MR;
+    int step = kernel == TILE_SMULL ? MR_NEON : MR;
     int mc_rows = L2_BLOCK / kb / step * step;
     if (mc_rows < step)
         mc_rows = step;
@@ -269,9 +272,9 @@ static void gemm_block(rf_int8_kernel kernel, const rf_int8_product *p, int m0, 
             for (int m = mc; m < mc_end; m += step) {
                 int mr = mc_end - m < step ? mc_end - m : step;
                 const int8_t *A = Xq + (size_t)m * kb;
-                if (kernel == RF_INT8_I8MM)
+                if (kernel == TILE_SMMLA)
                     tile_smmla_any(mr, A, (size_t)kb, W, kq, sums);
-                else if (kernel == RF_INT8_SDOT)
+                else if (kernel == TILE_SDOT)
                     tile_sdot_any(mr, A, (size_t)kb, W, kq, sums);
                 else
                     tile_smull_any(mr, A, (size_t)kb, W, kq, sums);
@@ -302,17 +305,17 @@ static int32_t row_sum(const int8_t *w, int K)
 
 static void block_neon(const rf_int8_product *p, int m0, int m1, int n0, int n1)
 {
-    gemm_block(RF_INT8_NEON, p, m0, m1, n0, n1);
+    gemm_block(TILE_SMULL, p, m0, m1, n0, n1);
 }
 
 static void block_sdot(const rf_int8_product *p, int m0, int m1, int n0, int n1)
 {
-    gemm_block(RF_INT8_SDOT, p, m0, m1, n0, n1);
+    gemm_block(TILE_SDOT, p, m0, m1, n0, n1);
 }
 
 static void block_i8mm(const rf_int8_product *p, int m0, int m1, int n0, int n1)
 {
-    gemm_block(RF_INT8_I8MM, p, m0, m1, n0, n1);
+    gemm_block(TILE_SMMLA, p, m0, m1, n0, n1);
 }
 
 static bool always(void)

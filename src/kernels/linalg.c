@@ -73,9 +73,9 @@ void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, i
     rf_bias_act(Y, M, N, N, b, act);
 }
 
-bool rf_linear_splits_rows(const rf_pool *pool, int M)
+bool rf_linear_splits_rows(const rf_parallel *pool, int M)
 {
-    return M >= SPLIT_MIN_ROWS * rf_pool_threads(pool);
+    return M >= SPLIT_MIN_ROWS * rf_parallel_threads(pool);
 }
 
 static void linear_task(void *arg, int task, int thread)
@@ -99,9 +99,9 @@ static void linear_task(void *arg, int task, int thread)
     }
 }
 
-int rf_linear_blocks(const rf_pool *pool, int M, int N, int K, bool *split_rows)
+int rf_linear_blocks(const rf_parallel *pool, int M, int N, int K, bool *split_rows)
 {
-    int n_threads = rf_pool_threads(pool);
+    int n_threads = rf_parallel_threads(pool);
     *split_rows = true;
     if (n_threads < 2 || (long)M * N * K < SPLIT_MIN_MACS)
         return 1;
@@ -109,12 +109,12 @@ int rf_linear_blocks(const rf_pool *pool, int M, int N, int K, bool *split_rows)
     return n_threads;
 }
 
-void rf_linear(rf_pool *pool, const float *X, int M, int K, const float *W, const float *b,
+void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
                int N, rf_activation act, float *Y)
 {
     struct linear_job job = {X, W, b, M, K, N, act, Y, true, 1};
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
-    rf_pool_run(pool, job.n_blocks, linear_task, &job);
+    rf_parallel_run(pool, job.n_blocks, linear_task, &job);
 }
 
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,

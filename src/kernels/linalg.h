@@ -15,7 +15,7 @@
 #define RF_LINALG_H
 
 #include "roformer.h"
-#include "model/threadpool.h"
+#include "kernels/parallel.h"
 
 #include <stdbool.h>
 
@@ -31,14 +31,14 @@ void rf_gemm_naive(bool b_trans, int M, int N, int K, float alpha, const float *
  * or NULL. Split across the pool's threads along M (rows of X) when M is
  * large, else along N (e.g. the MLM decoder at a few positions); each
  * thread adds bias and activation on its own block while it is in cache. */
-void rf_linear(rf_pool *pool, const float *X, int M, int K, const float *W, const float *b,
+void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
                int N, rf_activation act, float *Y);
 /* The same on the calling thread only (a block of rows of a larger job). */
 void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, int N,
                  rf_activation act, float *Y);
 /* True when rf_linear would cut M rows into one block per pool thread:
  * callers that fuse more work per row block use the same rule. */
-bool rf_linear_splits_rows(const rf_pool *pool, int M);
+bool rf_linear_splits_rows(const rf_parallel *pool, int M);
 /* Block `block` of n items cut into n_blocks: [*start, *start + *len), each
  * block's size rounded up to a multiple of `align` (the last one shorter,
  * or empty). How the threaded products share out rows and columns. */
@@ -47,7 +47,7 @@ void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *
 /* How rf_linear shares an M x N x K product out: the number of blocks
  * (1: too small to be worth a thread), and whether they cut rows or
  * columns. The bf16 product follows the same rule. */
-int rf_linear_blocks(const rf_pool *pool, int M, int N, int K, bool *split_rows);
+int rf_linear_blocks(const rf_parallel *pool, int M, int N, int K, bool *split_rows);
 
 /* Naive twin: rf_gemm_naive then the naive bias + activation. */
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -36,6 +36,7 @@ struct rf_context {
     int rope_scaling;     /* resolved: RF_ROPE_SCALING_NONE, _LINEAR or _NTK */
     double rope_factor;   /* resolved factor (1 with none) */
     rf_pool *pool;
+    rf_parallel par; /* the pool as the kernels take it */
     float *arena;       /* the one allocation every buffer below points into */
     size_t arena_bytes; /* its size */
     /*

@@ -146,7 +146,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
     /* pass 3: embeddings_project E -> D */
     if (w->embd_proj_w)
-        rf_linear(ctx->pool, e, T, E, w->embd_proj_w, w->embd_proj_b, hp->hidden_size,
+        rf_linear(&ctx->par, e, T, E, w->embd_proj_w, w->embd_proj_b, hp->hidden_size,
                   RF_ACT_LINEAR, ctx->x);
 }
 
@@ -171,11 +171,11 @@ static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct l
                          const float *b, int N, rf_activation act, float *Y)
 {
     if (W.bf16)
-        rf_linear_bf16(ctx->pool, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+        rf_linear_bf16(&ctx->par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
     else if (W.int8)
-        rf_linear_int8(ctx->pool, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
+        rf_linear_int8(&ctx->par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else
-        rf_linear(ctx->pool, X, M, K, W.f32, b, N, act, Y);
+        rf_linear(&ctx->par, X, M, K, W.f32, b, N, act, Y);
 }
 
 static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool packed)
@@ -191,7 +191,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
        outputs or run in bf16 / int8, then RoPE */
     struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
                            .lw = lw, .project = ctx->compute == RF_COMPUTE_F32 &&
-                                                rf_linear_splits_rows(pool, T)};
+                                                rf_linear_splits_rows(&ctx->par, T)};
     if (!qkv.project)
         layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
                      3 * D, RF_ACT_LINEAR, ctx->qkv);

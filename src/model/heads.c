@@ -48,21 +48,21 @@ static void mlm_head(rf_context *ctx, int B, int L, const rf_outputs *out)
     }
     if (hp->norm_type == RF_NORM_RMS) {
         /* v2: no transform, no bias; E == D (checked at load) */
-        rf_linear(ctx->pool, rows, M, D, w->mlm_decoder_w, NULL, hp->vocab_size, RF_ACT_LINEAR,
+        rf_linear(&ctx->par, rows, M, D, w->mlm_decoder_w, NULL, hp->vocab_size, RF_ACT_LINEAR,
                   out->logits);
         return;
     }
-    rf_linear(ctx->pool, rows, M, D, w->mlm_dense_w, w->mlm_dense_b, E, hp->hidden_act,
+    rf_linear(&ctx->par, rows, M, D, w->mlm_dense_w, w->mlm_dense_b, E, hp->hidden_act,
               ctx->head_mid);
     rf_layernorm(ctx->head_mid, M, E, w->mlm_norm_w, w->mlm_norm_b, hp->layer_norm_eps);
-    rf_linear(ctx->pool, ctx->head_mid, M, E, w->mlm_decoder_w, w->mlm_decoder_b, hp->vocab_size,
+    rf_linear(&ctx->par, ctx->head_mid, M, E, w->mlm_decoder_w, w->mlm_decoder_b, hp->vocab_size,
               RF_ACT_LINEAR, out->logits);
 }
 
 static void qa_head(rf_context *ctx, int T, const rf_outputs *out)
 {
     const rf_weights *w = &ctx->model->w;
-    rf_linear(ctx->pool, ctx->x, T, ctx->model->hp.hidden_size, w->qa_w, w->qa_b, 2,
+    rf_linear(&ctx->par, ctx->x, T, ctx->model->hp.hidden_size, w->qa_w, w->qa_b, 2,
               RF_ACT_LINEAR, ctx->qa);
     for (int t = 0; t < T; t++) {
         if (out->start_logits)
@@ -80,7 +80,7 @@ void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out)
 
     if (out->pooled) {
         gather_rows(ctx, B, L, NULL, 1);
-        rf_linear(ctx->pool, ctx->head_in, B, D, w->pooler_w, w->pooler_b, D, hp->pooler_act,
+        rf_linear(&ctx->par, ctx->head_in, B, D, w->pooler_w, w->pooler_b, D, hp->pooler_act,
                   out->pooled);
     }
     switch (hp->head) {
@@ -93,15 +93,15 @@ void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out)
     case RF_HEAD_SEQ_CLS:
         if (out->logits) {
             gather_rows(ctx, B, L, NULL, 1);
-            rf_linear(ctx->pool, ctx->head_in, B, D, w->cls_dense_w, w->cls_dense_b, D,
+            rf_linear(&ctx->par, ctx->head_in, B, D, w->cls_dense_w, w->cls_dense_b, D,
                       hp->hidden_act, ctx->head_mid);
-            rf_linear(ctx->pool, ctx->head_mid, B, D, w->cls_out_w, w->cls_out_b, N,
+            rf_linear(&ctx->par, ctx->head_mid, B, D, w->cls_out_w, w->cls_out_b, N,
                       RF_ACT_LINEAR, out->logits);
         }
         break;
     case RF_HEAD_TOKEN_CLS:
         if (out->logits)
-            rf_linear(ctx->pool, ctx->x, B * L, D, w->token_cls_w, w->token_cls_b, N,
+            rf_linear(&ctx->par, ctx->x, B * L, D, w->token_cls_w, w->token_cls_b, N,
                       RF_ACT_LINEAR, out->logits);
         break;
     case RF_HEAD_QA:

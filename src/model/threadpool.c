@@ -268,3 +268,13 @@ void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
         pthread_mutex_unlock(&pool->lock);
     }
 }
+
+static void run_on_pool(void *pool, int n_tasks, rf_task_fn fn, void *arg)
+{
+    rf_pool_run(pool, n_tasks, fn, arg);
+}
+
+rf_parallel rf_pool_parallel(rf_pool *pool)
+{
+    return (rf_parallel){run_on_pool, pool, rf_pool_threads(pool)};
+}

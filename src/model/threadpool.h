@@ -16,9 +16,9 @@
 #define RF_THREADPOOL_H
 
 #include "roformer.h"
+#include "kernels/parallel.h"
 
 typedef struct rf_pool rf_pool;
-typedef void (*rf_task_fn)(void *arg, int task, int thread);
 
 /* n_threads >= 1 threads in all, i.e. n_threads - 1 workers are started. */
 rf_status rf_pool_create(int n_threads, rf_pool **out, rf_error *err);
@@ -28,5 +28,8 @@ int rf_pool_threads(const rf_pool *pool);
  * seconds: how a test sees that an idle pool's threads sleep. */
 double rf_pool_workers_cpu_seconds(const rf_pool *pool);
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
+/* The pool as the kernels take it (kernels/parallel.h); NULL: the
+ * calling thread alone. */
+rf_parallel rf_pool_parallel(rf_pool *pool);
 
 #endif

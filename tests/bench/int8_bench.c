@@ -52,9 +52,6 @@ int main(int argc, char **argv)
     /* Q|K|V, attention output, FFN up, FFN down at 8 x 128 tokens, and FFN up at 128 */
     const int shapes[][3] = {{1024, 2304, 768}, {1024, 768, 768}, {1024, 3072, 768},
                              {1024, 768, 3072}, {128, 3072, 768}};
-    rf_pool *pool;
-    if (rf_pool_create(1, &pool, NULL) != RF_OK)
-        return 1;
     rf_blas_single_thread();
     srand(1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -77,9 +74,9 @@ int main(int argc, char **argv)
         double *t8 = malloc((size_t)runs * sizeof *t8), *t32 = malloc((size_t)runs * sizeof *t32);
         for (int r = 0; r < runs; r++) {
             double t0 = cpu_seconds();
-            rf_linear_int8(pool, X, M, K, &Wm, NULL, N, RF_ACT_LINEAR, Y, xq);
+            rf_linear_int8(NULL, X, M, K, &Wm, NULL, N, RF_ACT_LINEAR, Y, xq);
             double t1 = cpu_seconds();
-            rf_linear(pool, X, M, K, W, NULL, N, RF_ACT_LINEAR, Y);
+            rf_linear(NULL, X, M, K, W, NULL, N, RF_ACT_LINEAR, Y);
             t8[r] = t1 - t0;
             t32[r] = cpu_seconds() - t1;
         }
@@ -92,6 +89,5 @@ int main(int argc, char **argv)
         free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(colsum), free(xq), free(t8), free(t32);
     }
     printf("int8 product: %s\n", rf_int8_kernel_name(rf_int8_kernel_get()));
-    rf_pool_free(pool);
     return 0;
 }
