@@ -16,8 +16,9 @@
  *   C (tiles 0-3):  the 2 x 2 blocks of 16 x 16 sums of 32 rows x 2 panels.
  * Per 64 inputs: 4 tile loads, 4 TDPBSSD (16 x 16 x 64 products each).
  *
- * Walk: rows in blocks that stay in L2; for each pair of panels (L1 at K =
- * 768), every 32-row block of the row block. The C tiles are stored to a
+ * Walk: a 32-row block (in L1 up to K = 1024) against every pair of
+ * panels; at larger K, rows in blocks that stay in L2, and for each pair
+ * of panels every 32-row block of the row block. The C tiles are stored to a
  * 4 KiB buffer and the epilogue (rf_int8_store_tile) reads them from L1.
  * Edges, without reading outside Xq or the panels:
  *   rows: the last block of a row block is moved back to end at the last
@@ -34,6 +35,7 @@
 
 #define AMX_PANEL RF_INT8_PANEL
 #define AMX_L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
+#define AMX_L1_ROWS_BYTES (32 * 1024) /* bytes of a row block kept in L1 */
 
 /* The K tail's operands, zero beyond the tail. */
 struct amx_tail {
@@ -72,7 +74,11 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
     int full = kb / 64, tail = kb % 64; /* whole steps of 64 inputs, bytes left */
     size_t panel_bytes = (size_t)kb * AMX_PANEL;
     int h = p->rows >= 32 ? 32 : 16; /* rows per block: 2 A tiles, or 1 */
-    int mc_rows = AMX_L2_BLOCK / kb / h * h;
+    /* one block of rows at a time, against every pair of panels, where
+       its rows fit in L1 beside a pair of panels (K <= 1024 at 32 rows:
+       1.2x the other order at K = 768); else rows in blocks that stay in
+       L2, each pair of panels against every block of them */
+    int mc_rows = (size_t)kb * (size_t)h <= AMX_L1_ROWS_BYTES ? h : AMX_L2_BLOCK / kb / h * h;
     if (mc_rows < h)
         mc_rows = h;
     struct amx_tail t;
