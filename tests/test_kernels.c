@@ -534,7 +534,7 @@ static void test_bf16_pieces(void)
 }
 
 /* A bf16 kernel's edges against the naive twin: rows around the AMX
- * kernel's 16-row tiles and 32-row blocks (1, 15, 16, 17, 31, 33, 100),
+ * kernel's 16-row tiles and 32-row blocks (1, 15, 16, 17, 31, 33, 64, 100),
  * columns around its 16-column tiles, inputs around its 32-input tiles
  * and 384-input chunks (odd K, K not a multiple of 32, one and two
  * chunks), with bias and activations, through rf_linear_bf16 on the
@@ -572,7 +572,7 @@ static double bf16_edge_ratio(const float *X, const float *W, const float *b, in
 
 static void test_bf16_kernel_edges(const char *kernel)
 {
-    const int ms[] = {1, 15, 16, 17, 31, 33, 100};
+    const int ms[] = {1, 15, 16, 17, 31, 33, 64, 100};
     const int nks[][2] = {{1, 1}, {16, 31}, {17, 32}, {33, 33}, {64, 100}, {100, 385}, {48, 800}};
     const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
     double worst_all = 0.0;

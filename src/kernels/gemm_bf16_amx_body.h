@@ -48,8 +48,12 @@
 
 #define PANEL 16     /* columns per panel and per B or C tile */
 #define TILE_PAIRS 16 /* pairs of inputs per A tile row, lines per B tile */
+#ifndef MC
 #define MC 64        /* rows per block: acc is MC x 32 f32, 8 KiB */
+#endif
+#ifndef KC_PAIRS
 #define KC_PAIRS 192 /* pairs per chunk, a multiple of TILE_PAIRS */
+#endif
 
 /* tile numbers: digits, since the instructions' macros spell them out */
 #define TA0 0
@@ -87,12 +91,12 @@ static inline void copy_tail_b(const uint32_t *lines, int n, uint32_t dst[16][16
 
 /* One block: A tiles a0 (and a1 when two_a) times the panels' lines b0
  * (and b1 when two_b, 16 uint32 a line) over n_pairs pairs, added to the
- * acc rows c0 (and c1), 32 f32 a row; first: acc not yet written, start
+ * rows c0 (and c1), ldc bytes apart; first: not yet written, start
  * from 0. two_a and two_b are constants at every call, so each variant
  * compiles to its own straight loop with constant tile numbers. */
 RF_TARGET_AMX static inline __attribute__((always_inline)) void
 block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *b0,
-      const uint32_t *b1, int n_pairs, float *c0, float *c1, bool first)
+      const uint32_t *b1, int n_pairs, float *c0, float *c1, size_t ldc, bool first)
 {
     if (first) {
         RF_TILE_ZERO(TC00);
@@ -103,13 +107,13 @@ block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *
         if (two_a && two_b)
             RF_TILE_ZERO(TC11);
     } else {
-        RF_TILE_LOAD(TC00, c0, 32 * sizeof(float));
+        RF_TILE_LOAD(TC00, c0, ldc);
         if (two_b)
-            RF_TILE_LOAD(TC01, c0 + PANEL, 32 * sizeof(float));
+            RF_TILE_LOAD(TC01, c0 + PANEL, ldc);
         if (two_a)
-            RF_TILE_LOAD(TC10, c1, 32 * sizeof(float));
+            RF_TILE_LOAD(TC10, c1, ldc);
         if (two_a && two_b)
-            RF_TILE_LOAD(TC11, c1 + PANEL, 32 * sizeof(float));
+            RF_TILE_LOAD(TC11, c1 + PANEL, ldc);
     }
     int full = n_pairs / TILE_PAIRS * TILE_PAIRS;
     for (int k = 0; k < full; k += TILE_PAIRS) {
@@ -149,27 +153,55 @@ block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *
                 RF_TILE_DPBF16PS(TC11, TA1, TB1);
         }
     }
-    RF_TILE_STORE(TC00, c0, 32 * sizeof(float));
+    RF_TILE_STORE(TC00, c0, ldc);
     if (two_b)
-        RF_TILE_STORE(TC01, c0 + PANEL, 32 * sizeof(float));
+        RF_TILE_STORE(TC01, c0 + PANEL, ldc);
     if (two_a)
-        RF_TILE_STORE(TC10, c1, 32 * sizeof(float));
+        RF_TILE_STORE(TC10, c1, ldc);
     if (two_a && two_b)
-        RF_TILE_STORE(TC11, c1 + PANEL, 32 * sizeof(float));
+        RF_TILE_STORE(TC11, c1 + PANEL, ldc);
 }
 
 RF_TARGET_AMX static void block_any(bool two_a, bool two_b, a_tile a0, a_tile a1,
                                     const uint32_t *b0, const uint32_t *b1, int n_pairs, float *c0,
-                                    float *c1, bool first)
+                                    float *c1, size_t ldc, bool first)
 {
     if (two_a && two_b)
-        block(true, true, a0, a1, b0, b1, n_pairs, c0, c1, first);
+        block(true, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
     else if (two_a)
-        block(true, false, a0, a1, b0, b1, n_pairs, c0, c1, first);
+        block(true, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
     else if (two_b)
-        block(false, true, a0, a1, b0, b1, n_pairs, c0, c1, first);
+        block(false, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
     else
-        block(false, false, a0, a1, b0, b1, n_pairs, c0, c1, first);
+        block(false, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
+}
+
+/* The epilogue: acc's rows (in L1) plus the bias (or 0) into Y; the
+ * caller applies the activation on Y's block while in cache. */
+RF_TARGET_AMX static void epilogue(const float (*restrict acc)[32], int rows, int cols,
+                                   const float *restrict bias, float *restrict y, int ldy)
+{
+    for (int i = 0; i < rows; i++) {
+        float *restrict yi = y + (size_t)i * ldy;
+        if (bias)
+            for (int c = 0; c < cols; c++)
+                yi[c] = acc[i][c] + bias[c];
+        else
+            memcpy(yi, acc[i], (size_t)cols * sizeof(float));
+    }
+}
+
+/* The epilogue of C tiles stored in Y: the bias added in place. */
+RF_TARGET_AMX static void epilogue_in_place(int rows, int cols, const float *restrict bias,
+                                            float *restrict y, int ldy)
+{
+    if (!bias)
+        return;
+    for (int i = 0; i < rows; i++) {
+        float *restrict yi = y + (size_t)i * ldy;
+        for (int c = 0; c < cols; c++)
+            yi[c] += bias[c];
+    }
 }
 
 /* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32, rows of Y ldy
@@ -198,6 +230,10 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
             int cols = n1 - n < 2 * PANEL ? n1 - n : 2 * PANEL;
             bool two_b = cols > PANEL;
             const uint32_t *bp = B + (size_t)(n / PANEL) * panel_stride;
+            float *y = Y + (size_t)ms * ldy + n;
+            /* one chunk, whole tiles of rows and columns: the C tiles go
+               straight to Y, no partial sums to keep */
+            bool direct = kp <= KC_PAIRS && tail_rows == 0 && cols % PANEL == 0;
             for (int kc = 0; kc < kp; kc += KC_PAIRS) {
                 int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
                 if (tail_rows > 0) {
@@ -218,17 +254,18 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
                                    ? (a_tile){A + (size_t)(ms + 16 * (t + e)) * kp + kc, (size_t)kp}
                                    : (a_tile){&pad[0][0], KC_PAIRS};
                     bool two_a = t + 1 < n_tiles;
-                    block_any(two_a, two_b, a[0], two_a ? a[1] : a[0], bp + (size_t)kc * PANEL,
-                              bp + panel_stride + (size_t)kc * PANEL, n_pairs, acc[16 * t],
-                              acc[16 * t + (two_a ? 16 : 0)], kc == 0);
+                    int t1 = t + (two_a ? 1 : 0);
+                    block_any(two_a, two_b, a[0], a[t1 - t], bp + (size_t)kc * PANEL,
+                              bp + panel_stride + (size_t)kc * PANEL, n_pairs,
+                              direct ? y + (size_t)16 * t * ldy : acc[16 * t],
+                              direct ? y + (size_t)16 * t1 * ldy : acc[16 * t1],
+                              direct ? (size_t)ldy * sizeof(float) : sizeof acc[0], kc == 0);
                 }
             }
-            /* epilogue: acc rows (in L1) plus the bias into Y, then the
-               activation on Y's block while in cache */
-            float *y = Y + (size_t)ms * ldy + n;
-            for (int i = 0; i < r; i++)
-                for (int c = 0; c < cols; c++)
-                    y[(size_t)i * ldy + c] = acc[i][c] + (b ? b[n + c] : 0.0f);
+            if (direct)
+                epilogue_in_place(r, cols, b ? b + n : NULL, y, ldy);
+            else
+                epilogue(acc, r, cols, b ? b + n : NULL, y, ldy);
             if (act != RF_ACT_LINEAR)
                 rf_bias_act(y, r, cols, ldy, NULL, act);
         }
