@@ -4,12 +4,12 @@
  * kernel is threaded (the int8 product exactly: integer sums), plus a few exact values (GELU, RoPE at position 0,
  * masked softmax weights).
  */
+#include "formats/fp16.h"
 #include "kernels/activations.h"
 #include "model/attention.h"
+#include "kernels/amx_model.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
-#include "kernels/amx_model.h"
-#include "kernels/gemm_neon.h"
 #include "kernels/layernorm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
@@ -274,10 +274,6 @@ static void test_linear(void)
  * chunk (384), with both thread splits. */
 static void test_linear_bf16(void)
 {
-    if (!rf_bf16_supported()) {
-        SKIP("bf16 linear: this CPU has no " RF_BF16_CPU_NEEDS);
-        return;
-    }
     const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37},
                             {13, 64, 767}, {300, 96, 800}, {25, 2, 48}};
     const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
@@ -491,8 +487,6 @@ static void test_linear_int8(void)
  * same rounded operands. */
 static void test_bf16_pieces(void)
 {
-    if (!rf_bf16_supported())
-        return;
     const int sizes[][3] = {{1, 64, 40}, {128, 64, 300}, {37, 17, 33}, {128, 300, 64}};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
@@ -543,6 +537,98 @@ static void test_bf16_pieces(void)
         free(Y2);
         free(W);
     }
+}
+
+/* A bf16 kernel's edges against the naive twin: rows around the AMX
+ * kernel's 16-row tiles and 32-row blocks (1, 15, 16, 17, 31, 33, 64, 100),
+ * columns around its 16-column tiles, inputs around its 32-input tiles
+ * and 384-input chunks (odd K, K not a multiple of 32, one and two
+ * chunks), with bias and activations, through rf_linear_bf16 on the
+ * calling thread; and attention's pieces (rf_gemm_bf16 into rows ldy
+ * apart, W packed by rf_bf16_pack_transposed).
+ *
+ * The bound, from the arithmetic: both sides multiply the same rounded
+ * operands x^, w^ (each product exact in f32 and double). The kernel adds
+ * the K products (and the bias) in f32 in its own order, each add within
+ * one ulp of its result (rounded to nearest: half an ulp; TDPBF16PS's
+ * order inside an instruction is the hardware's, BFDOT's rounding is to
+ * odd: one), so its sum is within (K + 1) 2u sum_k |x^_k w^_k| (+ |b|) of
+ * the exact one, u = 2^-24; the naive twin's double sum rounds once, u
+ * |y|. Then the activation's slope and its vector error (act_bound). */
+static double bf16_edge_ratio(const float *X, const float *W, const float *b, int M, int N, int K,
+                              rf_activation act, const float *got, int ld_got, const float *want)
+{
+    double worst = 0.0;
+    for (int i = 0; i < M; i++)
+        for (int n = 0; n < N; n++) {
+            double dot = b ? b[n] : 0.0, mag = b ? fabs(b[n]) : 0.0;
+            for (int k = 0; k < K; k++) {
+                double p = (double)rf_bf16_to_f32(rf_f32_to_bf16(X[(size_t)i * K + k])) *
+                           rf_bf16_to_f32(rf_f32_to_bf16(W[(size_t)n * K + k]));
+                dot += p;
+                mag += fabs(p);
+            }
+            double y = want[(size_t)i * N + n];
+            double bound = (K + 1) * 2.0 * U_F32 * mag + U_F32 * fabs(dot);
+            bound = (act == RF_ACT_LINEAR ? 1.0 : ACT_SLOPE) * bound + act_bound(act, dot, y);
+            worst = bound_ratio(fabs(got[(size_t)i * ld_got + n] - y), bound, worst);
+        }
+    return worst;
+}
+
+static void test_bf16_kernel_edges(const char *kernel)
+{
+    const int ms[] = {1, 15, 16, 17, 31, 33, 64, 100};
+    const int nks[][2] = {{1, 1}, {16, 31}, {17, 32}, {33, 33}, {64, 100}, {100, 385}, {48, 800}};
+    const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
+    double worst_all = 0.0;
+    for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+        for (size_t c = 0; c < sizeof nks / sizeof nks[0]; c++) {
+            int M = ms[a], N = nks[c][0], K = nks[c][1];
+            rf_activation act = acts[(a + c) % 3];
+            float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
+            float *b = (a + c) % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
+            uint16_t *Wp = malloc(rf_bf16_packed_size(N, K) * sizeof *Wp);
+            uint16_t *Xb = malloc(rf_bf16_scratch_size(M, K) * sizeof *Xb);
+            size_t ldy = (size_t)N + 3;
+            float *Y = malloc((size_t)M * ldy * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
+            float *V = malloc((size_t)K * N * sizeof *V);
+            rf_bf16_pack(W, N, K, Wp);
+            rf_linear_bf16(NULL, X, M, K, Wp, b, N, act, Y, Xb);
+            rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
+            double worst = bf16_edge_ratio(X, W, b, M, N, K, act, Y, N, Y2);
+            CHECK(worst <= 1.0, "bf16 %s linear %dx%dx%d act %d bias %d: %.3g of its bound",
+                  kernel, M, N, K, act, b != NULL, worst);
+            worst_all = worst > worst_all ? worst : worst_all;
+            /* attention's pieces: W given as V = W^T (K x N), Y rows ldy
+               apart, the columns past N untouched */
+            for (int k = 0; k < K; k++)
+                for (int n = 0; n < N; n++)
+                    V[(size_t)k * N + n] = W[(size_t)n * K + k];
+            for (size_t i = 0; i < (size_t)M * ldy; i++)
+                Y[i] = -7.0f;
+            rf_bf16_pack_transposed(V, K, N, (size_t)N, Wp);
+            rf_bf16_round(X, M, K, (size_t)K, 1.0f, Xb);
+            rf_gemm_bf16(Xb, M, K, Wp, N, Y, (int)ldy);
+            rf_linear_bf16_naive(X, M, K, W, NULL, N, RF_ACT_LINEAR, Y2);
+            worst = bf16_edge_ratio(X, W, NULL, M, N, K, RF_ACT_LINEAR, Y, (int)ldy, Y2);
+            bool kept = true;
+            for (int i = 0; i < M; i++)
+                for (size_t c2 = (size_t)N; c2 < ldy; c2++)
+                    kept = kept && Y[(size_t)i * ldy + c2] == -7.0f;
+            CHECK(worst <= 1.0 && kept, "bf16 %s X V %dx%dx%d, ldy %zu: %.3g of its bound, %s",
+                  kernel, M, N, K, ldy, worst, kept ? "padding kept" : "wrote past N");
+            worst_all = worst > worst_all ? worst : worst_all;
+            free(X);
+            free(W);
+            free(b);
+            free(Wp);
+            free(Xb);
+            free(Y);
+            free(Y2);
+            free(V);
+        }
+    printf("bf16 %s kernel edges: worst %.3g of the bound\n", kernel, worst_all);
 }
 
 /* ==== element-wise kernels ==== */
@@ -964,7 +1050,7 @@ static void check_expected_kernels(void)
     if (!strcmp(int8, "NEON"))
         CHECK(!rf_int8_kernel_set(RF_INT8_SDOT), "int8 SDOT product refused on a CPU without it");
     if (!want_bf16)
-        CHECK(!rf_bf16_neon_tile_set(RF_BF16_BFDOT), "bf16 BFDOT product refused without BF16");
+        CHECK(!rf_bf16_kernel_set(RF_BF16_BFDOT), "bf16 BFDOT product refused without BF16");
 }
 #endif
 
@@ -984,33 +1070,42 @@ int main(void)
         test_linear();
     }
 #if RF_SIMD_ARM64
-    /* the bf16 product's two ARM64 builds */
-    const rf_bf16_neon_tile bf16_tiles[] = {RF_BF16_BFMMLA, RF_BF16_BFDOT};
-    const char *bf16_names[] = {"BFMMLA", "BFDOT"};
     check_expected_kernels();
-    for (size_t t = 0; t < sizeof bf16_tiles / sizeof bf16_tiles[0]; t++) {
-        if (!rf_bf16_neon_tile_set(bf16_tiles[t])) {
-            SKIP("bf16 %s product: this CPU does not have it", bf16_names[t]);
-            continue;
-        }
-        CHECK(rf_bf16_neon_tile_get() == bf16_tiles[t], "bf16 %s product selected", bf16_names[t]);
-        test_linear_bf16();
-        test_bf16_pieces();
-    }
-    rf_bf16_neon_tile_set(RF_BF16_BFMMLA);
+    const rf_bf16_kernel bf16_kernels[] = {RF_BF16_BFMMLA, RF_BF16_BFDOT};
     /* the int8 product in each build this CPU runs (SDOT: dot product,
      * I8MM: SMMLA) */
     const rf_int8_kernel int8_kernels[] = {RF_INT8_NEON, RF_INT8_SDOT, RF_INT8_I8MM};
     const char *int8_names[] = {"NEON", "SDOT", "I8MM"};
 #else
-    test_linear_bf16();
-    test_bf16_pieces();
+    /* amx-model: the AMX kernel's loops on the C model of the tile
+     * instructions, on any CPU with AVX2 */
+    const rf_bf16_kernel bf16_kernels[] = {RF_BF16_AMX, RF_BF16_AVX512BF16, RF_BF16_F32FMA,
+                                           RF_BF16_AMX_MODEL};
     /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI,
      * AMX: AMX-INT8 tiles), and the AMX build's loops on the tile model */
     const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI, RF_INT8_AMX,
                                            RF_INT8_AMX_MODEL};
     const char *int8_names[] = {"AVX2", "VNNI", "AMX", "AMX tile model"};
 #endif
+    /* the bf16 product on each kernel this CPU runs */
+    rf_bf16_kernel bf16_best = rf_bf16_kernel_get();
+    for (size_t k = 0; k < sizeof bf16_kernels / sizeof bf16_kernels[0]; k++) {
+        const char *name = rf_bf16_kernel_name(bf16_kernels[k]);
+        if (!rf_bf16_kernel_set(bf16_kernels[k])) {
+            SKIP("bf16 %s product: this CPU does not run it", name);
+            continue;
+        }
+        CHECK(rf_bf16_kernel_get() == bf16_kernels[k], "bf16 %s product selected", name);
+        long faults = rf_amx_model_faults();
+        test_linear_bf16();
+        test_bf16_pieces();
+        test_bf16_kernel_edges(name);
+        /* the tile model counts instructions the hardware would refuse
+           (on this thread: the edges ran here) */
+        CHECK(rf_amx_model_faults() == faults, "bf16 %s: %ld tile model faults", name,
+              rf_amx_model_faults() - faults);
+    }
+    rf_bf16_kernel_set(bf16_best); /* refused where no bf16 kernel runs: none is used then */
     rf_int8_kernel int8_best = rf_int8_kernel_get();
     for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
         if (!rf_int8_kernel_set(int8_kernels[k])) {

@@ -1,36 +1,29 @@
 /*
- * gemm_bf16.c — the bf16 Linear layer (see gemm_bf16.h for the packed
- * weight layout), the single-thread pieces attention uses (rounding rows,
- * packing rows or a transposed matrix, one product), and the naive twin.
- *
- * Blocking, per thread: rows in blocks of MC, inputs in chunks of KC_PAIRS
- * pairs (the MC x KC block of X stays in L2), and for each pair of
- * 16-column panels (a KC x 32 sliver of W, 24 KiB, stays in L1) a 12 x 32
- * tile of Y is accumulated in 24 registers: per pair of inputs, two loads
- * of W and 24 VDPBF16PS whose X operand is a broadcast from memory (MR x
- * NP panels in general, 12 x 2 the shape in use).
- * Partial sums go through Y between chunks; bias enters with the first
- * chunk and the activation follows the last, on the tile still in cache.
+ * gemm_bf16.c — the bf16 product's driver (see gemm_bf16.h for the packed
+ * weight layout and the rule that picks a kernel): the table of kernels
+ * (gemm_bf16_kernels.h) and the choice among them, rounding inputs and
+ * packing weights, the split over threads, the single-thread pieces
+ * attention uses, and the naive twin. Rounding and packing have an
+ * AVX512_BF16 build (VCVTNE2PS2BF16) and a plain C one (ARM64, and the
+ * test-only tile model on CPUs without AVX512_BF16); both round to
+ * nearest even.
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/activations.h"
 #include "formats/fp16.h"
-#include "kernels/gemm_neon.h"
+#include "kernels/amx.h"
+#include "kernels/gemm_bf16_kernels.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
 
 #include <string.h>
 
-#define PANEL 16       /* output columns per panel */
-#ifndef NP
-#define NP 2           /* panels per register tile */
+#if RF_SIMD_X86
+#include <cpuid.h>
 #endif
-#ifndef MR
-#define MR 12          /* rows per register tile: MR x NP accumulators */
-#endif
-#define NR (NP * PANEL) /* columns per register tile */
-#define MC 192         /* rows per L2 block */
-#define KC_PAIRS 192   /* pairs of inputs per chunk */
+
+#define PANEL 16 /* output columns per panel */
+#define NR 32    /* the kernels' column blocks: N is padded to a multiple */
 
 static int padded_n(int N)
 {
@@ -47,13 +40,219 @@ size_t rf_bf16_scratch_size(int M, int K)
     return (size_t)M * (size_t)rf_bf16_k_pairs(K) * 2;
 }
 
+/* ==== The kernels and the rule ==== */
+
+/* AVX512F and AVX512BW: the AVX-512 kernels' and epilogues' base */
+static bool has_avx512bw(void)
+{
+#if RF_SIMD_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#else
+    return false;
+#endif
+}
+
+static bool has_avx2_fma(void)
+{
+#if RF_SIMD_X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+/* VCVTNE2PS2BF16 for rounding and packing */
+static bool has_avx512bf16(void)
+{
+#if RF_SIMD_X86
+    return has_avx512bw() && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+/* CPUID leaf 0's vendor string is "AuthenticAMD" */
+static bool cpu_is_amd(void)
+{
+#if RF_SIMD_X86
+    unsigned a, b, c, d;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
+           c == 0x444d4163u;
+#else
+    return false;
+#endif
+}
+
+static const struct {
+    const char *name;
+    rf_bf16_gemm_fn *gemm;
+} kernels[RF_BF16_KERNEL_COUNT] = {
+#if RF_SIMD_X86
+    [RF_BF16_AMX] = {"amx", rf_bf16_gemm_amx},
+    [RF_BF16_AVX512BF16] = {"avx512bf16", rf_bf16_gemm_avx512bf16},
+    [RF_BF16_F32FMA] = {"f32fma", rf_bf16_gemm_f32fma},
+    [RF_BF16_AMX_MODEL] = {"amx-model", rf_bf16_gemm_amx_model},
+    [RF_BF16_BFMMLA] = {"bfmmla", NULL},
+    [RF_BF16_BFDOT] = {"bfdot", NULL},
+#elif RF_SIMD_ARM64
+    [RF_BF16_AMX] = {"amx", NULL},
+    [RF_BF16_AVX512BF16] = {"avx512bf16", NULL},
+    [RF_BF16_F32FMA] = {"f32fma", NULL},
+    [RF_BF16_AMX_MODEL] = {"amx-model", NULL},
+    [RF_BF16_BFMMLA] = {"bfmmla", rf_bf16_gemm_bfmmla},
+    [RF_BF16_BFDOT] = {"bfdot", rf_bf16_gemm_bfdot},
+#else
+    [RF_BF16_AMX] = {"amx", NULL},
+    [RF_BF16_AVX512BF16] = {"avx512bf16", NULL},
+    [RF_BF16_F32FMA] = {"f32fma", NULL},
+    [RF_BF16_AMX_MODEL] = {"amx-model", NULL},
+    [RF_BF16_BFMMLA] = {"bfmmla", NULL},
+    [RF_BF16_BFDOT] = {"bfdot", NULL},
+#endif
+};
+
+bool rf_bf16_kernel_runs(rf_bf16_kernel kernel)
+{
+    if ((unsigned)kernel >= RF_BF16_KERNEL_COUNT || !kernels[kernel].gemm)
+        return false;
+    switch (kernel) {
+    case RF_BF16_AMX: return rf_amx_usable(RF_AMX_BF16) && has_avx512bw();
+    case RF_BF16_AVX512BF16: return has_avx512bf16();
+    case RF_BF16_F32FMA: return has_avx512bw();
+    case RF_BF16_AMX_MODEL: return has_avx2_fma();
+    case RF_BF16_BFMMLA:
+    case RF_BF16_BFDOT: return rf_cpu_has_arm_bf16();
+    }
+    return false;
+}
+
 bool rf_bf16_supported(void)
 {
 #if RF_SIMD_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    return has_avx512bf16() || rf_bf16_kernel_runs(RF_BF16_AMX);
 #else
     return rf_cpu_has_arm_bf16();
 #endif
+}
+
+/* The rule of gemm_bf16.h, from CPUID (and the OS's grant of the tile
+ * state): the same answer every time on a given CPU. */
+static rf_bf16_kernel rule(const char **why)
+{
+#if RF_SIMD_X86
+    if (rf_bf16_kernel_runs(RF_BF16_AMX)) {
+        *why = "AMX-BF16 in use";
+        return RF_BF16_AMX;
+    }
+    if (has_avx512bf16() && cpu_is_amd()) {
+        *why = "AVX512_BF16 on AMD (VDPBF16PS at twice the f32 FMA rate)";
+        return RF_BF16_AVX512BF16;
+    }
+    if (has_avx512bf16()) {
+        *why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA "
+               "here, so f32 FMA on bf16 operands";
+        return RF_BF16_F32FMA;
+    }
+    *why = "no AVX512_BF16 or AMX-BF16: bf16 compute unavailable";
+    return RF_BF16_AVX512BF16;
+#else
+    *why = rf_cpu_has_arm_bf16() ? "BF16: BFMMLA" : "no BF16: bf16 compute unavailable";
+    return RF_BF16_BFMMLA;
+#endif
+}
+
+/* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
+static int kernel_chosen = -1;
+static const char *kernel_why = "";
+
+rf_bf16_kernel rf_bf16_kernel_get(void)
+{
+    int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
+    if (k < 0) {
+        const char *why;
+        k = (int)rule(&why);
+        __atomic_store_n(&kernel_why, why, __ATOMIC_RELAXED);
+        __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
+    }
+    return (rf_bf16_kernel)k;
+}
+
+bool rf_bf16_kernel_set(rf_bf16_kernel kernel)
+{
+    if (!rf_bf16_kernel_runs(kernel))
+        return false;
+    __atomic_store_n(&kernel_why, "set by the caller", __ATOMIC_RELAXED);
+    __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
+    return true;
+}
+
+const char *rf_bf16_kernel_reason(void)
+{
+    rf_bf16_kernel_get();
+    return __atomic_load_n(&kernel_why, __ATOMIC_RELAXED);
+}
+
+const char *rf_bf16_kernel_name(rf_bf16_kernel kernel)
+{
+    return (unsigned)kernel < RF_BF16_KERNEL_COUNT ? kernels[kernel].name : NULL;
+}
+
+bool rf_bf16_kernel_parse(const char *name, rf_bf16_kernel *kernel)
+{
+    for (int k = 0; k < RF_BF16_KERNEL_COUNT; k++)
+        if (!strcmp(name, kernels[k].name)) {
+            *kernel = (rf_bf16_kernel)k;
+            return true;
+        }
+    return false;
+}
+
+bool rf_bf16_attention_fast(void)
+{
+    if (!rf_bf16_supported())
+        return false;
+    rf_bf16_kernel k = rf_bf16_kernel_get();
+    return k == RF_BF16_AMX || k == RF_BF16_AVX512BF16 || k == RF_BF16_BFMMLA ||
+           k == RF_BF16_BFDOT;
+}
+
+static rf_bf16_gemm_fn *gemm_kernel(void)
+{
+    return kernels[rf_bf16_kernel_get()].gemm;
+}
+
+/* ==== Rounding and packing ==== */
+
+/* Plain C: rounds scale * rows [m0, m1) of X (rows ldx apart) to bf16
+ * pairs, as the AVX512_BF16 build below. */
+static void round_rows_c(const float *X, size_t ldx, int K, float scale, int m0, int m1,
+                         uint16_t *out)
+{
+    int kp = rf_bf16_k_pairs(K);
+    for (int r = m0; r < m1; r++) {
+        const float *x = X + (size_t)r * ldx;
+        uint16_t *o = out + (size_t)r * kp * 2;
+        for (int k = 0; k < K; k++)
+            o[k] = rf_f32_to_bf16(scale * x[k]);
+        if (K & 1)
+            o[K] = 0;
+    }
+}
+
+/* Plain C: packs the N x K matrix whose element (n, k) is W[n * n_step + k
+ * * k_step]: pair i of column n at uint32 (n / 16) * kp * 16 + i * 16 + n
+ * % 16, low half input 2i; columns up to the padded count and the odd K's
+ * last input are zero. */
+static void pack_strided_c(const float *W, int N, int K, size_t n_step, size_t k_step,
+                           uint16_t *dst)
+{
+    int kp = rf_bf16_k_pairs(K), n_pad = padded_n(N);
+    for (int n = 0; n < n_pad; n++) {
+        uint16_t *col = dst + ((size_t)(n / PANEL) * kp * PANEL + n % PANEL) * 2;
+        for (int k = 0; k < 2 * kp; k++)
+            col[(size_t)(k / 2) * PANEL * 2 + k % 2] =
+                n < N && k < K ? rf_f32_to_bf16(W[(size_t)n * n_step + (size_t)k * k_step]) : 0;
+    }
 }
 
 #if RF_SIMD_X86
@@ -69,7 +268,7 @@ static __mmask16 col_mask(int cols)
 /* Rounds scale * rows [m0, m1) of X (rows ldx apart, K used) to bf16
  * pairs: row r of `out` is kp = ceil(K / 2) uint32, the odd K padded with
  * a zero. */
-RF_TARGET_BF16 static void round_rows(const float *X, size_t ldx, int K, float scale, int m0,
+RF_TARGET_BF16 static void round_rows_avx512(const float *X, size_t ldx, int K, float scale, int m0,
                                       int m1, uint16_t *out)
 {
     int kp = rf_bf16_k_pairs(K);
@@ -99,7 +298,7 @@ RF_TARGET_BF16 static inline __m512i bf16_lanes(__m512 x)
 /* Packs W = V^T (N x K) where V is K x N, rows ldv apart: the pair of
  * inputs i of panel p is rows 2i and 2i + 1 of V at columns 16p..16p+15,
  * interleaved, one 64-byte store. */
-RF_TARGET_BF16 static void pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
+RF_TARGET_BF16 static void pack_transposed_avx512(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
     int kp = rf_bf16_k_pairs(K), np = padded_n(N) / PANEL;
     for (int i = 0; i < kp; i++) {
@@ -119,7 +318,7 @@ RF_TARGET_BF16 static void pack_transposed(const float *V, int K, int N, size_t 
 /* Packs W (N x K, rows ldw apart): each row rounded 32 inputs at a time,
  * its 16 pairs then stored 16 pairs apart (one per input pair of the
  * row's panel); rows past N are zero. */
-RF_TARGET_BF16 static void pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+RF_TARGET_BF16 static void pack_rows_avx512(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
     int kp = rf_bf16_k_pairs(K), n_pad = padded_n(N);
     uint32_t *out = (uint32_t *)(void *)dst;
@@ -140,116 +339,19 @@ RF_TARGET_BF16 static void pack_rows(const float *W, int N, int K, size_t ldw, u
         }
     }
 }
+#endif /* RF_SIMD_X86 */
 
-/* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
- * [0, n_pairs) of the NP panels from W0 (panel_stride apart), into Y
- * (cols <= NR valid columns). first: start from the bias (or 0), else
- * from Y. mr is a constant at every call, so the loops unroll and the
- * accumulators stay in registers. */
-RF_TARGET_BF16 static inline __attribute__((always_inline)) void
-tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_stride,
-     int n_pairs, float *Y, int ldy, int cols, const float *bias, bool first)
-{
-    __m512 acc[MR][NP];
-    __mmask16 mask[NP];
-    for (int p = 0; p < NP; p++)
-        mask[p] = col_mask(cols - p * PANEL);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            acc[r][p] = first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * PANEL)
-                                      : _mm512_setzero_ps())
-                              : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * PANEL);
-    for (int i = 0; i < n_pairs; i++) {
-        __m512bh w[NP];
-        for (int p = 0; p < NP; p++)
-            w[p] = (__m512bh)_mm512_loadu_si512(
-                (const void *)(W0 + p * panel_stride + (size_t)i * 2 * PANEL));
-#pragma GCC unroll 12
-        for (int r = 0; r < mr; r++) {
-            __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[(size_t)r * lda + i]);
-            for (int p = 0; p < NP; p++)
-                acc[r][p] = _mm512_dpbf16_ps(acc[r][p], a, w[p]);
-        }
-    }
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * PANEL, mask[p], acc[r][p]);
-}
-
-RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const uint16_t *W0,
-                                    size_t panel_stride, int n_pairs, float *Y, int ldy, int cols,
-                                    const float *bias, bool first)
-{
-    switch (mr) {
-#define TILE_CASE(n) \
-    case n: tile(n, A, lda, W0, panel_stride, n_pairs, Y, ldy, cols, bias, first); break;
-        TILE_CASE(1) TILE_CASE(2) TILE_CASE(3) TILE_CASE(4) TILE_CASE(5) TILE_CASE(6)
-#if MR > 6
-        TILE_CASE(7) TILE_CASE(8)
-#endif
-#if MR > 8
-        TILE_CASE(9) TILE_CASE(10) TILE_CASE(11) TILE_CASE(12)
-#endif
-#undef TILE_CASE
-    default: break;
-    }
-}
-
-/* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of NR), rows of Y ldy
- * apart. */
-RF_TARGET_BF16 static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
-                                      int n0, int n1, const float *b, rf_activation act, float *Y,
-                                      int ldy)
-{
-    int kp = rf_bf16_k_pairs(K);
-    size_t panel_stride = (size_t)kp * 2 * PANEL;
-    const uint32_t *A = (const uint32_t *)(const void *)Xb;
-    for (int mc = m0; mc < m1; mc += MC) {
-        int mc_end = mc + MC < m1 ? mc + MC : m1;
-        for (int kc = 0; kc < kp; kc += KC_PAIRS) {
-            int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
-            bool first = kc == 0, last = kc + n_pairs == kp;
-            for (int n = n0; n < n1; n += NR) {
-                const uint16_t *W0 = Wp + (size_t)(n / PANEL) * panel_stride + (size_t)kc * 2 * PANEL;
-                int cols = n1 - n < NR ? n1 - n : NR;
-                for (int m = mc; m < mc_end; m += MR) {
-                    int mr = mc_end - m < MR ? mc_end - m : MR;
-                    float *y = Y + (size_t)m * ldy + n;
-                    tile_any(mr, A + (size_t)m * kp + kc, kp, W0, panel_stride, n_pairs, y, ldy,
-                             cols, b ? b + n : NULL, first);
-                    if (last && act != RF_ACT_LINEAR)
-                        rf_bias_act(y, mr, cols, ldy, NULL, act);
-                }
-            }
-        }
-    }
-}
-#elif RF_SIMD_ARM64
-/* The ARM64 builds (gemm_bf16_neon.c) in the x86 builds' place. */
 static void round_rows(const float *X, size_t ldx, int K, float scale, int m0, int m1,
                        uint16_t *out)
 {
-    rf_bf16_round_neon(X, ldx, K, scale, m0, m1, out);
+#if RF_SIMD_X86
+    if (has_avx512bf16()) {
+        round_rows_avx512(X, ldx, K, scale, m0, m1, out);
+        return;
+    }
+#endif
+    round_rows_c(X, ldx, K, scale, m0, m1, out);
 }
-
-static void pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
-{
-    rf_bf16_pack_rows_neon(W, N, K, ldw, dst);
-}
-
-static void pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
-{
-    rf_bf16_pack_transposed_neon(V, K, N, ldv, dst);
-}
-
-static void gemm_block(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                       int n1, const float *b, rf_activation act, float *Y, int ldy)
-{
-    rf_bf16_gemm_block_neon(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
-}
-#endif /* RF_SIMD_X86, RF_SIMD_ARM64 */
 
 struct bf16_job {
     const float *X;
@@ -260,7 +362,10 @@ struct bf16_job {
     float *Y;
     uint16_t *Xb;
     bool split_rows;
+    rf_bf16_gemm_fn *gemm;
 };
+
+/* ==== Threads ==== */
 
 static void round_task(void *arg, int block, int thread)
 {
@@ -268,9 +373,7 @@ static void round_task(void *arg, int block, int thread)
     const struct bf16_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-#if RF_SIMD_X86 || RF_SIMD_ARM64
     round_rows(j->X, (size_t)j->K, j->K, 1.0f, s, s + n, j->Xb);
-#endif
 }
 
 static void gemm_task(void *arg, int block, int thread)
@@ -278,25 +381,21 @@ static void gemm_task(void *arg, int block, int thread)
     (void)thread;
     const struct bf16_job *j = arg;
     int s, n;
-#if RF_SIMD_X86 || RF_SIMD_ARM64
     if (j->split_rows) {
         rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
         if (n > 0)
-            gemm_block(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, j->N);
+            j->gemm(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, j->N);
     } else {
         rf_block_range(j->N, j->n_blocks, block, NR, &s, &n);
         if (n > 0)
-            gemm_block(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, j->N);
+            j->gemm(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, j->N);
     }
-#else
-    (void)j, (void)s, (void)n;
-#endif
 }
 
 void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
 {
-    struct bf16_job job = {X, W_packed, b, M, K, N, 1, act, Y, scratch, true};
+    struct bf16_job job = {X, W_packed, b, M, K, N, 1, act, Y, scratch, true, gemm_kernel()};
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     int n_threads = rf_parallel_threads(pool);
     /* every thread reads all rows when columns are split: round them first */
@@ -309,11 +408,7 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
 {
-#if RF_SIMD_X86 || RF_SIMD_ARM64
     round_rows(X, ldx, K, scale, 0, M, out);
-#else
-    (void)X, (void)M, (void)K, (void)ldx, (void)scale, (void)out;
-#endif
 }
 
 void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
@@ -323,30 +418,30 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
 
 void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
-#if RF_SIMD_X86 || RF_SIMD_ARM64
-    pack_rows(W, N, K, ldw, dst);
-#else
-    (void)W, (void)N, (void)K, (void)ldw, (void)dst;
+#if RF_SIMD_X86
+    if (has_avx512bf16()) {
+        pack_rows_avx512(W, N, K, ldw, dst);
+        return;
+    }
 #endif
+    pack_strided_c(W, N, K, ldw, 1, dst);
 }
 
 void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
-#if RF_SIMD_X86 || RF_SIMD_ARM64
-    pack_transposed(V, K, N, ldv, dst);
-#else
-    (void)V, (void)K, (void)N, (void)ldv, (void)dst;
+#if RF_SIMD_X86
+    if (has_avx512bf16()) {
+        pack_transposed_avx512(V, K, N, ldv, dst);
+        return;
+    }
 #endif
+    pack_strided_c(V, N, K, 1, ldv, dst);
 }
 
 void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
                   int ldy)
 {
-#if RF_SIMD_X86 || RF_SIMD_ARM64
-    gemm_block(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, Y, ldy);
-#else
-    (void)Xb, (void)M, (void)K, (void)W_packed, (void)N, (void)Y, (void)ldy;
-#endif
+    gemm_kernel()(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, Y, ldy);
 }
 
 void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -1,19 +1,30 @@
 /*
  * gemm_bf16.h — the Linear layer in bfloat16 (opt-in compute type
- * RF_COMPUTE_BF16), on CPUs with AVX512_BF16.
+ * RF_COMPUTE_BF16), and attention's products in bf16.
  *
  * Debian's OpenBLAS has no bf16 GEMM (no sbgemm in its build), so this is
  * the one matrix product of the engine outside OpenBLAS. Inputs and
  * weights are rounded to bf16 (nearest, ties to even); products are
- * summed in f32 by VDPBF16PS, two k at a time, so the result differs from
- * the f32 product only by that rounding of the operands.
+ * summed in f32, so the result differs from the f32 product by that
+ * rounding of the operands, and between kernels only by the order of the
+ * f32 sums.
  *
  * Weights are packed once (rf_context_create) into panels of 16 output
  * columns: panel p holds, for each pair of inputs k = 2i, 2i + 1, the 32
- * values W[16p + j][2i + e] at [i][j][e], so one 64-byte load feeds one
- * VDPBF16PS for 16 outputs. N is padded with zero columns to a whole
- * number of register tiles (32 columns), K with a zero column to an even
- * count.
+ * values W[16p + j][2i + e] at [i][j][e]: one 64-byte line, the operand of
+ * one VDPBF16PS for 16 outputs, and 16 consecutive lines one AMX B tile
+ * (32 inputs x 16 columns). N is padded with zero columns to a multiple
+ * of 32, K with a zero column to an even count.
+ *
+ * The product runs on one of several kernels (gemm_bf16_kernels.h),
+ * chosen once from CPUID by a fixed rule (docs/compute.md), since their
+ * results differ in the last bits and their speed by 30x:
+ *   AMX-BF16 usable                     -> RF_BF16_AMX
+ *   else AVX512_BF16 on an AMD CPU      -> RF_BF16_AVX512BF16 (Zen 4, 5)
+ *   else AVX512_BF16 (Intel, no AMX)    -> RF_BF16_F32FMA (VDPBF16PS runs
+ *                                          at half the f32 FMA rate there)
+ *   ARM64 with BF16                     -> RF_BF16_BFMMLA
+ * rf_bf16_kernel_set overrides the rule (a user's choice, tests).
  */
 #ifndef RF_GEMM_BF16_H
 #define RF_GEMM_BF16_H
@@ -25,14 +36,50 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* True when this CPU runs the bf16 kernel (AVX512F + AVX512_BF16; on
- * ARM64, BF16). RF_BF16_CPU_NEEDS names it for messages. */
+/* True when this CPU runs bf16 compute (AVX512F + AVX512_BF16, or
+ * AMX-BF16; on ARM64, BF16). RF_BF16_CPU_NEEDS names it for messages. */
 bool rf_bf16_supported(void);
 #if defined(__aarch64__)
 #define RF_BF16_CPU_NEEDS "BF16 (BFDOT, BFMMLA)"
 #else
 #define RF_BF16_CPU_NEEDS "AVX512_BF16"
 #endif
+
+/* The bf16 product's kernels (gemm_bf16_kernels.h). */
+typedef enum {
+    RF_BF16_AMX,        /* x86-64: TDPBF16PS tiles (AMX-BF16) */
+    RF_BF16_AVX512BF16, /* x86-64: VDPBF16PS (AVX512_BF16) */
+    RF_BF16_F32FMA,     /* x86-64: bf16 widened to f32, f32 FMA (AVX512F) */
+    RF_BF16_BFMMLA,     /* ARM64: BFMMLA (BF16) */
+    RF_BF16_BFDOT,      /* ARM64: BFDOT (BF16) */
+    RF_BF16_AMX_MODEL,  /* x86-64, tests only: the AMX kernel on the C
+                           model of the tile instructions (AVX2); never
+                           chosen by the rule */
+} rf_bf16_kernel;
+#define RF_BF16_KERNEL_COUNT 6
+
+/* The kernel in use: the rule above on the first call, unless set.
+ * Without bf16 support it still names a kernel, which is not used. */
+rf_bf16_kernel rf_bf16_kernel_get(void);
+/* Uses `kernel` from now on, in every thread (call it before products
+ * run); false, and nothing changed, where this CPU cannot run it. */
+bool rf_bf16_kernel_set(rf_bf16_kernel kernel);
+/* Short lowercase name: "amx", "avx512bf16", "f32fma", "bfmmla", "bfdot",
+ * "amx-model"; NULL for a value outside the enum. */
+const char *rf_bf16_kernel_name(rf_bf16_kernel kernel);
+/* The kernel called `name` (as rf_bf16_kernel_name); false if none is. */
+bool rf_bf16_kernel_parse(const char *name, rf_bf16_kernel *kernel);
+/* True when this CPU can run `kernel`. */
+bool rf_bf16_kernel_runs(rf_bf16_kernel kernel);
+/* One line on why the rule picked what it did (static storage), e.g.
+ * "AMX-BF16 in use" or "AVX512_BF16 on Intel without AMX-BF16: VDPBF16PS
+ * is slower than f32 FMA here". */
+const char *rf_bf16_kernel_reason(void);
+
+/* Whether int8 compute runs attention's two products in bf16: where the
+ * kernel in use is faster than f32 sgemm (AMX, VDPBF16PS on AMD, BFMMLA
+ * and BFDOT), else they stay f32. */
+bool rf_bf16_attention_fast(void);
 
 /* K rounded up to even: the row length of packed inputs. */
 static inline int rf_bf16_k_pairs(int K)

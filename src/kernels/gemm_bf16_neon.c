@@ -1,8 +1,7 @@
 /*
- * gemm_bf16_neon.c — the bf16 Linear's pieces on ARM64 (see gemm_bf16.h
- * for the rounding and the packed layout): rounding rows and packing in
- * plain C (rf_f32_to_bf16, nearest even: the x86 build's bytes), and the
- * product on CPUs with BF16 in two builds:
+ * gemm_bf16_neon.c — the bf16 product on ARM64 CPUs with BF16, two
+ * kernels of gemm_bf16_kernels.h (the driver gemm_bf16.c rounds and packs
+ * the operands, gemm_bf16.h's layout):
  *
  *   RF_BF16_BFMMLA  a 2 x 4 block of rows times a 2 x 4 block of columns
  *                   into 2 x 2 f32 sums. Two pairs of the panel,
@@ -19,81 +18,16 @@
  * the whole of K; the bias is added as the tile is stored (as the naive
  * twin does), the activation follows on the tile still in cache.
  */
-#include "formats/fp16.h"
 #include "kernels/activations.h"
 #include "kernels/gemm_bf16.h"
-#include "kernels/gemm_neon.h"
+#include "kernels/gemm_bf16_kernels.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_ARM64
 #include <arm_neon.h>
-#include <string.h>
 
 #define PANEL 16 /* output columns per panel (gemm_bf16.h) */
 #define MR 4     /* rows per tile */
-
-/* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
-static int tile_chosen = -1;
-
-rf_bf16_neon_tile rf_bf16_neon_tile_get(void)
-{
-    int t = __atomic_load_n(&tile_chosen, __ATOMIC_RELAXED);
-    if (t < 0) {
-        t = RF_BF16_BFMMLA;
-        __atomic_store_n(&tile_chosen, t, __ATOMIC_RELAXED);
-    }
-    return (rf_bf16_neon_tile)t;
-}
-
-bool rf_bf16_neon_tile_set(rf_bf16_neon_tile tile)
-{
-    if (!rf_cpu_has_arm_bf16())
-        return false;
-    __atomic_store_n(&tile_chosen, (int)tile, __ATOMIC_RELAXED);
-    return true;
-}
-
-/* ==== Rounding and packing ==== */
-
-void rf_bf16_round_neon(const float *X, size_t ldx, int K, float scale, int m0, int m1,
-                        uint16_t *out)
-{
-    int kp = rf_bf16_k_pairs(K);
-    for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * ldx;
-        uint16_t *o = out + (size_t)r * kp * 2;
-        for (int k = 0; k < K; k++)
-            o[k] = rf_f32_to_bf16(scale * x[k]);
-        if (K & 1)
-            o[K] = 0;
-    }
-}
-
-/* Packs the N x K matrix whose element (n, k) is W[n * n_step + k *
- * k_step]: pair i of column n at uint32 (n / 16) * kp * 16 + i * 16 +
- * n % 16, low half input 2i; columns up to the padded count and the odd
- * K's last input are zero. */
-static void pack_strided(const float *W, int N, int K, size_t n_step, size_t k_step, uint16_t *dst)
-{
-    int kp = rf_bf16_k_pairs(K);
-    int n_pad = (int)(rf_bf16_packed_size(N, K) / ((size_t)kp * 2));
-    for (int n = 0; n < n_pad; n++) {
-        uint16_t *col = dst + ((size_t)(n / PANEL) * kp * PANEL + n % PANEL) * 2;
-        for (int k = 0; k < 2 * kp; k++)
-            col[(size_t)(k / 2) * PANEL * 2 + k % 2] =
-                n < N && k < K ? rf_f32_to_bf16(W[(size_t)n * n_step + (size_t)k * k_step]) : 0;
-    }
-}
-
-void rf_bf16_pack_rows_neon(const float *W, int N, int K, size_t ldw, uint16_t *dst)
-{
-    pack_strided(W, N, K, ldw, 1, dst);
-}
-
-void rf_bf16_pack_transposed_neon(const float *V, int K, int N, size_t ldv, uint16_t *dst)
-{
-    pack_strided(V, N, K, 1, ldv, dst);
-}
 
 /* ==== Tiles: rows [0, mr) of A (bf16 pairs, lda pairs a row) times one
  * panel W over kp pairs, into T (mr x 16 f32). mr is a constant at every
@@ -184,10 +118,10 @@ tile_bfmmla(const int mr, const uint32_t *A, int lda, const uint16_t *W, int kp,
         }
 }
 
-RF_TARGET_ARM_BF16 static void tile_any(rf_bf16_neon_tile kind, int mr, const uint32_t *A, int lda,
+RF_TARGET_ARM_BF16 static void tile_any(bool bfdot, int mr, const uint32_t *A, int lda,
                                         const uint16_t *W, int kp, float *T)
 {
-    if (kind == RF_BF16_BFDOT) {
+    if (bfdot) {
         switch (mr) {
         case 1: tile_bfdot(1, A, lda, W, kp, T); break;
         case 2: tile_bfdot(2, A, lda, W, kp, T); break;
@@ -204,20 +138,19 @@ RF_TARGET_ARM_BF16 static void tile_any(rf_bf16_neon_tile kind, int mr, const ui
     }
 }
 
-void rf_bf16_gemm_block_neon(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                             int n1, const float *b, rf_activation act, float *Y, int ldy)
+static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+                       int n0, int n1, const float *b, rf_activation act, float *Y, int ldy)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * PANEL;
     const uint32_t *A = (const uint32_t *)(const void *)Xb;
-    rf_bf16_neon_tile kind = rf_bf16_neon_tile_get();
     float T[MR * PANEL];
     for (int n = n0; n < n1; n += PANEL) {
         const uint16_t *W = Wp + (size_t)(n / PANEL) * panel_stride;
         int cols = n1 - n < PANEL ? n1 - n : PANEL;
         for (int m = m0; m < m1; m += MR) {
             int mr = m1 - m < MR ? m1 - m : MR;
-            tile_any(kind, mr, A + (size_t)m * kp, kp, W, kp, T);
+            tile_any(bfdot, mr, A + (size_t)m * kp, kp, W, kp, T);
             float *y = Y + (size_t)m * ldy + n;
             for (int r = 0; r < mr; r++)
                 for (int c = 0; c < cols; c++)
@@ -226,5 +159,17 @@ void rf_bf16_gemm_block_neon(const uint16_t *Xb, int K, int m0, int m1, const ui
                 rf_bias_act(y, mr, cols, ldy, NULL, act);
         }
     }
+}
+
+void rf_bf16_gemm_bfmmla(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                         int n1, const float *b, rf_activation act, float *Y, int ldy)
+{
+    gemm_block(false, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
+}
+
+void rf_bf16_gemm_bfdot(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                        int n1, const float *b, rf_activation act, float *Y, int ldy)
+{
+    gemm_block(true, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
 }
 #endif /* RF_SIMD_ARM64 */

@@ -2,8 +2,9 @@
  * kernel_choice.c — the user's choice of kernels (kernel_choice.h): the
  * words of ROFORMER_KERNEL / `--kernel`, a comma-separated list of
  * TYPE=NAME, e.g. "int8=vnni,attention=f32":
- *   int8=amx|vnni|avx2|i8mm|sdot|neon   the int8 product's build
- *   attention=bf16|f32                  int8 compute's attention products
+ *   int8=amx|vnni|avx2|i8mm|sdot|neon          the int8 product's build
+ *   bf16=amx|avx512bf16|f32fma|bfmmla|bfdot    the bf16 product's kernel
+ *   attention=bf16|f32                         int8 compute's attention products
  * A build the CPU lacks, or an unknown word, is an error naming what was
  * asked and what there is.
  */
@@ -20,12 +21,12 @@
 
 /* -1: by the CPU rule; else 0 (f32) or 1 (bf16). */
 static int attention_choice = -1;
-static const char *int8_source = "the CPU";
+static const char *int8_source = "the CPU", *bf16_source = NULL;
 
 bool rf_int8_attention_in_bf16(void)
 {
     int c = __atomic_load_n(&attention_choice, __ATOMIC_RELAXED);
-    return c < 0 ? rf_bf16_supported() : c == 1;
+    return c < 0 ? rf_bf16_attention_fast() : c == 1;
 }
 
 /* The int8 builds this CPU runs, for messages. */
@@ -58,6 +59,23 @@ static rf_status select_one(const char *type, const char *name, const char *sour
                        source, name, builds[0] ? builds : "none",
                        !strcmp(name, "amx") ? "; AMX: " : "", !strcmp(name, "amx") ? rf_amx_reason() : "");
     }
+    if (!strcmp(type, "bf16")) {
+        rf_bf16_kernel kernel;
+        if (rf_bf16_kernel_parse(name, &kernel) && kernel != RF_BF16_AMX_MODEL &&
+            rf_bf16_kernel_set(kernel)) {
+            bf16_source = source;
+            return RF_OK;
+        }
+        char builds[96];
+        size_t n = 0;
+        builds[0] = '\0';
+        for (int k = 0; k < RF_BF16_KERNEL_COUNT; k++)
+            if (k != RF_BF16_AMX_MODEL && rf_bf16_kernel_runs((rf_bf16_kernel)k))
+                n += (size_t)snprintf(builds + n, n < sizeof builds ? sizeof builds - n : 0, "%s%s",
+                                      n ? ", " : "", rf_bf16_kernel_name((rf_bf16_kernel)k));
+        return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no bf16 kernel '%s' on this CPU (it runs: %s)",
+                       source, name, builds[0] ? builds : "none");
+    }
     if (!strcmp(type, "attention")) {
         if (strcmp(name, "bf16") && strcmp(name, "f32"))
             return rf_fail(err, RF_ERR_INPUT, "%s: attention=%s: expected bf16 or f32", source, name);
@@ -68,8 +86,8 @@ static rf_status select_one(const char *type, const char *name, const char *sour
         __atomic_store_n(&attention_choice, !strcmp(name, "bf16"), __ATOMIC_RELAXED);
         return RF_OK;
     }
-    return rf_fail(err, RF_ERR_INPUT, "%s: unknown product '%s' (expected int8= or attention=)",
-                   source, type);
+    return rf_fail(err, RF_ERR_INPUT,
+                   "%s: unknown product '%s' (expected int8=, bf16= or attention=)", source, type);
 }
 
 static rf_status select_from(const char *spec, const char *source, rf_error *err)
@@ -128,7 +146,8 @@ rf_kernel_info rf_kernels_get_info(void)
     info.int8 = rf_int8_supported() ? rf_int8_kernel_name(rf_int8_kernel_get()) : "none";
     info.int8_chosen_by = int8_source;
     info.int8_attention = rf_int8_attention_in_bf16() ? "bf16" : "f32";
-    info.bf16 = rf_bf16_supported() ? "native" : "none";
+    info.bf16 = rf_bf16_supported() ? rf_bf16_kernel_name(rf_bf16_kernel_get()) : "none";
+    info.bf16_chosen_by = bf16_source ? bf16_source : rf_bf16_kernel_reason();
     info.amx = rf_amx_reason();
     return info;
 }

@@ -83,8 +83,10 @@ static float *carve(struct carve *c, size_t floats)
 }
 
 /* Attention's two products run in bf16 for bf16 compute, and for int8
- * compute where the CPU has the bf16 kernel (their rounding is far below
- * what int8 moves: test_int8); in f32 otherwise. */
+ * compute where the bf16 kernel in use is faster than f32 sgemm
+ * (rf_int8_attention_in_bf16: rf_bf16_attention_fast's rule, AMX, AMD's
+ * VDPBF16PS, ARM64's BF16, unless ROFORMER_KERNEL chose; their rounding
+ * is far below what int8 moves: test_int8); in f32 otherwise. */
 static bool attention_in_bf16(rf_compute_type compute)
 {
     return compute == RF_COMPUTE_BF16 || (compute == RF_COMPUTE_INT8 && rf_int8_attention_in_bf16());

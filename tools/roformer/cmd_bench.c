@@ -307,8 +307,9 @@ int cmd_bench(int argc, char **argv)
     printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld; compute %s\n",
            blas.core, (int)blas.threads, threads, compute_name);
     rf_kernel_info kernels = rf_kernels_get_info();
-    printf("kernels: int8 %s (chosen by %s), int8 attention %s, bf16 %s; AMX: %s\n",
-           kernels.int8, kernels.int8_chosen_by, kernels.int8_attention, kernels.bf16, kernels.amx);
+    printf("kernels: int8 %s (chosen by %s), int8 attention %s, bf16 %s (%s); AMX: %s\n",
+           kernels.int8, kernels.int8_chosen_by, kernels.int8_attention, kernels.bf16,
+           kernels.bf16_chosen_by, kernels.amx);
     printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
            real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
     printf("ms per batch: median %.2f, min %.2f, max %.2f\n", med, lo, hi);

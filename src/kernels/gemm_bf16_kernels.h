@@ -1,0 +1,45 @@
+/*
+ * gemm_bf16_kernels.h — the bf16 product's per-instruction-set kernels,
+ * behind the driver gemm_bf16.c. The driver rounds the inputs, packs the
+ * weights (the layout of gemm_bf16.h), splits the work over threads and
+ * calls the kernel chosen once (rf_bf16_kernel_get) for each block of the
+ * output. A kernel reads those two operands and writes its block; it never
+ * calls back into the driver. Adding an instruction set is one file with
+ * one function of this signature, and a row of the driver's table.
+ *
+ * A kernel computes Y rows [m0, m1), columns [n0, n1) (n0 a multiple of
+ * 32, n1 <= N, rows of Y ldy apart) = act(Xb . W^T + b), where Xb holds
+ * rows of rf_bf16_k_pairs(K) pairs of bf16 inputs and Wp the packed
+ * weights (panels of 16 columns, padded with zero columns to a multiple of
+ * 32); b may be NULL.
+ */
+#ifndef RF_GEMM_BF16_KERNELS_H
+#define RF_GEMM_BF16_KERNELS_H
+
+#include "roformer.h"
+
+#include <stdint.h>
+
+typedef void rf_bf16_gemm_fn(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                             int n1, const float *b, rf_activation act, float *Y, int ldy);
+
+/* x86-64 (each needs what its name says; the driver checks the CPU):
+ * rf_bf16_gemm_amx          TDPBF16PS tiles (AMX-BF16), gemm_bf16_amx.c;
+ * rf_bf16_gemm_amx_model    the same loops on amx_model.h's C model of the
+ *                           tile instructions (AVX2; tests only),
+ *                           gemm_bf16_amx_model.c;
+ * rf_bf16_gemm_avx512bf16   VDPBF16PS (AVX512_BF16), gemm_bf16_avx512.c;
+ * rf_bf16_gemm_f32fma       the bf16 operands widened to f32 in registers
+ *                           and summed by f32 FMA (AVX512F),
+ *                           gemm_bf16_f32fma.c.
+ * ARM64 (BF16), gemm_bf16_neon.c:
+ * rf_bf16_gemm_bfmmla       BFMMLA, 2 x 2 outputs of 4 inputs each;
+ * rf_bf16_gemm_bfdot        BFDOT, 4 outputs of 2 inputs each. */
+rf_bf16_gemm_fn rf_bf16_gemm_amx;
+rf_bf16_gemm_fn rf_bf16_gemm_amx_model;
+rf_bf16_gemm_fn rf_bf16_gemm_avx512bf16;
+rf_bf16_gemm_fn rf_bf16_gemm_f32fma;
+rf_bf16_gemm_fn rf_bf16_gemm_bfmmla;
+rf_bf16_gemm_fn rf_bf16_gemm_bfdot;
+
+#endif
