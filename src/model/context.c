@@ -262,6 +262,7 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     if (st == RF_OK) {
         rf_blas_single_thread();
         st = rf_pool_create(n_threads, &ctx->pool, err);
+        ctx->par = rf_pool_parallel(ctx->pool);
     }
     if (st != RF_OK) {
         rf_context_free(ctx);
@@ -278,7 +279,6 @@ rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_
         return st;
     /* the new buffers first: on failure the context stays as it was */
     rf_context old = *ctx;
-    ctx->par = rf_pool_parallel(ctx->pool);
     st = alloc_scratch(ctx, max_batch, max_seq_len, rf_pool_threads(ctx->pool), err);
     if (st != RF_OK) {
         *ctx = old;
