@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_kernel_choice.sh — which build of the int8 product runs, and that it
-# makes no difference: every int8 build this CPU runs (ROFORMER_KERNEL=
+# makes no difference (and that the bf16 kernel can be chosen too): every int8 build this CPU runs (ROFORMER_KERNEL=
 # int8=NAME) gives byte-identical outputs on the default model (the sums
 # are exact and one epilogue serves them all), `bench --kernel` and `info`
 # report the build, and a build the CPU lacks or a malformed choice is a
@@ -41,6 +41,17 @@ check "a choice without '=': exit 1, saying so" \
 $ROFORMER bench -m $MODEL --kernel gpu=fast --runs 1 --warmup 0 >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "bench --kernel with an unknown product: exit 1" \
     sh -c "[ $rc -eq 1 ] && grep -q \"unknown product 'gpu'\" '$TMP/err'"
+ROFORMER_KERNEL=bf16=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "an unknown bf16 kernel: exit 1, naming it" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"ROFORMER_KERNEL: no bf16 kernel 'nosuch' on this CPU\" '$TMP/err'"
+bf16=$($ROFORMER info -m $MODEL | sed -n 's/^ *bf16 \([a-z0-9-]*\) .*/\1/p')
+if [ -n "$bf16" ] && [ "$bf16" != none ]; then
+    ROFORMER_KERNEL=bf16=$bf16 $ROFORMER info -m $MODEL >"$TMP/info" 2>&1
+    check "ROFORMER_KERNEL=bf16=$bf16: info says the choice is the user's" \
+        grep -q "^ *bf16 $bf16 (ROFORMER_KERNEL)" "$TMP/info"
+else
+    check_skip "no bf16 kernel on this CPU: its choice"
+fi
 if [ -n "$first" ]; then
     $ROFORMER bench -m $MODEL --kernel int8=$first --compute int8 --runs 1 --warmup 0 --batch 1 \
         --seq-len 16 >"$TMP/bench" 2>&1
