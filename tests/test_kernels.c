@@ -10,6 +10,7 @@
 #include "kernels/amx_model.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/gemm_int8_backend.h"
 #include "kernels/layernorm.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
@@ -331,6 +332,37 @@ static int8_t *rnd_int8(size_t n, int fill)
  * nor of the tiles' 64, K = 3072, and the extremes (every pair -127 x 127
  * and -127 x -127, where VPMADDUBSW would saturate if the scheme let it);
  * W is packed in two pieces as Q|K|V are. */
+#if RF_SIMD_X86
+/* The x86 builds' row quantizing (AVX2, or AVX-512 at that level) against
+ * rf_int8_quantize_row_naive: the same bytes, scales and centers, on rows
+ * with tails (K % 16, K % 32), one-signed rows and a constant row. */
+static void test_quantize_rows_int8(const char *level_name)
+{
+    const int Ks[] = {1, 15, 16, 33, 70, 768, 1001};
+    for (size_t i = 0; i < sizeof Ks / sizeof Ks[0]; i++) {
+        int K = Ks[i], kb = rf_int8_row_bytes(K), M = 4;
+        float *X = rnd_array((size_t)M * K, 3.0f);
+        for (int k = 0; k < K; k++) {
+            X[(size_t)K + k] = fabsf(X[(size_t)K + k]); /* row 1: one-signed */
+            X[(size_t)2 * K + k] = 0.25f;               /* row 2: constant */
+        }
+        int8_t *q = malloc((size_t)M * kb), *want = malloc((size_t)kb);
+        float sx[4], cx[4];
+        rf_int8_quantize_rows_avx2(X, K, 0, M, q, sx, cx);
+        int wrong = 0;
+        for (int r = 0; r < M; r++) {
+            float c, s2 = rf_int8_quantize_row_naive(X + (size_t)r * K, K, want, &c);
+            wrong += memcmp(q + (size_t)r * kb, want, (size_t)kb) != 0 || s2 != sx[r] || c != cx[r];
+        }
+        CHECK(wrong == 0, "int8 row quantizing (%s), K %d: %d of %d rows differ from the naive ones",
+              level_name, K, wrong, M);
+        free(X);
+        free(q);
+        free(want);
+    }
+}
+#endif
+
 static void test_gemm_int8(const char *kernel_name)
 {
     const int sizes[][5] = {{1, 5, 3, 0, 0},        {9, 61, 45, 0, 0},   {7, 33, 70, 0, 0},
@@ -1140,6 +1172,10 @@ int main(void)
             continue;
         }
         CHECK(rf_simd_level_get() == levels[l], "%s kernels selected", level_names[l]);
+#if RF_SIMD_X86
+        if (levels[l] != RF_SIMD_BASELINE)
+            test_quantize_rows_int8(level_names[l]);
+#endif
         test_activations();
         test_activation_extremes();
         test_softmax();

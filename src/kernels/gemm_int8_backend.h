@@ -63,14 +63,16 @@ extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8
  * members; rf_int8_store_tile writes rows [m, m + mr) from a tile of sums
  * (C, rows 16 apart) for `cols` channels from n: Y = act(s_x[r] s_w[n] C
  * + c_x[r] s_w[n] colsum[n] + b[n]), or the raw sums into p->C when
- * p->sx is NULL; whole tiles through rf_int8_store_tile_avx512
- * (gemm_int8_epilogue_avx512.c) where the element-wise kernels run
- * AVX-512. */
+ * p->sx is NULL. Where the element-wise kernels run AVX-512, both go
+ * through their AVX-512 twins (gemm_int8_avx512.c; the epilogue for
+ * whole tiles): the same bytes and outputs. */
 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                                 float *center);
 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K);
 void rf_int8_store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr, int n, int cols);
 void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m, int mr, int n);
+void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
+                                  float *center);
 
 /* A register tile of the AVX2 and VNNI builds: rows [0, mr) of A (rows
  * lda bytes apart) times one packed panel over kq quads, into C (mr x 16

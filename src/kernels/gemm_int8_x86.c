@@ -44,6 +44,10 @@ RF_TARGET_AVX2 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K)
 RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, int m1, int8_t *Xq,
                                                float *scale, float *center)
 {
+    if (rf_simd_level_get() == RF_SIMD_AVX512 && __builtin_cpu_supports("avx512bw")) {
+        rf_int8_quantize_rows_avx512(X, K, m0, m1, Xq, scale, center);
+        return;
+    }
     int kb = rf_int8_row_bytes(K);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int r = m0; r < m1; r++) {

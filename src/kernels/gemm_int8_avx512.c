@@ -1,0 +1,81 @@
+/*
+ * gemm_int8_avx512.c — the x86-64 int8 builds' shared pieces on AVX-512
+ * (gemm_int8_backend.h), used where the element-wise kernels run AVX-512:
+ * quantizing input rows 16 values at a time, and the epilogue, where a
+ * tile row of 16 integer sums is one register, so the scaling, the
+ * center's share, the bias and the activation run 16 channels at a time.
+ * A file of its own because the vector width of the activations
+ * (activations_vec.h on vecmath.h) is fixed per translation unit. Both do
+ * the same operations per value as their AVX2 twins (gemm_int8_x86.c), in
+ * the same order, with explicit FMAs, so the bytes and outputs are the
+ * same.
+ */
+#define RF_VLEN 16
+
+#include "kernels/activations_vec.h"
+#include "kernels/gemm_int8_backend.h"
+#include "kernels/simd.h"
+
+#include <math.h>
+#include <string.h>
+
+#if RF_SIMD_X86
+#include <immintrin.h>
+
+#define RF_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw")))
+
+RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1,
+                                                     int8_t *Xq, float *scale, float *center)
+{
+    int kb = rf_int8_row_bytes(K);
+    for (int r = m0; r < m1; r++) {
+        const float *x = X + (size_t)r * K;
+        int8_t *q = Xq + (size_t)r * kb;
+        /* pass 1: min and max (exact in any order) */
+        __m512 vmin = _mm512_set1_ps(x[0]), vmax = vmin;
+        int k = 0;
+        for (; k + 16 <= K; k += 16) {
+            __m512 v = _mm512_loadu_ps(x + k);
+            vmin = _mm512_min_ps(vmin, v);
+            vmax = _mm512_max_ps(vmax, v);
+        }
+        float min = _mm512_reduce_min_ps(vmin), max = _mm512_reduce_max_ps(vmax);
+        for (; k < K; k++) {
+            min = x[k] < min ? x[k] : min;
+            max = x[k] > max ? x[k] : max;
+        }
+        float c = 0.5f * (max + min), half = 0.5f * (max - min);
+        float inv = half > 0.0f ? 127.0f / half : 0.0f;
+        scale[r] = half / 127.0f;
+        center[r] = c;
+        /* pass 2: centered, scaled, rounded to nearest even and narrowed
+           with saturation, 16 at a time */
+        __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
+        for (k = 0; k + 16 <= K; k += 16) {
+            __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + k), vc), vinv));
+            _mm_storeu_si128((__m128i *)(void *)(q + k), _mm512_cvtsepi32_epi8(v));
+        }
+        for (; k < K; k++)
+            q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
+        for (; k < kb; k++)
+            q[k] = 0;
+    }
+}
+
+RF_TARGET_AVX512 void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m,
+                                                int mr, int n0)
+{
+    int ldy = p->ldy;
+    __m512 w = _mm512_loadu_ps(p->W->scale + n0);
+    __m512 w_sums = _mm512_mul_ps(w, _mm512_cvtepi32_ps(_mm512_loadu_si512(p->W->colsum + n0)));
+    __m512 b = p->bias ? _mm512_loadu_ps(p->bias + n0) : _mm512_setzero_ps();
+    float *Y = p->Y + (size_t)m * ldy + n0;
+    for (int r = 0; r < mr; r++) {
+        __m512 s = _mm512_mul_ps(_mm512_set1_ps(p->sx[m + r]), w);
+        __m512 o = _mm512_fmadd_ps(_mm512_set1_ps(p->cx[m + r]), w_sums, b);
+        __m512 v = _mm512_cvtepi32_ps(_mm512_loadu_si512(C + r * RF_INT8_PANEL));
+        rf_vf y = (rf_vf)_mm512_fmadd_ps(v, s, o);
+        rf_v_store(Y + (size_t)r * ldy, act_v(y, p->act));
+    }
+}
+#endif
