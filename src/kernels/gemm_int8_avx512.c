@@ -40,14 +40,7 @@ RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int 
             vmax = _mm512_max_ps(vmax, v);
         }
         float min = _mm512_reduce_min_ps(vmin), max = _mm512_reduce_max_ps(vmax);
-        for (; k < K; k++) {
-            min = x[k] < min ? x[k] : min;
-            max = x[k] > max ? x[k] : max;
-        }
-        float c = 0.5f * (max + min), half = 0.5f * (max - min);
-        float inv = half > 0.0f ? 127.0f / half : 0.0f;
-        scale[r] = half / 127.0f;
-        center[r] = c;
+        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
         /* pass 2: centered, scaled, rounded to nearest even and narrowed
            with saturation, 16 at a time */
         __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
@@ -55,10 +48,7 @@ RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int 
             __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + k), vc), vinv));
             _mm_storeu_si128((__m128i *)(void *)(q + k), _mm512_cvtsepi32_epi8(v));
         }
-        for (; k < K; k++)
-            q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
-        for (; k < kb; k++)
-            q[k] = 0;
+        rf_int8_row_tail(x, k, K, kb, c, inv, q);
     }
 }
 

@@ -22,6 +22,7 @@
 #include "roformer.h"
 #include "kernels/int8_layout.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,6 +55,33 @@ typedef struct {
     /* quantize_rows stores Xq + 128 (u8), which `block` reads */
     bool unsigned_inputs;
 } rf_int8_backend;
+
+/* Quantizing one input row, the scalar parts every build shares around
+ * its vector loops (gemm_int8.h's rule): rf_int8_row_scale takes the min
+ * and max of x[0, k) and finishes them over x[k, K), stores the row's
+ * scale and center and returns the factor that quantizes, q = (x - c) *
+ * inv rounded; rf_int8_row_tail quantizes x[k, K) and zeroes q[K, kb). */
+static inline float rf_int8_row_scale(const float *x, int k, int K, float min, float max,
+                                      float *scale, float *center)
+{
+    for (; k < K; k++) {
+        min = x[k] < min ? x[k] : min;
+        max = x[k] > max ? x[k] : max;
+    }
+    float c = 0.5f * (max + min), half = 0.5f * (max - min);
+    *scale = half / 127.0f;
+    *center = c;
+    return half > 0.0f ? 127.0f / half : 0.0f;
+}
+
+static inline void rf_int8_row_tail(const float *x, int k, int K, int kb, float c, float inv,
+                                    int8_t *q)
+{
+    for (; k < K; k++)
+        q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
+    for (; k < kb; k++)
+        q[k] = 0;
+}
 
 extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,
     rf_int8_backend_amx_model, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;

@@ -50,14 +50,7 @@ static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, flo
             vmax = vmaxq_f32(vmax, v);
         }
         float min = vminvq_f32(vmin), max = vmaxvq_f32(vmax);
-        for (; k < K; k++) {
-            min = x[k] < min ? x[k] : min;
-            max = x[k] > max ? x[k] : max;
-        }
-        float c = 0.5f * (max + min), half = 0.5f * (max - min);
-        float inv = half > 0.0f ? 127.0f / half : 0.0f;
-        scale[r] = half / 127.0f;
-        center[r] = c;
+        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
         /* pass 2: 8 values at a time centered, rounded to nearest even
            (FCVTNS) and narrowed; |value| <= 127, so nothing saturates */
         float32x4_t vinv = vdupq_n_f32(inv), vc = vdupq_n_f32(c);
@@ -66,10 +59,7 @@ static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, flo
             int32x4_t b = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k + 4), vc), vinv));
             vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
         }
-        for (; k < K; k++)
-            q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
-        for (; k < kb; k++)
-            q[k] = 0;
+        rf_int8_row_tail(x, k, K, kb, c, inv, q);
     }
 }
 

@@ -69,14 +69,7 @@ RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, in
             min = lo[i] < min ? lo[i] : min;
             max = hi[i] > max ? hi[i] : max;
         }
-        for (; k < K; k++) {
-            min = x[k] < min ? x[k] : min;
-            max = x[k] > max ? x[k] : max;
-        }
-        float c = 0.5f * (max + min), half = 0.5f * (max - min);
-        float inv = half > 0.0f ? 127.0f / half : 0.0f;
-        scale[r] = half / 127.0f;
-        center[r] = c;
+        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
         /* pass 2: 32 values at a time centered, rounded (nearest even) and
            narrowed; the packs interleave 128-bit lanes, the permute undoes
            it */
@@ -88,10 +81,7 @@ RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, in
             _mm256_storeu_si256((__m256i *)(void *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
         }
 #undef Q8
-        for (; k < K; k++)
-            q[k] = (int8_t)nearbyintf((x[k] - c) * inv);
-        for (; k < kb; k++)
-            q[k] = 0;
+        rf_int8_row_tail(x, k, K, kb, c, inv, q);
     }
 }
 
