@@ -49,6 +49,9 @@ lib, library_path = _load()
 
 # ==== Enums (values as in roformer.h) ====
 
+# The header version these bindings mirror: the library loaded must have the
+# same MAJOR and at least this MINOR (rf_version_matches, checked below).
+RF_VERSION_MAJOR, RF_VERSION_MINOR = 0, 1
 RF_OK = 0
 RF_ERR_INPUT = 5
 RF_ERR_NOMEM = 7
@@ -323,6 +326,13 @@ def _declare(name, restype, *argtypes):
     fn.argtypes = list(argtypes)
     return fn
 
+
+rf_version = _declare("rf_version", c_char_p)
+rf_version_matches = _declare("rf_version_matches", c_bool, c_int32, c_int32)
+if not rf_version_matches(RF_VERSION_MAJOR, RF_VERSION_MINOR):
+    raise ImportError("roformer: %s is version %s; this package needs %d.%d or a later %d.x"
+                      % (library_path, rf_version().decode(), RF_VERSION_MAJOR, RF_VERSION_MINOR,
+                         RF_VERSION_MAJOR))
 
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
