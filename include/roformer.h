@@ -47,8 +47,18 @@
  * number of threads; a context or pipeline belongs to one thread at a time.
  *
  * Errors: every call that can fail returns an rf_status and, when `err` is
- * not NULL, writes a one-line message naming what and where. The library
- * never prints and never exits. Every *_free(NULL) is a no-op.
+ * not NULL, writes a one-line message naming what and where. `err` is
+ * written only on failure: after RF_OK its contents are as they were. (A
+ * batch call's rf_item_status array is the exception, written for every
+ * input: RF_OK with an empty message, or that input's failure.) The
+ * library never prints and never exits. Every *_free(NULL) is a no-op.
+ *
+ * Strings and arrays the library returns: the *_name and
+ * rf_status_string strings are static; a model's strings (labels, tokens,
+ * its sentence configuration and prompts, rf_entity.type) belong to the
+ * model and live until rf_model_free; results with a *_free function
+ * (rf_encoding, rf_fill_mask_result, rf_ner_result) own their arrays until
+ * it is called. The caller never frees a pointer the library returns.
  */
 #ifndef ROFORMER_H
 #define ROFORMER_H
@@ -216,10 +226,13 @@ typedef struct rf_model rf_model;
 RF_API rf_status rf_model_load(const char *path, rf_model **out, rf_error *err);
 RF_API void rf_model_free(rf_model *model);
 
+/* The model's own hyper-parameters, valid until rf_model_free. */
 RF_API const rf_hparams *rf_model_hparams(const rf_model *model);
-/* Label name of class `i` (id2label), or NULL when out of range. */
+/* Label name of class `i` (id2label), or NULL when out of range; the
+ * model's string, valid until rf_model_free. */
 RF_API const char *rf_model_label(const rf_model *model, int32_t i);
-/* Vocabulary entry of token `id`, or NULL when out of range. */
+/* Vocabulary entry of token `id`, or NULL when out of range; the model's
+ * string, valid until rf_model_free. */
 RF_API const char *rf_model_token(const rf_model *model, int32_t id);
 /* Number of tensors in the model file. */
 RF_API int32_t rf_model_tensor_count(const rf_model *model);
@@ -227,6 +240,8 @@ RF_API int32_t rf_model_tensor_count(const rf_model *model);
 /* How a sequence's hidden states become one vector (rf_embed and the
  * sentence-transformers configuration below). */
 typedef enum {
+    RF_POOLING_DEFAULT = -1, /* only where a call says so (rf_rerank_params): the
+                                model's own choice, as that call states it */
     RF_POOLING_CLS,    /* hidden state of [CLS] */
     RF_POOLING_MEAN,   /* mean of the hidden states of the real (mask 1) tokens */
     RF_POOLING_POOLER, /* the model's pooler (RoFormer-Sim): act(W·h[CLS] + b), act its
@@ -235,14 +250,15 @@ typedef enum {
     RF_POOLING_LAST,   /* hidden state of the last real token ([SEP] for one text) */
 } rf_pooling;
 
-/* "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
+/* "default", "cls", "mean", "pooler", "max", "last" ("unknown" otherwise). */
 RF_API const char *rf_pooling_name(rf_pooling pooling);
 
 /* How sentence-transformers runs the model, when it was converted from a
  * sentence-transformers folder (modules.json, 1_Pooling/config.json,
  * sentence_bert_config.json, config_sentence_transformers.json): the
  * defaults that embedding front ends (CLI embed, serve, Python encode) use
- * unless told otherwise. Strings belong to the model. */
+ * unless told otherwise. The struct and its strings belong to the model and
+ * live until rf_model_free. */
 typedef struct {
     bool present;                     /* false: a plain checkpoint; nothing below is set */
     rf_pooling pooling;               /* CLS, MEAN, MAX or LAST */
@@ -257,7 +273,7 @@ typedef struct {
 
 RF_API const rf_sentence_config *rf_model_sentence_config(const rf_model *model);
 /* The text of the model's prompt `name`; name NULL: its default prompt.
- * NULL when there is no such prompt (or no default). */
+ * NULL when there is no such prompt (or no default). The model's string. */
 RF_API const char *rf_model_prompt(const rf_model *model, const char *name);
 
 /* ==== Conversion from HuggingFace checkpoints ==== */
@@ -348,6 +364,8 @@ RF_API rf_status rf_hub_pull(const char *spec, const rf_hub_params *params, char
 /* The cache folder in use (it may not exist yet). */
 RF_API rf_status rf_hub_cache_dir(char *path, size_t size, rf_error *err);
 
+/* One cached file, as rf_hub_list hands it to its callback: the strings
+ * are valid during that call only. */
 typedef struct {
     const char *repo;     /* "OWNER/NAME" */
     const char *revision; /* as the user wrote it ("refs/pr/1") */
@@ -406,18 +424,25 @@ RF_API rf_status rf_tokenize_truncated(const rf_model *model, const char *text, 
 
 typedef struct rf_context rf_context;
 
-/* The arithmetic of the encoder layers' matrix products. RF_COMPUTE_BF16
- * (opt-in; CPUs with AVX512_BF16, else rf_context_create fails with
- * RF_ERR_UNSUPPORTED) rounds their inputs and weights to bfloat16 and sums
- * in f32: about twice the speed, results within bf16 rounding of f32 (the
- * weights of a model converted with --dtype bf16 are already bf16).
- * RF_COMPUTE_INT8 (opt-in; CPUs with AVX2, else RF_ERR_UNSUPPORTED) runs
- * the four Linear products of every layer in 8-bit integers: weights
- * quantized per output channel (as stored by --dtype q8, or from the f32
- * weights), each input row quantized when it is used; attention's own
- * products stay f32. Embeddings, attention, LayerNorm and the heads stay
- * f32. The packed bf16 / int8 weights are made once per model, by the first
- * context that needs them, and shared by every later one. */
+/* The arithmetic of the encoder layers' matrix products. F32 runs on every
+ * CPU. The other two are opt-in, and rf_context_create fails with
+ * RF_ERR_UNSUPPORTED on a CPU that lacks what they need:
+ *
+ *   RF_COMPUTE_BF16  x86-64: AVX512_BF16; ARM64: BF16 (BFDOT / BFMMLA).
+ *     The products' inputs and weights are rounded to bfloat16 and summed
+ *     in f32: results within bf16 rounding of f32 (the weights of a model
+ *     converted with --dtype bf16 already are bf16).
+ *   RF_COMPUTE_INT8  x86-64: AVX2; ARM64: any CPU. The four Linear
+ *     products of every layer run in 8-bit integers: weights quantized per
+ *     output channel (as stored by --dtype q8, or from the f32 weights),
+ *     each input row quantized when it is used, exact int32 sums.
+ *
+ * Attention's own products (scores and weighted values) run in bf16 with
+ * either type where the CPU has the bf16 kernel, else in f32. Embeddings,
+ * LayerNorm, softmax and the heads stay f32. The packed bf16 / int8
+ * weights are made once per model, by the first context that needs them,
+ * and shared by every later one. Which kernel runs on which CPU, and what
+ * each costs in accuracy: docs/compute.md. */
 typedef enum {
     RF_COMPUTE_F32 = 0,
     RF_COMPUTE_BF16 = 1,
@@ -428,7 +453,7 @@ typedef struct {
     int32_t max_batch;   /* largest batch a forward call will get */
     int32_t max_seq_len; /* longest sequence; <= 0 means the model's max_position */
     int32_t n_threads;   /* compute threads; <= 0 means all cores */
-    int32_t skip_padding; /* nonzero: spend no work on padding. The real tokens
+    bool skip_padding;    /* spend no work on padding. The real tokens
                              of a right-padded batch (mask 1...1 0...0 per
                              sequence) are packed back to back for the linear
                              layers and each sequence attends over its own
@@ -440,11 +465,11 @@ typedef struct {
                              the default way. */
     rf_compute_type compute; /* RF_COMPUTE_F32 (0, the default), RF_COMPUTE_BF16 or
                                 RF_COMPUTE_INT8 */
-    int32_t extend_positions; /* nonzero: accept sequences longer than the model's
-                                 max_position (up to RF_MAX_SEQ_LEN), the rotary
-                                 angles computed past it by the same formula.
-                                 What the model makes of positions it was not
-                                 trained on is the checkpoint's affair. */
+    bool extend_positions; /* accept sequences longer than the model's
+                              max_position (up to RF_MAX_SEQ_LEN), the rotary
+                              angles computed past it by the same formula.
+                              What the model makes of positions it was not
+                              trained on is the checkpoint's affair. */
     rf_rope_scaling rope_scaling; /* RF_ROPE_SCALING_DEFAULT (0): the model's */
     float rope_factor;    /* > 1 stretches the trained range for linear and ntk;
                              <= 0: the model's (rf_hparams.rope_factor). With
@@ -455,7 +480,7 @@ typedef struct {
 /* Longest sequence any context accepts, with extend_positions. */
 #define RF_MAX_SEQ_LEN (1 << 16)
 
-/* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding 0,
+/* max_batch 1, max_seq_len the model's, n_threads all cores, skip_padding false,
  * compute f32, no extension, the model's rope scaling. */
 RF_API rf_context_params rf_context_default_params(void);
 /* The longest sequence a context made with `params` (NULL: defaults)
@@ -546,7 +571,7 @@ typedef struct {
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
     rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
     /* positions, as in rf_context_params: */
-    int32_t extend_positions;
+    bool extend_positions;
     rf_rope_scaling rope_scaling;
     float rope_factor;
     /* Documents longer than a window (rf_embed, rf_similarity, rf_classify,
@@ -576,8 +601,10 @@ RF_API rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, ba
 RF_API rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *params,
                                     rf_pipeline **out, rf_error *err);
 RF_API void rf_pipeline_free(rf_pipeline *pl);
-/* Changes which end later calls truncate (RF_ERR_INPUT for another value). */
-RF_API rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err);
+/* Changes which end later calls truncate (RF_ERR_INPUT for a value that is
+ * not an rf_truncation_side). */
+RF_API rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, rf_truncation_side side,
+                                                 rf_error *err);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and
@@ -715,8 +742,15 @@ typedef struct {
     size_t len[3];
 } rf_triplet;
 
+/* Which of B and C is closer to A; the values are the letters. */
+typedef enum {
+    RF_SCM_FAILED = 0,  /* the triplet failed (its rf_item_status says why) */
+    RF_SCM_B = 'B',     /* sim_ab >= sim_ac */
+    RF_SCM_C = 'C',     /* sim_ab < sim_ac */
+} rf_scm_prediction;
+
 typedef struct {
-    char prediction;      /* 'B' when sim_ab >= sim_ac, else 'C'; 0: the triplet failed */
+    rf_scm_prediction prediction;
     float sim_ab, sim_ac; /* cosines (embed) or probabilities (pair); NaN: failed */
 } rf_scm_result;
 
@@ -767,9 +801,10 @@ typedef struct {
     bool raw_scores;        /* classifier: the positive label's logit, no sigmoid / softmax */
     int32_t positive_label; /* classifier with 2+ labels: the label whose probability is the
                                score; -1: rf_rerank_pick_label's choice */
-    int32_t pooling;        /* cosine: rf_pooling of the embeddings; -1: the CLI's default
-                               (the sentence-transformers folder's pooling, else the
-                               pooler when the model has one, else RF_POOLING_CLS) */
+    rf_pooling pooling;     /* cosine: how the embeddings are pooled; RF_POOLING_DEFAULT:
+                               the model's own (the sentence-transformers folder's
+                               pooling, else the pooler when the model has one, else
+                               RF_POOLING_CLS) */
 } rf_rerank_params;
 
 /* One ranked document: its index in the documents given, and its score. */
@@ -792,8 +827,10 @@ RF_API rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t 
                                  rf_error *err);
 /* Sorts scores[n] best first into out (at most top_n hits; top_n <= 0: all
  * n): ties keep the lower index first, NaN scores (failed documents) are
- * left out. Returns the number of hits written, -1 when out of memory. */
-RF_API int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out);
+ * left out. *n_out receives the number of hits written. RF_ERR_NOMEM when
+ * out of memory, RF_ERR_INPUT for n < 0. */
+RF_API rf_status rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out,
+                                int32_t *n_out, rf_error *err);
 /* Scores documents[i].text (their .pair is ignored) against the query and
  * sorts them: out[min(top_n, n)] (top_n <= 0: n), *n_out hits written. */
 RF_API rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
@@ -847,6 +884,7 @@ RF_API int32_t rf_rerank_pick_label(const char *const *labels, int32_t n);
  * OPENBLAS_CORETYPE). */
 
 /* The OpenBLAS build every matrix product runs on. */
+/* The strings are OpenBLAS's own, valid for the life of the process. */
 typedef struct {
     const char *core;   /* kernel family in use, e.g. "SkylakeX", "Haswell", "Zen" */
     const char *config; /* build options, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */

@@ -37,15 +37,27 @@ static void test_sort(void)
     const float scores[] = {0.5f, 0.1f, 0.5f, 0.9f, NAN, 0.5f};
     const int32_t want[] = {3, 0, 2, 5, 1};
     rf_rerank_hit hits[6];
-    int32_t n = rf_rerank_sort(scores, 6, 0, hits);
-    bool same = n == 5;
+    rf_error err;
+    int32_t n = -1;
+    rf_status st = rf_rerank_sort(scores, 6, 0, hits, &n, &err);
+    bool same = st == RF_OK && n == 5;
     for (int32_t i = 0; same && i < n; i++)
         same = hits[i].index == want[i] && hits[i].score == scores[want[i]];
     CHECK(same, "sort: best first, ties in input order, NaN left out (%d hits)", n);
-    CHECK(rf_rerank_sort(scores, 6, 2, hits) == 2 && hits[0].index == 3 && hits[1].index == 0,
+    st = rf_rerank_sort(scores, 6, 2, hits, &n, &err);
+    CHECK(st == RF_OK && n == 2 && hits[0].index == 3 && hits[1].index == 0,
           "top_n 2 keeps the two best");
-    CHECK(rf_rerank_sort(scores, 6, 99, hits) == 5, "top_n over n keeps all");
-    CHECK(rf_rerank_sort(scores, 0, 0, hits) == 0, "no documents: no hits");
+    st = rf_rerank_sort(scores, 6, 99, hits, &n, &err);
+    CHECK(st == RF_OK && n == 5, "top_n over n keeps all");
+    st = rf_rerank_sort(scores, 0, 0, hits, &n, &err);
+    CHECK(st == RF_OK && n == 0, "no documents: no hits");
+    strcpy(err.message, "untouched");
+    st = rf_rerank_sort(scores, 1, 0, hits, &n, &err);
+    CHECK(st == RF_OK && !strcmp(err.message, "untouched"), "success leaves the error as it was");
+    n = 7;
+    st = rf_rerank_sort(scores, -1, 0, hits, &n, &err);
+    CHECK(st == RF_ERR_INPUT && n == 0 && strstr(err.message, "negative document count -1"),
+          "a negative count: RF_ERR_INPUT, no hits (%s)", err.message);
 }
 
 /* The reference pair c02 (text, text_pair) of tiny-word-cls. */

@@ -139,6 +139,8 @@ const char *rf_pooling_name(rf_pooling pooling)
         [RF_POOLING_CLS] = "cls", [RF_POOLING_MEAN] = "mean", [RF_POOLING_POOLER] = "pooler",
         [RF_POOLING_MAX] = "max", [RF_POOLING_LAST] = "last",
     };
+    if (pooling == RF_POOLING_DEFAULT)
+        return "default";
     return (unsigned)pooling < sizeof names / sizeof names[0] ? names[pooling] : "unknown";
 }
 

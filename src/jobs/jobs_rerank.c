@@ -17,7 +17,8 @@
 
 rf_rerank_params rf_rerank_default_params(void)
 {
-    return (rf_rerank_params){.raw_scores = false, .positive_label = -1, .pooling = -1};
+    return (rf_rerank_params){.raw_scores = false, .positive_label = -1,
+                              .pooling = RF_POOLING_DEFAULT};
 }
 
 rf_rerank_scoring rf_rerank_scoring_of(const rf_model *model)
@@ -118,12 +119,16 @@ static int by_score_desc(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out)
+rf_status rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_hit *out,
+                         int32_t *n_out, rf_error *err)
 {
+    *n_out = 0;
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "rerank: negative document count %d", n);
     /* out may be shorter than n: sort all into scratch, keep the first top_n */
     rf_rerank_hit *all = malloc(sizeof *all * (size_t)(n > 0 ? n : 1));
     if (!all)
-        return -1;
+        return rf_fail(err, RF_ERR_NOMEM, "rerank: out of memory sorting %d documents", n);
     int32_t kept = 0;
     for (int32_t i = 0; i < n; i++)
         if (!isnan(scores[i]))
@@ -134,7 +139,8 @@ int32_t rf_rerank_sort(const float *scores, int32_t n, int32_t top_n, rf_rerank_
     for (int32_t i = 0; i < kept; i++)
         out[i] = all[i];
     free(all);
-    return kept;
+    *n_out = kept;
+    return RF_OK;
 }
 
 rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
@@ -161,11 +167,7 @@ rf_status rf_rerank(rf_pipeline *pl, const char *query, size_t query_len,
     st = rf_rerank_score(pl, pairs, n, params, scores, items, err);
     if (st != RF_OK)
         goto done;
-    int32_t kept = rf_rerank_sort(scores, n, top_n, out);
-    if (kept < 0)
-        st = rf_fail(err, RF_ERR_NOMEM, "out of memory sorting %d documents", n);
-    else
-        *n_out = kept;
+    st = rf_rerank_sort(scores, n, top_n, out, n_out, err);
 done:
     free(pairs);
     free(scores);

@@ -165,7 +165,7 @@ static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, int32_t n,
         const float *a = vecs + (size_t)doc_of[3 * k] * D;
         out[k].sim_ab = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 1] * D, D);
         out[k].sim_ac = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 2] * D, D);
-        out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? 'B' : 'C';
+        out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? RF_SCM_B : RF_SCM_C;
     }
 done:
     free(doc_of);
@@ -217,7 +217,7 @@ static rf_status scm_pairs(rf_pipeline *pl, const rf_triplet *t, int32_t n,
             } else {
                 out[k].sim_ab = probs[(size_t)j * N + N - 1];
                 out[k].sim_ac = probs[(size_t)(j + 1) * N + N - 1];
-                out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? 'B' : 'C';
+                out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? RF_SCM_B : RF_SCM_C;
             }
             j += 2;
         }
@@ -239,7 +239,7 @@ rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
     if (p.mode != RF_SCM_EMBED && p.mode != RF_SCM_PAIR)
         return rf_fail(err, RF_ERR_INPUT, "unknown scm mode %d", (int)p.mode);
     for (int32_t k = 0; k < n; k++) {
-        out[k] = (rf_scm_result){.prediction = 0, .sim_ab = NAN, .sim_ac = NAN};
+        out[k] = (rf_scm_result){.prediction = RF_SCM_FAILED, .sim_ab = NAN, .sim_ac = NAN};
         if (items)
             items[k] = (rf_item_status){.status = RF_OK};
     }

@@ -146,7 +146,7 @@ void rf_pipeline_free(rf_pipeline *pl)
     free(pl);
 }
 
-rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, int32_t side, rf_error *err)
+rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, rf_truncation_side side, rf_error *err)
 {
     if (side != RF_TRUNCATE_RIGHT && side != RF_TRUNCATE_LEFT)
         return rf_fail(err, RF_ERR_INPUT, "truncation_side %d is not right (0) or left (1)",

@@ -15,7 +15,6 @@
 #include "formats/hf_config.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 /* Upper bound on engine threads, whatever the machine reports. */

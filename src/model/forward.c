@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-
+/* The head a model has, as an error message names it. */
 static const char *head_name(rf_head_kind head)
 {
     switch (head) {

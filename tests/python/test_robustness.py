@@ -246,6 +246,13 @@ def test_struct_layouts_and_constants_match_the_header():
         assert int(got[n]) == getattr(_capi, n), n
 
 
+def test_package_version_is_the_librarys():
+    """The package and the library it loads carry one version."""
+    assert _capi.rf_version().decode() == roformer.__version__
+    assert _capi.rf_version_matches(_capi.RF_VERSION_MAJOR, _capi.RF_VERSION_MINOR)
+    assert not _capi.rf_version_matches(_capi.RF_VERSION_MAJOR + 1, 0)
+
+
 def test_library_found_beside_the_build(monkeypatch):
     """Without $ROFORMER_LIBRARY the package finds the build tree's library."""
     env = dict(os.environ)

@@ -60,7 +60,7 @@ def library_scm(m, lines, mode, pooling, max_length, batch_size):
             results.append(None)
         else:
             assert items[k].status == C.RF_OK, items[k].error.message
-            results.append({"prediction": r.prediction.decode(), "sim_ab": float(r.sim_ab),
+            results.append({"prediction": chr(r.prediction), "sim_ab": float(r.sim_ab),
                             "sim_ac": float(r.sim_ac)})
     return results, n_docs.value
 

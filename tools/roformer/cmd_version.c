@@ -11,7 +11,7 @@ int cmd_version(int argc, char **argv)
     (void)argc;
     (void)argv;
     rf_blas_info blas = rf_blas_get_info();
-    printf("roformer %s\n", RF_VERSION);
+    printf("roformer %s\n", rf_version());
     printf("blas: core %s, %d threads, %s\n", blas.core, (int)blas.threads, blas.config);
     rf_kernel_info kernels = rf_kernels_get_info();
     printf("kernels: int8 %s, int8 attention %s, bf16 %s; AMX: %s\n", kernels.int8,

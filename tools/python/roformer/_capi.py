@@ -49,11 +49,17 @@ lib, library_path = _load()
 
 # ==== Enums (values as in roformer.h) ====
 
+# The header version these bindings mirror: the library loaded must have the
+# same MAJOR and at least this MINOR (rf_version_matches, checked below).
+RF_VERSION_MAJOR, RF_VERSION_MINOR = 0, 1
 RF_OK = 0
 RF_ERR_INPUT = 5
+RF_ERR_NOMEM = 7
 
 RF_HEAD_NONE, RF_HEAD_MLM, RF_HEAD_SEQ_CLS, RF_HEAD_TOKEN_CLS, RF_HEAD_QA = range(5)
+RF_POOLING_DEFAULT = -1
 RF_POOLING_CLS, RF_POOLING_MEAN, RF_POOLING_POOLER, RF_POOLING_MAX, RF_POOLING_LAST = range(5)
+RF_SCM_FAILED, RF_SCM_B, RF_SCM_C = 0, ord("B"), ord("C")
 RF_RERANK_CLASSIFIER, RF_RERANK_COSINE = range(2)
 RF_TRUNCATE_RIGHT, RF_TRUNCATE_LEFT = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
@@ -118,9 +124,9 @@ class rf_context_params(Structure):
         ("max_batch", c_int32),
         ("max_seq_len", c_int32),
         ("n_threads", c_int32),
-        ("skip_padding", c_int32),
+        ("skip_padding", c_bool),
         ("compute", c_int32),
-        ("extend_positions", c_int32),
+        ("extend_positions", c_bool),
         ("rope_scaling", c_int32),  # rf_rope_scaling
         ("rope_factor", c_float),
     ]
@@ -168,7 +174,7 @@ class rf_pipeline_params(Structure):
         ("batch_size", c_int32),
         ("n_threads", c_int32),
         ("compute", c_int32),
-        ("extend_positions", c_int32),
+        ("extend_positions", c_bool),
         ("rope_scaling", c_int32),  # rf_rope_scaling
         ("rope_factor", c_float),
         ("window", c_int32),
@@ -181,7 +187,7 @@ class rf_rerank_params(Structure):
     _fields_ = [
         ("raw_scores", c_bool),
         ("positive_label", c_int32),
-        ("pooling", c_int32),
+        ("pooling", c_int),       # rf_pooling
     ]
 
 
@@ -260,7 +266,8 @@ class rf_triplet(Structure):
 
 
 class rf_scm_result(Structure):
-    _fields_ = [("prediction", c_char), ("sim_ab", c_float), ("sim_ac", c_float)]
+    _fields_ = [("prediction", c_int),  # rf_scm_prediction: 0, or the letter 'B' / 'C'
+                ("sim_ab", c_float), ("sim_ac", c_float)]
 
 
 rf_progress_fn = ctypes.CFUNCTYPE(None, c_void_p, c_int64, c_int64)
@@ -320,6 +327,13 @@ def _declare(name, restype, *argtypes):
     return fn
 
 
+rf_version = _declare("rf_version", c_char_p)
+rf_version_matches = _declare("rf_version_matches", c_bool, c_int32, c_int32)
+if not rf_version_matches(RF_VERSION_MAJOR, RF_VERSION_MINOR):
+    raise ImportError("roformer: %s is version %s; this package needs %d.%d or a later %d.x"
+                      % (library_path, rf_version().decode(), RF_VERSION_MAJOR, RF_VERSION_MINOR,
+                         RF_VERSION_MAJOR))
+
 rf_status_string = _declare("rf_status_string", c_char_p, c_int)
 rf_activation_name = _declare("rf_activation_name", c_char_p, c_int)
 rf_norm_type_name = _declare("rf_norm_type_name", c_char_p, c_int)
@@ -369,8 +383,8 @@ rf_rerank_default_params = _declare("rf_rerank_default_params", rf_rerank_params
 rf_rerank_scoring_of = _declare("rf_rerank_scoring_of", c_int, _model_p)
 rf_rerank_score = _declare("rf_rerank_score", c_int, c_void_p, _texts_p, c_int32,
                            POINTER(rf_rerank_params), _f32_p, _items_p, _err_p)
-rf_rerank_sort = _declare("rf_rerank_sort", c_int32, _f32_p, c_int32, c_int32,
-                          POINTER(rf_rerank_hit))
+rf_rerank_sort = _declare("rf_rerank_sort", c_int, _f32_p, c_int32, c_int32,
+                          POINTER(rf_rerank_hit), POINTER(c_int32), _err_p)
 rf_fill_mask = _declare("rf_fill_mask", c_int, c_void_p, _texts_p, c_int32, c_int32,
                         POINTER(rf_fill_mask_result), _items_p, _err_p)
 rf_fill_mask_result_free = _declare("rf_fill_mask_result_free", None, POINTER(rf_fill_mask_result))

@@ -900,11 +900,15 @@ class Model:
             if e is not None and errors == "raise":
                 raise Error(e[1], e[0], i)
         hits = (C.rf_rerank_hit * max(len(documents), 1))()
-        n = C.rf_rerank_sort(scores.ctypes.data_as(C.c_float_p), len(documents), top_k or 0, hits)
-        if n < 0:
-            raise MemoryError("rank: out of memory sorting %d documents" % len(documents))
+        n, err = C.c_int32(0), C.rf_error()
+        st = C.rf_rerank_sort(scores.ctypes.data_as(C.c_float_p), len(documents), top_k or 0, hits,
+                              byref(n), byref(err))
+        if st == C.RF_ERR_NOMEM:
+            raise MemoryError("rank: " + err.message.decode("utf-8", "replace"))
+        if st != C.RF_OK:
+            _raise(st, err)
         out = []
-        for h in hits[:n]:
+        for h in hits[:n.value]:
             hit = {"corpus_id": int(h.index), "score": float(h.score)}
             if return_documents:
                 hit["text"] = documents[h.index]
@@ -956,7 +960,7 @@ class Model:
                 results.append(None)
                 continue
             r = out[k]
-            results.append({"prediction": r.prediction.decode(), "sim_ab": float(r.sim_ab),
+            results.append({"prediction": chr(r.prediction), "sim_ab": float(r.sim_ab),
                             "sim_ac": float(r.sim_ac)})
         return results, errs
 

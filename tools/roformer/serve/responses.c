@@ -414,7 +414,9 @@ cJSON *serve_json_rerank(const serve_request *r, const float *scores, rf_rerank_
     bool jina = r->api == SERVE_API_RERANK_JINA;
     rf_rerank_hit *hits = malloc(sizeof *hits * (size_t)r->n_texts);
     cJSON *list = hits ? cJSON_CreateArray() : NULL;
-    int32_t n = list ? rf_rerank_sort(scores, r->n_texts, jina ? r->top_n : 0, hits) : -1;
+    int32_t n = -1;
+    if (list && rf_rerank_sort(scores, r->n_texts, jina ? r->top_n : 0, hits, &n, NULL) != RF_OK)
+        n = -1;
     for (int32_t i = 0; i < n; i++)
         if (!add(list, rerank_hit(r, &hits[i]))) {
             n = -1;
