@@ -4,6 +4,9 @@
  *   CHECK(cond, "what %d", x)   counts a pass, or prints the failure and counts it
  *   SKIP("why")                 counts a skip, with the reason printed
  *   check_reference()           ../shared/reference (or $ROFORMER_REFERENCE), NULL if absent
+ *   check_max_abs_diff(a, b, n) largest |a[i] - b[i]| (NaN if any is NaN)
+ *   check_rnd(scale)            a fixed pseudo-random sequence, uniform in [-scale, scale)
+ *   check_put_le(p, v, n)       v's n low bytes at p, little-endian (hand-made file bytes)
  *   return check_done();        prints "<name>: P ok, F failed, S skipped", exit 1 on failure
  *
  * tests/run.sh adds up those lines into the one summary line of `make test`.
@@ -11,6 +14,8 @@
 #ifndef RF_CHECK_H
 #define RF_CHECK_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +90,39 @@ static inline char *check_read_file(const char *path, size_t *len_out)
             *len_out = len;
     }
     return buf;
+}
+
+/* The largest |a[i] - b[i]|; a NaN anywhere gives NaN, which fails every
+ * bound it is checked against. */
+static inline float check_max_abs_diff(const float *a, const float *b, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n && m == m; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m))
+            m = d;
+    }
+    return m;
+}
+
+/* xorshift64: the same sequence on every run; a test may seed it first. */
+static uint64_t check_rng_state = 0x2545F4914F6CDD1Dull;
+
+/* Uniform in [-scale, scale). */
+static inline float check_rnd(float scale)
+{
+    check_rng_state ^= check_rng_state << 13;
+    check_rng_state ^= check_rng_state >> 7;
+    check_rng_state ^= check_rng_state << 17;
+    return scale * ((float)(check_rng_state >> 40) / (float)(1 << 24) * 2.0f - 1.0f);
+}
+
+/* v's n low bytes at p, least significant first (the byte order of GGUF,
+ * safetensors and zip). */
+static inline void check_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static inline int check_done_named(const char *file)

@@ -10,6 +10,8 @@ check_passed=0; check_failed=0; check_skipped=0
 # sets it on the command it runs.
 unset OPENBLAS_CORETYPE ROFORMER_BLAS_CORE ROFORMER_BLAS_REEXEC ROFORMER_MODEL
 ROFORMER=${ROFORMER:-build/roformer}
+# The tests' Python checks import the helpers of tests/ (vectors.py).
+export PYTHONPATH="tests${PYTHONPATH:+:$PYTHONPATH}"
 REF=${ROFORMER_REFERENCE:-../shared/reference}
 [ -d "$REF" ] || REF=""
 TMP=$(mktemp -d)

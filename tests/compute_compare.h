@@ -194,6 +194,46 @@ static compare_stats compare_cases(const compare_rule *rule, const char *label,
     return s;
 }
 
+/* A model with two contexts over it, f32 and another compute type, for
+ * compare_cases: batches of up to COMPARE_BATCH, 2 threads. */
+#define COMPARE_BATCH 8
+typedef struct {
+    rf_model *model;
+    rf_context *f32, *other;
+} compare_pair;
+
+static void compare_pair_free(compare_pair *p)
+{
+    rf_context_free(p->f32);
+    rf_context_free(p->other);
+    rf_model_free(p->model);
+    memset(p, 0, sizeof *p);
+}
+
+/* Loads load_path and creates the pair's contexts, CHECKing each step
+ * under `label`; false, with nothing left allocated, when one fails. */
+static bool compare_pair_open(compare_pair *p, const char *load_path, rf_compute_type compute,
+                              const char *label)
+{
+    rf_error err;
+    memset(p, 0, sizeof *p);
+    rf_status st = rf_model_load(load_path, &p->model, &err);
+    CHECK(st == RF_OK, "%s: load: %s", label, err.message);
+    if (st != RF_OK)
+        return false;
+    rf_context_params cp = rf_context_default_params();
+    cp.max_batch = COMPARE_BATCH;
+    cp.n_threads = 2;
+    st = rf_context_create(p->model, &cp, &p->f32, &err);
+    cp.compute = compute;
+    if (st == RF_OK)
+        st = rf_context_create(p->model, &cp, &p->other, &err);
+    CHECK(st == RF_OK, "%s: contexts: %s", label, err.message);
+    if (st != RF_OK)
+        compare_pair_free(p);
+    return st == RF_OK;
+}
+
 /* On a CPU without the instructions of `compute`: a context of that type
  * is refused with RF_ERR_UNSUPPORTED (checked on tiny-word-cls when the
  * reference models are there), and a skip says which instructions are

@@ -35,28 +35,11 @@ static const compare_rule rule = {"bf16", 0.999, 0.02f, true};
 
 static void check_model(const char *load_path, const char *case_dir, const char *label)
 {
-    rf_error err;
-    rf_model *model = NULL;
-    rf_context *ctx_f32 = NULL, *ctx_bf16 = NULL;
-    rf_status st = rf_model_load(load_path, &model, &err);
-    CHECK(st == RF_OK, "%s: load: %s", label, err.message);
-    if (st != RF_OK)
-        goto done;
-    rf_context_params cp = rf_context_default_params();
-    cp.max_batch = 8;
-    cp.n_threads = 2;
-    st = rf_context_create(model, &cp, &ctx_f32, &err);
-    cp.compute = RF_COMPUTE_BF16;
-    if (st == RF_OK)
-        st = rf_context_create(model, &cp, &ctx_bf16, &err);
-    CHECK(st == RF_OK, "%s: contexts: %s", label, err.message);
-    if (st == RF_OK)
-        compare_cases(&rule, label, rf_model_hparams(model), case_dir, ctx_f32, ctx_bf16,
-                      cp.max_batch);
-done:
-    rf_context_free(ctx_f32);
-    rf_context_free(ctx_bf16);
-    rf_model_free(model);
+    compare_pair p;
+    if (compare_pair_open(&p, load_path, RF_COMPUTE_BF16, label))
+        compare_cases(&rule, label, rf_model_hparams(p.model), case_dir, p.f32, p.other,
+                      COMPARE_BATCH);
+    compare_pair_free(&p);
 }
 
 /* Each reference model, and tiny-word-cls converted to a bf16 file. */

@@ -20,16 +20,6 @@
 /* D = 48, H = 3 (Dh = 16), E = 40 (so embeddings_project is used), F = 72 */
 enum { V = 97, E = 40, D = 48, H = 3, F = 72, LAYERS = 2, MAXPOS = 64, LABELS = 5 };
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-
-static float rnd(float scale)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return scale * ((float)(rng_state >> 40) / (float)(1 << 24) * 2.0f - 1.0f);
-}
-
 /* Every weight of the test model lives in one static pool. */
 static float pool[65536];
 static size_t pool_used;
@@ -43,7 +33,7 @@ static const float *weights(size_t n, float scale, float offset)
     float *w = pool + pool_used;
     pool_used += n;
     for (size_t i = 0; i < n; i++)
-        w[i] = offset + rnd(scale);
+        w[i] = offset + check_rnd(scale);
     return w;
 }
 
@@ -121,15 +111,6 @@ static void build_model(rf_model *m, rf_head_kind head, bool pooler)
     CHECK(rf_model_stack_qkv(m, "test model", &err) == RF_OK && !m->owned_qkv &&
               layers[0].attn_qkv_w == layers[0].attn_q_w && layers[0].attn_qkv_b == layers[0].attn_q_b,
           "Q, K, V lying back to back are used in place");
-}
-
-static float max_abs_diff(const float *a, const float *b, size_t n)
-{
-    float d = 0.0f;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabsf(a[i] - b[i]) <= d))
-            d = fabsf(a[i] - b[i]);
-    return d;
 }
 
 /* ==== creating a context ==== */
@@ -296,13 +277,13 @@ static void test_invariance(rf_head_kind head, const char *name)
     if (run(&m, 1, &batch, &o1) || run(&m, 2, &batch, &o2) || run(&m, 3, &batch, &o3))
         return;
     size_t BL = (size_t)B * L;
-    float d = fmaxf(max_abs_diff(o1.last, o2.last, BL * D), max_abs_diff(o1.last, o3.last, BL * D));
+    float d = fmaxf(check_max_abs_diff(o1.last, o2.last, BL * D), check_max_abs_diff(o1.last, o3.last, BL * D));
     CHECK(d <= 1e-5f, "%s: 1, 2 and 3 threads agree: max |diff| %g", name, d);
-    CHECK(max_abs_diff(o1.hidden + LAYERS * BL * D, o1.last, BL * D) == 0.0f,
+    CHECK(check_max_abs_diff(o1.hidden + LAYERS * BL * D, o1.last, BL * D) == 0.0f,
           "%s: the last hidden_states layer is last_hidden_state", name);
     if (o1.logits) {
         size_t n = head == RF_HEAD_MLM ? BL * V : head == RF_HEAD_SEQ_CLS ? B * LABELS : BL * LABELS;
-        d = max_abs_diff(o1.logits, o2.logits, n);
+        d = check_max_abs_diff(o1.logits, o2.logits, n);
         CHECK(d <= 1e-4f, "%s: logits on 1 and 2 threads agree: max |diff| %g", name, d);
     }
 
@@ -313,17 +294,17 @@ static void test_invariance(rf_head_kind head, const char *name)
         if (run(&m, 2, &one, &a))
             continue;
         size_t n = (size_t)lengths[b];
-        d = max_abs_diff(a.last, o2.last + (size_t)b * L * D, n * D);
-        d = fmaxf(d, max_abs_diff(a.pooled, o2.pooled + (size_t)b * D, D));
+        d = check_max_abs_diff(a.last, o2.last + (size_t)b * L * D, n * D);
+        d = fmaxf(d, check_max_abs_diff(a.pooled, o2.pooled + (size_t)b * D, D));
         if (head == RF_HEAD_SEQ_CLS)
-            d = fmaxf(d, max_abs_diff(a.logits, o2.logits + (size_t)b * LABELS, LABELS));
+            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * LABELS, LABELS));
         if (head == RF_HEAD_TOKEN_CLS)
-            d = fmaxf(d, max_abs_diff(a.logits, o2.logits + (size_t)b * L * LABELS, n * LABELS));
+            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * LABELS, n * LABELS));
         if (head == RF_HEAD_MLM)
-            d = fmaxf(d, max_abs_diff(a.logits, o2.logits + (size_t)b * L * V, n * V));
+            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * V, n * V));
         if (head == RF_HEAD_QA)
-            d = fmaxf(d, fmaxf(max_abs_diff(a.start, o2.start + (size_t)b * L, n),
-                               max_abs_diff(a.end, o2.end + (size_t)b * L, n)));
+            d = fmaxf(d, fmaxf(check_max_abs_diff(a.start, o2.start + (size_t)b * L, n),
+                               check_max_abs_diff(a.end, o2.end + (size_t)b * L, n)));
         CHECK(d <= 1e-5f, "%s: sequence %d alone vs padded: max |diff| %g", name, b, d);
         free_outputs(&a);
     }
@@ -355,7 +336,7 @@ static void test_mlm_positions(void)
     float d = 0.0f;
     for (int b = 0; b < B; b++)
         for (int j = 0; j < P; j++)
-            d = fmaxf(d, max_abs_diff(at + ((size_t)b * P + j) * V,
+            d = fmaxf(d, check_max_abs_diff(at + ((size_t)b * P + j) * V,
                                       full + ((size_t)b * L + positions[j]) * V, V));
     CHECK(d <= 1e-5f, "logits_at equals logits at the positions: max |diff| %g", d);
     free(full);
@@ -412,7 +393,7 @@ static void test_qkv_copied(void)
               moved[0].attn_qkv_w == m2.owned_qkv,
           "Q, K, V apart are copied into one stacked block");
     if (!run(&m2, 2, &batch, &copied)) {
-        float d = max_abs_diff(in_place.last, copied.last, (size_t)B * L * D);
+        float d = check_max_abs_diff(in_place.last, copied.last, (size_t)B * L * D);
         CHECK(d == 0.0f, "stacked copy gives the same hidden states: max |diff| %g", d);
         free_outputs(&copied);
     }
@@ -458,7 +439,7 @@ static void test_resize(void)
     CHECK(rf_context_resize(small, 2, MAXPOS, &err) == RF_OK, "resize: %s", err.message);
     CHECK(rf_forward(small, &b, &ox, &err) == RF_OK && rf_forward(big, &b, &oy, &err) == RF_OK,
           "forward after resize: %s", err.message);
-    float d = max_abs_diff(x, y, (size_t)2 * MAXPOS * D);
+    float d = check_max_abs_diff(x, y, (size_t)2 * MAXPOS * D);
     CHECK(d == 0.0f, "resized context = one created at that size: max |diff| %g", d);
     free(x);
     free(y);

@@ -37,12 +37,6 @@ static void write_file(const char *path, const void *data, size_t n)
     }
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static size_t find(const uint8_t *p, size_t n, const char *needle, size_t len)
 {
     for (size_t i = 0; i + len <= n; i++)
@@ -225,7 +219,7 @@ static void hf_directory_cases(void)
     }
     char *bad = malloc(hf_len[st]);
     memcpy(bad, hf_orig[st], hf_len[st]);
-    put_le((uint8_t *)bad, 1ull << 40, 8);
+    check_put_le((uint8_t *)bad, 1ull << 40, 8);
     expect_convert(st, bad, hf_len[st], RF_ERR_LIMIT, "header of 1099511627776 bytes exceeds the limit",
                    "safetensors: huge header length");
     memcpy(bad, hf_orig[st], hf_len[st]);
@@ -378,39 +372,39 @@ static void gguf_cases(void)
     b[1] = 'X';
     expect_gguf(b, n, RF_ERR_FORMAT, "not a GGUF file (bad magic)", "flipped magic");
     RESET();
-    put_le(b + 4, 2, 4);
+    check_put_le(b + 4, 2, 4);
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "GGUF version 2, expected 3", "version 2");
     RESET();
-    put_le(b + 8, 1ull << 40, 8);
+    check_put_le(b + 8, 1ull << 40, 8);
     expect_gguf(b, n, RF_ERR_LIMIT, "exceed the limits", "huge tensor count");
     RESET();
-    put_le(b + 16, 1ull << 62, 8);
+    check_put_le(b + 16, 1ull << 62, 8);
     expect_gguf(b, n, RF_ERR_LIMIT, "exceed the limits", "huge key count");
     RESET();
     at = after_gguf_string(b, n, "general.architecture") + 4;
     memcpy(b + at + 8, "bertbert", 8);
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "architecture 'bertbert' is not roformer", "architecture");
     RESET();
-    put_le(b + at, 1ull << 61, 8);
+    check_put_le(b + at, 1ull << 61, 8);
     expect_gguf(b, n, RF_ERR_FORMAT, "truncated", "huge string length");
     RESET();
     at = after_gguf_string(b, n, "tokenizer.ggml.tokens") + 4 + 4;
-    put_le(b + at, 1ull << 59, 8);
+    check_put_le(b + at, 1ull << 59, 8);
     expect_gguf(b, n, RF_ERR_FORMAT, "truncated", "huge vocab array length");
     RESET();
-    put_le(b + at + 8, 1ull << 45, 8);
+    check_put_le(b + at + 8, 1ull << 45, 8);
     expect_gguf(b, n, RF_ERR_FORMAT, "truncated", "huge vocab entry length");
     RESET();
     at = after_gguf_string(b, n, "roformer.block_count");
-    put_le(b + at, 5, 4); /* uint32 -> int32 */
+    check_put_le(b + at, 5, 4); /* uint32 -> int32 */
     expect_gguf(b, n, RF_ERR_FORMAT, "key 'roformer.block_count' is int32, expected uint32",
                 "hyper-parameter of the wrong type");
     RESET();
-    put_le(b + at + 4, 0, 4);
+    check_put_le(b + at + 4, 0, 4);
     expect_gguf(b, n, RF_ERR_FORMAT, "key 'roformer.block_count' = 0 is outside", "zero layers");
     RESET();
     at = after_gguf_string(b, n, "roformer.embedding_length");
-    put_le(b + at + 4, 47, 4);
+    check_put_le(b + at + 4, 47, 4);
     expect_gguf(b, n, RF_ERR_FORMAT, "hidden size 47 is not 2 heads of an even size", "odd hidden size");
     RESET();
     at = after_gguf_string(b, n, "roformer.hidden_act");
@@ -418,7 +412,7 @@ static void gguf_cases(void)
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "roformer.hidden_act 'Xelu' is not supported", "activation");
     RESET();
     at = after_gguf_string(b, n, "tokenizer.ggml.mask_token_id");
-    put_le(b + at + 4, 5565, 4);
+    check_put_le(b + at + 4, 5565, 4);
     expect_gguf(b, n, RF_ERR_FORMAT, "key 'tokenizer.ggml.mask_token_id' = 5565 is outside [0, 5564]",
                 "special id past the vocab");
     RESET();
@@ -427,11 +421,11 @@ static void gguf_cases(void)
     expect_gguf(b, n, RF_ERR_FORMAT, "missing key 'tokenizer.roformer.mode'", "missing key");
     RESET();
     at = after_gguf_string(b, n, "blk.0.ffn_up.weight"); /* n_dims, ne[0], ne[1], type, offset */
-    put_le(b + at + 4 + 8, 95, 8);
+    check_put_le(b + at + 4 + 8, 95, 8);
     expect_gguf(b, n, RF_ERR_SHAPE, "tensor 'blk.0.ffn_up.weight' has shape [48,95], expected [48,96]",
                 "wrong tensor shape");
     RESET();
-    put_le(b + at, 1, 4); /* one dim: every later field shifts */
+    check_put_le(b + at, 1, 4); /* one dim: every later field shifts */
     {
         char p2[512];
         snprintf(p2, sizeof p2, "%s/bad.gguf", tmpdir);
@@ -441,14 +435,14 @@ static void gguf_cases(void)
               err.message);
     }
     RESET();
-    put_le(b + at + 4 + 16, 30, 4); /* f32 -> bf16: half the bytes, still in the file */
+    check_put_le(b + at + 4 + 16, 30, 4); /* f32 -> bf16: half the bytes, still in the file */
     expect_gguf(b, n, RF_OK, "", "bf16 storage is accepted");
     RESET();
-    put_le(b + at + 4 + 16, 8, 4); /* Q8_0 */
+    check_put_le(b + at + 4 + 16, 8, 4); /* Q8_0 */
     expect_gguf(b, n, RF_ERR_UNSUPPORTED, "tensor 'blk.0.ffn_up.weight' has unsupported type 8",
                 "quantized tensor");
     RESET();
-    put_le(b + at + 4 + 16 + 4, 1ull << 50, 8);
+    check_put_le(b + at + 4 + 16 + 4, 1ull << 50, 8);
     expect_gguf(b, n, RF_ERR_FORMAT, "truncated file (tensor 'blk.0.ffn_up.weight' needs bytes",
                 "tensor offset past the end");
     RESET();
@@ -500,7 +494,7 @@ static void u8(buf *b, unsigned v)
 static void le_n(buf *b, uint64_t v, int n)
 {
     uint8_t t[8];
-    put_le(t, v, n);
+    check_put_le(t, v, n);
     put(b, t, (size_t)n);
 }
 

@@ -18,12 +18,6 @@ static uint64_t le(const uint8_t *p, int n)
     return v;
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void *copy_of(const void *p, size_t n)
 {
     void *c = malloc(n ? n : 1);
@@ -198,16 +192,16 @@ int main(void)
     b[0] = 'X';
     check_bad(b, size, RF_ERR_FORMAT, "bad magic", "magic");
     memcpy(b, buf, size);
-    put_le(b + 4, 2, 4);
+    check_put_le(b + 4, 2, 4);
     check_bad(b, size, RF_ERR_UNSUPPORTED, "version 2", "version");
     memcpy(b, buf, size);
-    put_le(b + 8, 1ull << 40, 8);
+    check_put_le(b + 8, 1ull << 40, 8);
     check_bad(b, size, RF_ERR_LIMIT, "exceed", "huge tensor count");
     memcpy(b, buf, size);
-    put_le(b + 16, 60000, 8);
+    check_put_le(b + 16, 60000, 8);
     check_bad(b, size, RF_ERR_FORMAT, "truncated", "kv count larger than the file");
     memcpy(b, buf, size);
-    put_le(b + 24, 1ull << 62, 8);
+    check_put_le(b + 24, 1ull << 62, 8);
     check_bad(b, size, RF_ERR_FORMAT, "truncated", "huge key length");
     {
         /* a key past the spec's 65535-byte limit, though inside the file */
@@ -226,17 +220,17 @@ int main(void)
     }
     memcpy(b, buf, size);
     size_t at = find_after(b, size, "test.strings") + 4; /* past the value type */
-    put_le(b + at + 4, 1ull << 60, 8);
+    check_put_le(b + at + 4, 1ull << 60, 8);
     check_bad(b, size, RF_ERR_FORMAT, "truncated", "huge array length");
     memcpy(b, buf, size);
-    put_le(b + at + 4 + 8, 1ull << 50, 8);
+    check_put_le(b + at + 4 + 8, 1ull << 50, 8);
     check_bad(b, size, RF_ERR_FORMAT, "truncated", "huge string in an array");
     memcpy(b, buf, size);
-    put_le(b + at, 99, 4);
+    check_put_le(b + at, 99, 4);
     check_bad(b, size, RF_ERR_UNSUPPORTED, "unsupported type", "array of an unknown type");
     memcpy(b, buf, size);
     at = find_after(b, size, "general.alignment") + 4;
-    put_le(b + at, 48, 4);
+    check_put_le(b + at, 48, 4);
     check_bad(b, size, RF_ERR_FORMAT, "power of two", "alignment not a power of two");
     {
         /* the writer does not check keys: a duplicate is easy to build */
@@ -252,19 +246,19 @@ int main(void)
     }
     memcpy(b, buf, size);
     at = find_after(b, size, "a.weight"); /* n_dims, ne[0], ne[1], type, offset */
-    put_le(b + at + 4, 1ull << 40, 8);
+    check_put_le(b + at + 4, 1ull << 40, 8);
     check_bad(b, size, RF_ERR_FORMAT, "cannot fit", "huge tensor dimension");
     memcpy(b, buf, size);
-    put_le(b + at, 5, 4);
+    check_put_le(b + at, 5, 4);
     check_bad(b, size, RF_ERR_FORMAT, "5 dimensions", "too many dimensions");
     memcpy(b, buf, size);
-    put_le(b + at + 4 + 16, 2, 4); /* ggml Q4_0 */
+    check_put_le(b + at + 4 + 16, 2, 4); /* ggml Q4_0 */
     check_bad(b, size, RF_ERR_UNSUPPORTED, "unsupported type 2", "quantized tensor type");
     memcpy(b, buf, size);
-    put_le(b + at + 4 + 16 + 4, 8, 8);
+    check_put_le(b + at + 4 + 16 + 4, 8, 8);
     check_bad(b, size, RF_ERR_FORMAT, "not 32-byte aligned", "misaligned tensor offset");
     memcpy(b, buf, size);
-    put_le(b + at + 4 + 16 + 4, 1ull << 40, 8);
+    check_put_le(b + at + 4 + 16 + 4, 1ull << 40, 8);
     check_bad(b, size, RF_ERR_FORMAT, "tensor 'a.weight' needs bytes", "tensor offset past the end");
     free(b);
 

@@ -24,6 +24,7 @@
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/kernel_choice.h"
 #include "model/context.h"
 
 #include "check.h"
@@ -49,48 +50,37 @@ static const compare_rule rule = {"int8", 0.995, 0.2f, false};
 
 static void check_model(const char *load_path, const char *case_dir, const char *label)
 {
+    compare_pair p;
+    rf_context *second = NULL;
+    if (!compare_pair_open(&p, load_path, RF_COMPUTE_INT8, label))
+        return;
     rf_error err;
-    rf_model *model = NULL;
-    rf_context *ctx_f32 = NULL, *ctx_int8 = NULL, *second = NULL;
-    rf_status st = rf_model_load(load_path, &model, &err);
-    CHECK(st == RF_OK, "%s: load: %s", label, err.message);
-    if (st != RF_OK)
-        goto done;
-    const rf_hparams *hp = rf_model_hparams(model);
     rf_context_params cp = rf_context_default_params();
-    cp.max_batch = 8;
-    cp.n_threads = 2;
-    st = rf_context_create(model, &cp, &ctx_f32, &err);
     cp.compute = RF_COMPUTE_INT8;
-    if (st == RF_OK)
-        st = rf_context_create(model, &cp, &ctx_int8, &err);
     cp.max_batch = 1;
-    if (st == RF_OK)
-        st = rf_context_create(model, &cp, &second, &err);
-    CHECK(st == RF_OK, "%s: contexts: %s", label, err.message);
+    rf_status st = rf_context_create(p.model, &cp, &second, &err);
+    CHECK(st == RF_OK, "%s: a second int8 context: %s", label, err.message);
     if (st != RF_OK)
         goto done;
-    CHECK(ctx_int8->int8_layers && second->int8_layers == ctx_int8->int8_layers &&
-              model->packed.int8_layers == ctx_int8->int8_layers,
+    CHECK(p.other->int8_layers && second->int8_layers == p.other->int8_layers &&
+              p.model->packed.int8_layers == p.other->int8_layers,
           "%s: int8 contexts share the model's packed weights", label);
-    /* attention's products run in bf16 where the CPU has the bf16 kernel
-       (AVX512_BF16, ARM64 BF16): the rules below then hold with them */
-    if (rf_bf16_supported())
-        CHECK(ctx_int8->attn_bf16 && !ctx_f32->attn_bf16,
+    /* attention's products run in bf16 where the bf16 kernel is faster than
+       f32 (kernel_choice.h's rule): the rules below then hold with them */
+    if (rf_int8_attention_in_bf16())
+        CHECK(p.other->attn_bf16 && !p.f32->attn_bf16,
               "%s: int8 compute runs attention in bf16 on this CPU", label);
     else
-        CHECK(!ctx_int8->attn_bf16,
-              "%s: int8 compute keeps attention in f32 without the bf16 kernel", label);
-    compare_stats s = compare_cases(&rule, label, hp, case_dir, ctx_f32, ctx_int8, 8);
+        CHECK(!p.other->attn_bf16,
+              "%s: int8 compute keeps attention in f32 without a fast bf16 kernel", label);
+    const rf_hparams *hp = rf_model_hparams(p.model);
+    compare_stats s = compare_cases(&rule, label, hp, case_dir, p.f32, p.other, COMPARE_BATCH);
     if (hp->head == RF_HEAD_TOKEN_CLS)
         CHECK(s.agree >= MIN_TOKEN_AGREEMENT * s.total, "%s: token labels agree on %d of %d",
               label, s.agree, s.total);
-
 done:
-    rf_context_free(ctx_f32);
-    rf_context_free(ctx_int8);
     rf_context_free(second);
-    rf_model_free(model);
+    compare_pair_free(&p);
 }
 
 static long file_size(const char *path)
@@ -297,9 +287,9 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): int8 not checked");
         return check_done();
     }
-    if (!rf_bf16_supported())
-        SKIP("int8 compute with attention in bf16 needs a CPU with " RF_BF16_CPU_NEEDS
-             ": checked with attention in f32");
+    if (!rf_int8_attention_in_bf16())
+        SKIP("int8 compute with attention in bf16 runs where the bf16 kernel is faster than f32 "
+             "(AMX-BF16, AMD's AVX512_BF16, ARM64 BF16): checked with attention in f32");
     for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

@@ -27,22 +27,12 @@
 #include <stdint.h>
 #include <time.h>
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-/* Uniform in [-scale, scale). */
-static float rnd(float scale)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return scale * ((float)(rng_state >> 40) / (float)(1 << 24) * 2.0f - 1.0f);
-}
-
+/* n values uniform in [-scale, scale) (check_rnd). */
 static float *rnd_array(size_t n, float scale)
 {
     float *a = malloc(n * sizeof *a);
     for (size_t i = 0; i < n; i++)
-        a[i] = rnd(scale);
+        a[i] = check_rnd(scale);
     return a;
 }
 
@@ -51,17 +41,6 @@ static float *copy_array(const float *src, size_t n)
     float *a = malloc(n * sizeof *a);
     memcpy(a, src, n * sizeof *a);
     return a;
-}
-
-static float max_diff(const float *a, const float *b, size_t n)
-{
-    float m = 0.0f;
-    for (size_t i = 0; i < n; i++) {
-        float d = fabsf(a[i] - b[i]);
-        if (!(d <= m))
-            m = d; /* NaN propagates as a failure */
-    }
-    return m;
 }
 
 /* ==== error bounds ====
@@ -226,7 +205,7 @@ static void test_gemm(void)
                                         sum_bound(K + 1, mag), worst);
                 }
             CHECK(worst <= 1.0, "gemm %dx%dx%d trans=%d: max |diff| %g, %.3g of its bound", M, N,
-                  K, trans, max_diff(C, C2, (size_t)M * ldc), worst);
+                  K, trans, check_max_abs_diff(C, C2, (size_t)M * ldc), worst);
             free(A);
             free(B);
             free(C);
@@ -252,7 +231,7 @@ static void test_linear(void)
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
             rf_linear(&par, X, M, K, W, b, N, act, Y);
             rf_linear_naive(X, M, K, W, b, N, act, Y2);
-            float d = max_diff(Y, Y2, (size_t)M * N);
+            float d = check_max_abs_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, 0.0, true, Y, N, Y2);
             CHECK(worst <= 1.0, "linear %dx%dx%d act %d, %d threads: max |diff| %g, %.3g of its bound",
                   M, N, K, act, n_threads, d, worst);
@@ -293,14 +272,14 @@ static void test_linear_bf16(void)
             rf_bf16_pack(W, N, K, Wp);
             rf_linear_bf16(&par, X, M, K, Wp, b, N, act, Y, scratch);
             rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
-            float d = max_diff(Y, Y2, (size_t)M * N);
+            float d = check_max_abs_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, BF16_PRODUCT_REL, true, Y, N, Y2);
             CHECK(worst <= 1.0, "bf16 linear %dx%dx%d act %d, %d threads: max |diff| %g, %.3g of its "
                   "bound", M, N, K, act, n_threads, d, worst);
             /* and the rounding it stands for: near the f32 product, each
                product moved by at most BF16_PRODUCT_REL of itself */
             rf_linear_naive(X, M, K, W, b, N, act, Y2);
-            d = max_diff(Y, Y2, (size_t)M * N);
+            d = check_max_abs_diff(Y, Y2, (size_t)M * N);
             worst = linear_ratio(X, W, b, M, N, K, act, BF16_PRODUCT_REL, false, Y, N, Y2);
             CHECK(worst <= 1.0, "bf16 linear %dx%dx%d near f32: max |diff| %g, %.3g of its bound", M,
                   N, K, d, worst);
@@ -321,7 +300,7 @@ static int8_t *rnd_int8(size_t n, int fill)
 {
     int8_t *a = malloc(n ? n : 1);
     for (size_t i = 0; i < n; i++)
-        a[i] = (int8_t)(fill ? fill : (int)lrintf(rnd(127.0f)));
+        a[i] = (int8_t)(fill ? fill : (int)lrintf(check_rnd(127.0f)));
     return a;
 }
 
@@ -493,9 +472,9 @@ static void test_linear_int8(void)
             double r_int8, r_f32;
             int8_ratios(X, W, Wq, sw, b, M, N, K, act, Y, Y2, Y3, &r_int8, &r_f32);
             CHECK(r_int8 <= 1.0, "int8 linear %dx%dx%d act %d, %d threads: max |diff| %g, %.3g of "
-                  "its bound", M, N, K, act, n_threads, max_diff(Y, Y2, (size_t)M * N), r_int8);
+                  "its bound", M, N, K, act, n_threads, check_max_abs_diff(Y, Y2, (size_t)M * N), r_int8);
             CHECK(r_f32 <= 1.0, "int8 linear %dx%dx%d near f32: max |diff| %g, %.3g of its bound",
-                  M, N, K, max_diff(Y, Y3, (size_t)M * N), r_f32);
+                  M, N, K, check_max_abs_diff(Y, Y3, (size_t)M * N), r_f32);
             free(X);
             free(W);
             free(b);
@@ -541,7 +520,7 @@ static void test_bf16_pieces(void)
         rf_linear_bf16_naive(Xs, M, K, Vt, NULL, N, RF_ACT_LINEAR, Y2);
         float d = 0.0f;
         for (int i = 0; i < M; i++)
-            d = fmaxf(d, max_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
+            d = fmaxf(d, check_max_abs_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
         double worst = linear_ratio(Xs, Vt, NULL, M, N, K, RF_ACT_LINEAR, BF16_PRODUCT_REL, true,
                                     Y, (int)ldy, Y2);
         CHECK(worst <= 1.0, "bf16 X V %dx%dx%d (round, pack_transposed): max |diff| %g, %.3g of "
@@ -554,7 +533,7 @@ static void test_bf16_pieces(void)
         rf_gemm_bf16(Xb, M, K, Wp, N, Y, (int)ldy);
         d = 0.0f;
         for (int i = 0; i < M; i++)
-            d = fmaxf(d, max_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
+            d = fmaxf(d, check_max_abs_diff(Y + (size_t)i * ldy, Y2 + (size_t)i * N, (size_t)N));
         worst = linear_ratio(Xs, Vt, NULL, M, N, K, RF_ACT_LINEAR, BF16_PRODUCT_REL, true, Y,
                              (int)ldy, Y2);
         CHECK(worst <= 1.0, "bf16 X W^T %dx%dx%d (pack_rows, ldw %zu): max |diff| %g, %.3g of its "
@@ -762,7 +741,7 @@ static void test_activations(void)
                                     worst);
             }
         CHECK(worst <= 1.0, "bias+act %d: max |diff| %g, %.3g of its bound", acts[a],
-              max_diff(y, y2, (size_t)rows * ld), worst);
+              check_max_abs_diff(y, y2, (size_t)rows * ld), worst);
         free(z);
         free(y);
         free(y2);
@@ -827,14 +806,14 @@ static void test_layernorm(void)
     rf_add_layernorm_naive(x2, NULL, rows, n, g, b, 1e-12f);
     double worst = layernorm_ratio(x_in, NULL, rows, n, g, b, 1e-12f, x, x2);
     CHECK(worst <= 1.0, "layernorm: max |diff| %g, %.3g of its bound",
-          max_diff(x, x2, (size_t)rows * n), worst);
+          check_max_abs_diff(x, x2, (size_t)rows * n), worst);
     float *x3 = copy_array(x, (size_t)rows * n);
     memcpy(x_in, x, (size_t)rows * n * sizeof *x);
     rf_add_layernorm(x, y, rows, n, g, b, 1e-5f);
     rf_add_layernorm_naive(x3, y, rows, n, g, b, 1e-5f);
     worst = layernorm_ratio(x_in, y, rows, n, g, b, 1e-5f, x, x3);
     CHECK(worst <= 1.0, "residual + layernorm: max |diff| %g, %.3g of its bound",
-          max_diff(x, x3, (size_t)rows * n), worst);
+          check_max_abs_diff(x, x3, (size_t)rows * n), worst);
     free(g);
     free(b);
     free(x);
@@ -870,7 +849,7 @@ static void test_rmsnorm(void)
     float *x2 = copy_array(x, (size_t)rows * n);
     rf_rmsnorm(x, rows, n, 1e-12f);
     rf_add_rmsnorm_naive(x2, NULL, rows, n, 1e-12f);
-    float d = max_diff(x, x2, (size_t)rows * n);
+    float d = check_max_abs_diff(x, x2, (size_t)rows * n);
     CHECK(d <= rmsnorm_bound(n, x2, (size_t)rows * n), "rmsnorm: max |diff| %g", d);
     /* each output within (n + 15) / 2 u of itself: the mean square within
        (n + 15) u of 1 */
@@ -886,7 +865,7 @@ static void test_rmsnorm(void)
     float *x3 = copy_array(x, (size_t)rows * n);
     rf_add_rmsnorm(x, y, rows, n, 1e-5f);
     rf_add_rmsnorm_naive(x3, y, rows, n, 1e-5f);
-    d = max_diff(x, x3, (size_t)rows * n);
+    d = check_max_abs_diff(x, x3, (size_t)rows * n);
     CHECK(d <= rmsnorm_bound(n, x3, (size_t)rows * n), "residual + rmsnorm: max |diff| %g", d);
     free(x);
     free(y);
@@ -917,7 +896,7 @@ static void test_rope(void)
     rf_rope_apply(x, 0, 7, ld, L, H, Dh, s, c); /* two row blocks, as the threads cut them */
     rf_rope_apply(x, 7, T - 7, ld, L, H, Dh, s, c);
     rf_rope_apply_naive(x2, T, ld, L, H, Dh, s, c);
-    float d = max_diff(x, x2, (size_t)T * ld);
+    float d = check_max_abs_diff(x, x2, (size_t)T * ld);
     CHECK(d == 0.0f, "rope apply vs naive: max |diff| %g", d);
     free(x);
     free(x2);
@@ -950,7 +929,7 @@ static void test_softmax(void)
        in each term of the sum, the n-term sum (n + 1) u, the 1 / sum and
        the product 2 u more; weights are at most 1 */
     const float softmax_tol = (float)(6e-7 + (n + 3) * U_F32);
-    float d = max_diff(x, x2, (size_t)rows * ld);
+    float d = check_max_abs_diff(x, x2, (size_t)rows * ld);
     CHECK(d <= softmax_tol, "softmax vs naive: max |diff| %g", d);
     /* the exp-only variant times its 1 / sum gives the same rows */
     float *x3 = copy_array(x2, (size_t)rows * ld), inv_sum[6];
@@ -1003,7 +982,7 @@ static void test_attention(void)
         float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
         rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
-        float d = max_diff(out, ref, n);
+        float d = check_max_abs_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
         /* the same sequences packed without their padding */
         int32_t seq_off[4] = {0};
@@ -1018,7 +997,7 @@ static void test_attention(void)
                             scores, NULL, out, D);
         d = 0.0f;
         for (int b = 0; b < B; b++)
-            d = fmaxf(d, max_diff(out + (size_t)seq_off[b] * D, ref + (size_t)b * L * D,
+            d = fmaxf(d, check_max_abs_diff(out + (size_t)seq_off[b] * D, ref + (size_t)b * L * D,
                                   (size_t)(seq_off[b + 1] - seq_off[b]) * D));
         CHECK(d < 2e-6f, "packed attention vs naive, %d threads: max |diff| %g", n_threads, d);
         if (rf_bf16_supported()) {
@@ -1032,8 +1011,8 @@ static void test_attention(void)
             float d_ref = 0.0f, d_packed = 0.0f;
             for (int b = 0; b < B; b++) {
                 size_t real = (size_t)(seq_off[b + 1] - seq_off[b]) * D;
-                d_ref = fmaxf(d_ref, max_diff(out_b + (size_t)b * L * D, ref + (size_t)b * L * D, real));
-                d_packed = fmaxf(d_packed, max_diff(out + (size_t)seq_off[b] * D,
+                d_ref = fmaxf(d_ref, check_max_abs_diff(out_b + (size_t)b * L * D, ref + (size_t)b * L * D, real));
+                d_packed = fmaxf(d_packed, check_max_abs_diff(out + (size_t)seq_off[b] * D,
                                                     out_b + (size_t)b * L * D, real));
             }
             CHECK(d_ref < 0.015f, "bf16 attention vs naive, %d threads: max |diff| %g", n_threads,
@@ -1088,6 +1067,7 @@ static void check_expected_kernels(void)
 
 int main(void)
 {
+    check_rng_state = 0x9E3779B97F4A7C15ull;
 #if RF_SIMD_ARM64
     /* RF_TEST_PRODUCTS_ONLY (tests/run_arm64.sh, on the CPU models without
      * I8MM or BF16): only what depends on those features, the int8 and bf16

@@ -20,12 +20,6 @@
 
 #include <stdint.h>
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ==== GGUF ==== */
 
 /* n keys "key.%015d" (all 19 bytes), u32 values; the last repeats key 0. */
@@ -34,15 +28,15 @@ static uint8_t *gguf_many_keys(uint64_t n, size_t *size)
     size_t rec = 8 + 19 + 4 + 4;
     uint8_t *b = calloc(1, 24 + n * rec + 64), *p = b + 24;
     memcpy(b, "GGUF", 4);
-    put_le(b + 4, 3, 4);
-    put_le(b + 16, n, 8);
+    check_put_le(b + 4, 3, 4);
+    check_put_le(b + 16, n, 8);
     for (uint64_t i = 0; i < n; i++, p += rec) {
         char key[20];
         snprintf(key, sizeof key, "key.%015llu", (unsigned long long)(i + 1 < n ? i : 0));
-        put_le(p, 19, 8);
+        check_put_le(p, 19, 8);
         memcpy(p + 8, key, 19);
-        put_le(p + 27, RF_GGUF_UINT32, 4);
-        put_le(p + 31, i, 4);
+        check_put_le(p + 27, RF_GGUF_UINT32, 4);
+        check_put_le(p + 31, i, 4);
     }
     *size = (size_t)(p - b) + 64;
     return b;
@@ -130,7 +124,7 @@ static void model_cases(void)
      * table and scratch from it) */
     for (uint64_t i = 0; i < g->n_kv; i++)
         if (g->kv[i].key.len == 23 && !memcmp(g->kv[i].key.ptr, "roformer.context_length", 23))
-            put_le((uint8_t *)(uintptr_t)g->kv[i].key.ptr + 23 + 4, RF_MAX_POSITION + 1, 4);
+            check_put_le((uint8_t *)(uintptr_t)g->kv[i].key.ptr + 23 + 4, RF_MAX_POSITION + 1, 4);
     st = rf_model_load_buffer(file, len, "long.gguf", &model, &err);
     CHECK(st == RF_ERR_FORMAT &&
           strstr(err.message, "'roformer.context_length' = 65537 is outside [1, 65536]"),
@@ -171,7 +165,7 @@ static uint8_t *safetensors_many(int n, bool dup, size_t pad, size_t *size)
     h += pad;
     json[h++] = '}';
     uint8_t *b = calloc(1, 8 + h + (size_t)n);
-    put_le(b, h, 8);
+    check_put_le(b, h, 8);
     memcpy(b + 8, json, h);
     free(json);
     *size = 8 + h + (size_t)n;

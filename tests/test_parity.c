@@ -192,15 +192,6 @@ static void check_case_outputs(const rf_model *model, const rf_checkpoint *expec
     }
 }
 
-static float max_abs_diff(const float *a, const float *b, size_t n)
-{
-    float d = 0.0f;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabsf(a[i] - b[i]) <= d))
-            d = fabsf(a[i] - b[i]);
-    return d;
-}
-
 /* Each sequence of a padded batch, run alone at its real length, gives the
  * batched last_hidden_state (and head outputs) at its real positions. */
 static void check_padded_alone(rf_context *ctx, const rf_model *model, const test_case *c,
@@ -228,15 +219,15 @@ static void check_padded_alone(rf_context *ctx, const rf_model *model, const tes
         rf_status st = rf_forward(ctx, &one, &out, &err);
         CHECK(st == RF_OK, "%s %s[%d] alone: %s", model_name, c->id, b, err.message);
         if (st == RF_OK) {
-            float d = max_abs_diff(last, batched->last + (size_t)b * c->L * D, (size_t)n * D);
+            float d = check_max_abs_diff(last, batched->last + (size_t)b * c->L * D, (size_t)n * D);
             if (logits && hp->head == RF_HEAD_SEQ_CLS)
-                d = fmaxf(d, max_abs_diff(logits, batched->logits + (size_t)b * n_logits, n_logits));
+                d = fmaxf(d, check_max_abs_diff(logits, batched->logits + (size_t)b * n_logits, n_logits));
             if (logits && hp->head == RF_HEAD_TOKEN_CLS)
-                d = fmaxf(d, max_abs_diff(logits, batched->logits + (size_t)b * c->L * hp->num_labels,
+                d = fmaxf(d, check_max_abs_diff(logits, batched->logits + (size_t)b * c->L * hp->num_labels,
                                           n_logits));
             if (hp->head == RF_HEAD_QA)
-                d = fmaxf(d, fmaxf(max_abs_diff(start, batched->start + (size_t)b * c->L, n),
-                                   max_abs_diff(end, batched->end + (size_t)b * c->L, n)));
+                d = fmaxf(d, fmaxf(check_max_abs_diff(start, batched->start + (size_t)b * c->L, n),
+                                   check_max_abs_diff(end, batched->end + (size_t)b * c->L, n)));
             CHECK(d <= ATOL_SAME, "%s %s[%d]: padded batch vs alone max |diff| %g", model_name,
                   c->id, b, d);
             printf("  %-34s %s[%d] of %d tokens alone vs in the padded batch: max |diff| %.3g\n",
@@ -257,7 +248,7 @@ static float real_rows_diff(const test_case *c, const float *a, const float *b, 
         for (int t = 0; t < c->L; t++)
             if (c->mask[(size_t)s * c->L + t]) {
                 size_t off = ((size_t)s * c->L + t) * width;
-                d = fmaxf(d, max_abs_diff(a + off, b + off, width));
+                d = fmaxf(d, check_max_abs_diff(a + off, b + off, width));
             }
     return d;
 }
@@ -279,13 +270,13 @@ static void check_packed(rf_context *ctx_packed, const rf_model *model,
         for (int i = 0; o.hidden && i <= hp->num_layers; i++)
             d = fmaxf(d, real_rows_diff(c, o.hidden + i * BL * D, dflt->hidden + i * BL * D, D));
         if (o.pooled)
-            d = fmaxf(d, max_abs_diff(o.pooled, dflt->pooled, (size_t)c->B * D));
+            d = fmaxf(d, check_max_abs_diff(o.pooled, dflt->pooled, (size_t)c->B * D));
         if (o.start) {
             d = fmaxf(d, real_rows_diff(c, o.start, dflt->start, 1));
             d = fmaxf(d, real_rows_diff(c, o.end, dflt->end, 1));
         }
         if (o.logits && hp->head == RF_HEAD_SEQ_CLS)
-            d = fmaxf(d, max_abs_diff(o.logits, dflt->logits, (size_t)c->B * hp->num_labels));
+            d = fmaxf(d, check_max_abs_diff(o.logits, dflt->logits, (size_t)c->B * hp->num_labels));
         if (o.logits && hp->head == RF_HEAD_TOKEN_CLS)
             d = fmaxf(d, real_rows_diff(c, o.logits, dflt->logits, (size_t)hp->num_labels));
         CHECK(d <= ATOL_SAME, "%s %s: skip_padding vs default max |diff| %g at real positions",
@@ -372,7 +363,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
             /* the same case on one thread */
             case_outputs o1;
             if (run_case(ctx1, model, expected, &c, &o1, &err) == RF_OK) {
-                float d = max_abs_diff(o.last, o1.last,
+                float d = check_max_abs_diff(o.last, o1.last,
                                        (size_t)c.B * c.L * rf_model_hparams(model)->hidden_size);
                 CHECK(d <= ATOL_SAME, "%s %s: 1 vs 2 threads max |diff| %g", label, c.id, d);
             } else {

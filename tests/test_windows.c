@@ -42,7 +42,7 @@ static char *long_text(int chars)
  * alone through rf_forward; `logits` picks the classification logits (N
  * of them), else the mean-pooled hidden state (D). Returns the window
  * count. */
-static int expected(const rf_model *m, const char *text, int W, int S, bool logits, double *out)
+static int expected(const rf_model *m, const char *text, int W, int S, bool logits, float *out)
 {
     const rf_hparams *hp = rf_model_hparams(m);
     int D = hp->hidden_size, N = logits ? hp->num_labels : D;
@@ -58,8 +58,7 @@ static int expected(const rf_model *m, const char *text, int W, int S, bool logi
     int body = enc.n - 2, room = W - 2, n_windows = 0;
     int32_t *ids = malloc(sizeof(int32_t) * (size_t)W);
     float *hidden = malloc(sizeof(float) * (size_t)W * D), *lg = malloc(sizeof(float) * (size_t)N);
-    for (int d = 0; d < N; d++)
-        out[d] = 0.0;
+    double *sum = calloc((size_t)N, sizeof *sum); /* of the windows' vectors */
     for (int first = 0;; first += room - S) {
         int count = body - first < room ? body - first : room, n = count + 2;
         ids[0] = enc.ids[0];
@@ -77,28 +76,21 @@ static int expected(const rf_model *m, const char *text, int W, int S, bool logi
                     v += hidden[(size_t)t * D + d];
                 v /= n;
             }
-            out[d] += v;
+            sum[d] += v;
         }
         n_windows++;
         if (first + count >= body)
             break;
     }
     for (int d = 0; d < N; d++)
-        out[d] /= n_windows;
+        out[d] = (float)(sum[d] / n_windows);
+    free(sum);
     free(ids);
     free(hidden);
     free(lg);
     rf_context_free(ctx);
     rf_encoding_free(&enc);
     return n_windows;
-}
-
-static float max_diff(const float *a, const double *b, int n)
-{
-    double d = 0.0;
-    for (int i = 0; i < n; i++)
-        d = fmax(d, fabs(a[i] - b[i]));
-    return (float)d;
 }
 
 static void test_embed_windows(const rf_model *m)
@@ -112,7 +104,7 @@ static void test_embed_windows(const rf_model *m)
     pp.batch_size = 3;
     rf_pipeline *pl = NULL;
     CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);
-    double *want = malloc(sizeof(double) * (size_t)D);
+    float *want = malloc(sizeof(float) * (size_t)D);
     int n_windows = expected(m, text, W, S, false, want);
     CHECK(n_windows >= 4, "the text makes several windows (%d)", n_windows);
 
@@ -123,7 +115,7 @@ static void test_embed_windows(const rf_model *m)
           err.message);
     CHECK(items[0].status == RF_OK && items[1].status == RF_OK && items[2].status == RF_ERR_INPUT,
           "the long text and the short one run, the bad one fails alone");
-    float d = max_diff(got, want, D);
+    float d = check_max_abs_diff(got, want, D);
     CHECK(d < 1e-5f, "embed: mean of %d window vectors (max |diff| %g)", n_windows, d);
     rf_pipeline_stats st;
     rf_pipeline_get_stats(pl, &st);
@@ -135,10 +127,10 @@ static void test_embed_windows(const rf_model *m)
     for (int i = 0; i < D; i++)
         norm += want[i] * want[i];
     for (int i = 0; i < D; i++)
-        want[i] /= sqrt(norm);
+        want[i] = (float)(want[i] / sqrt(norm));
     CHECK(rf_embed(pl, in, 1, RF_POOLING_MEAN, true, got, NULL, &err) == RF_OK, "embed: %s",
           err.message);
-    d = max_diff(got, want, D);
+    d = check_max_abs_diff(got, want, D);
     CHECK(d < 1e-5f, "embed --normalize: the mean normalized (max |diff| %g)", d);
 
     /* a text no longer than the window: the same bytes as without windows */
@@ -176,13 +168,13 @@ static void test_classify_windows(const rf_model *m)
     pp.stride = S;
     rf_pipeline *pl = NULL;
     CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);
-    double *want = malloc(sizeof(double) * (size_t)N);
+    float *want = malloc(sizeof(float) * (size_t)N);
     int n_windows = expected(m, text, W, S, true, want);
     rf_text in = txt(text);
     float *got = malloc(sizeof(float) * (size_t)N);
     CHECK(rf_classify_logits(pl, &in, 1, got, NULL, &err) == RF_OK, "classify logits: %s",
           err.message);
-    float d = max_diff(got, want, N);
+    float d = check_max_abs_diff(got, want, N);
     CHECK(d < 1e-5f, "classify: mean of %d windows' logits (max |diff| %g)", n_windows, d);
     double mx = want[0], sum = 0.0;
     for (int i = 1; i < N; i++)
@@ -190,9 +182,9 @@ static void test_classify_windows(const rf_model *m)
     for (int i = 0; i < N; i++)
         sum += exp(want[i] - mx);
     for (int i = 0; i < N; i++)
-        want[i] = exp(want[i] - mx) / sum;
+        want[i] = (float)(exp(want[i] - mx) / sum);
     CHECK(rf_classify(pl, &in, 1, got, NULL, &err) == RF_OK, "classify: %s", err.message);
-    d = max_diff(got, want, N);
+    d = check_max_abs_diff(got, want, N);
     CHECK(d < 1e-5f, "classify: softmax of the mean logits (max |diff| %g)", d);
     rf_pipeline_free(pl);
     free(got);
