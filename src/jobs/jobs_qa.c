@@ -74,6 +74,16 @@ static int32_t header_length(const rf_encoding *enc)
     return h;
 }
 
+int32_t rf_qa_window_tokens(const rf_encoding *enc, int32_t window, int32_t doc_stride)
+{
+    int32_t header = header_length(enc), context = enc->n - header - 1;
+    int32_t room = window - header - 1; /* context tokens per window, as plan_windows */
+    if (enc->n <= window || room < 1 || doc_stride < 0 || doc_stride >= room)
+        return enc->n;
+    int32_t n = rf_windows_count(context, room, doc_stride);
+    return n * (header + 1) + context + (n - 1) * doc_stride;
+}
+
 /* Appends the windows of input i (full encoding `enc`) to j->windows;
  * window <= 0 asks for one window over the whole encoding. Fails with
  * RF_ERR_INPUT (in *e) when the question leaves no room for context or

@@ -15,7 +15,7 @@
 
 /* True when s[0..len) is valid UTF-8 (no surrogates, nothing past
  * U+10FFFF, no overlong forms). Otherwise *bad_offset is the byte offset
- * of the first invalid sequence. */
+ * of the first invalid sequence. Public as well (roformer.h). */
 bool rf_utf8_validate(const char *s, size_t len, size_t *bad_offset);
 
 /* Encodes `cp` into dst (room for 4 bytes); returns the byte count. */

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "input.h"
 #include "position_options.h"
+#include "shared_options.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -446,38 +447,27 @@ int cmd_forward(int argc, char **argv)
     }
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
-    long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
+    int32_t max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     int32_t compute = RF_COMPUTE_F32;
     cli_position_opts positions = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
-        int r = cli_position_option(&positions, "forward", argc, argv, &i);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r > 0)
-            continue;
-        if (!strcmp(a, "-m") && has_value)
-            model_path = argv[++i];
-        else if (!strcmp(a, "--head") && has_value)
-            head_name = argv[++i];
-        else if (!strcmp(a, "--hidden-states"))
-            hidden_states = 1;
-        else if (!strcmp(a, "--max-length") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 1 << 20, &max_length))
-                return cli_usage_error("forward", "--max-length wants a positive integer, not '%s'", argv[i]);
-        } else if (!strcmp(a, "--threads") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 256, &n_threads))
-                return cli_usage_error("forward", "--threads wants 1..256, not '%s'", argv[i]);
-        } else if (!strcmp(a, "--compute") && has_value) {
-            if (cli_parse_compute("forward", argv[++i], &compute))
+        int r;
+        if ((r = cli_model_option("forward", argc, argv, &i, &model_path)) ||
+            (r = cli_take_value("forward", argc, argv, &i, "--head", &head_name)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LENGTH,
+                                     &max_length)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_THREADS, &n_threads)) ||
+            (r = cli_compute_option("forward", argc, argv, &i, &compute)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LINE_BYTES,
+                                     &max_line)) ||
+            (r = cli_position_option(&positions, "forward", argc, argv, &i))) {
+            if (r < 0)
                 return CLI_USAGE;
-        } else if (!strcmp(a, "--max-line-bytes") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 1 << 30, &max_line))
-                return cli_usage_error("forward", "--max-line-bytes wants 1..%d, not '%s'", 1 << 30,
-                                       argv[i]);
-        } else
-            return cli_usage_error("forward", "unknown or incomplete option '%s'", a);
+        } else if (!strcmp(a, "--hidden-states"))
+            hidden_states = 1;
+        else
+            return cli_usage_error("forward", "unknown option '%s'", a);
     }
     if (!model_path)
         return cli_usage_error("forward", "-m MODEL is required");

@@ -19,8 +19,8 @@ typedef enum {
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa */
-    SERVE_KIND_EMBED_IDS, /* serve_embed_ids: embeddings of token ids as given */
-    SERVE_KIND_EMBED_ALL, /* serve_embed_tokens: every token's last hidden state */
+    SERVE_KIND_EMBED_IDS, /* rf_embed_encodings: embeddings of token ids as given */
+    SERVE_KIND_EMBED_ALL, /* rf_token_embeddings: every token's last hidden state */
     SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
     SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
 } serve_kind;
@@ -32,7 +32,8 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
-    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts */
+    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts;
+                                     embed_all: [n] the texts as the request tokenized them */
     const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */

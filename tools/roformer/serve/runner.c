@@ -12,8 +12,6 @@
  */
 #include "serve/runner.h"
 
-#include "serve/token_jobs.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +125,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
-    rf_encoding *encs = kind == SERVE_KIND_EMBED_IDS ? malloc(sizeof *encs * T) : NULL;
+    rf_encoding *encs =
+        kind == SERVE_KIND_EMBED_IDS || per_token ? malloc(sizeof *encs * T) : NULL;
     int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
     int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
@@ -149,7 +148,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
-        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths)) ||
+        ((kind == SERVE_KIND_EMBED_IDS || per_token) && !encs) ||
+        (per_token && (!offsets || !lengths)) ||
         (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
@@ -196,12 +196,13 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
                    items, &err);
         break;
     case SERVE_KIND_EMBED_IDS:
-        st = serve_embed_ids(pl, encs, total, r->pooling, vectors, &err);
+    case SERVE_KIND_EMBED_ALL:
+        /* the request's own encodings: its token ids, or its texts as it
+           tokenized them to count them */
+        st = per_token ? rf_token_embeddings(pl, encs, total, vectors, &err)
+                       : rf_embed_encodings(pl, encs, total, r->pooling, vectors, &err);
         for (int32_t i = 0; st == RF_OK && i < total; i++)
             items[i] = (rf_item_status){.status = RF_OK};
-        break;
-    case SERVE_KIND_EMBED_ALL:
-        st = serve_embed_tokens(pl, texts, total, offsets, lengths, vectors, items, &err);
         break;
     case SERVE_KIND_SCM: {
         rf_scm_params params = rf_scm_default_params();
