@@ -900,8 +900,6 @@ int32_t rf_model_rerank_label(const rf_model *model);
  * its own length. */
 int32_t rf_qa_window_tokens(const rf_encoding *enc, int32_t window, int32_t doc_stride);
 
-/* RF_SCM_CHUNK, for callers that cannot read the macro (Python). */
-int32_t rf_scm_chunk_size(void);
 /* Scores n triplets from their documents' vectors, as rf_scm's embed mode
  * does: doc_of[n][3] indexes rows of vecs[][D] (A, B, C; -1: the document
  * is missing, "A: missing"); sim_ab and sim_ac are cosines, prediction 'B'

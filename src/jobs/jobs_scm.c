@@ -111,11 +111,6 @@ static rf_status score_triplet(const float *vecs, int32_t D, const rf_item_statu
     return RF_OK;
 }
 
-int32_t rf_scm_chunk_size(void)
-{
-    return RF_SCM_CHUNK;
-}
-
 rf_status rf_scm_score(const float *vecs, int32_t D, const rf_item_status *doc_items,
                        const int32_t *doc_of, int32_t n, rf_scm_result *out,
                        rf_item_status *items, rf_error *err)
