@@ -648,7 +648,7 @@ void rf_ner_result_free(rf_ner_result *r);
 
 /* Extractive question answering: inputs[i].text is the question, .pair the
  * context. The answer is the span s <= e of context tokens, at most
- * max_answer_tokens long (HF's max_answer_len, default 15), with the
+ * max_answer_tokens long (<= 0: RF_QA_MAX_ANSWER_TOKENS), with the
  * largest start_logit[s] + end_logit[e]; score = p_start(s) * p_end(e),
  * softmax over the context tokens and [CLS], as HF's pipeline computes it.
  * doc_stride >= 0 reads a long context in windows, as HF's pipeline does:
@@ -890,6 +890,10 @@ int32_t rf_window_default_stride(int32_t window);
  * rf_rerank_pick_label over the model's labels (0 for a model with one
  * label or none). */
 int32_t rf_model_rerank_label(const rf_model *model);
+
+/* rf_qa's max_answer_tokens <= 0: answers of at most this many tokens
+ * (HF's max_answer_len). */
+#define RF_QA_MAX_ANSWER_TOKENS 15
 
 /* The tokens rf_qa runs for one input: `enc` is the whole question and
  * context ([CLS] question [SEP] context [SEP], not truncated), read in

@@ -144,6 +144,8 @@ rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_a
         return rf_fail(err, RF_ERR_UNSUPPORTED, "the model has no question-answering head");
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
+    if (max_answer_tokens <= 0)
+        max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS;
     for (int32_t i = 0; i < n; i++) {
         out[i] = (rf_qa_result){.start = -1, .end = -1, .byte_start = -1, .byte_end = -1,
                                 .start_token = -1, .end_token = -1};

@@ -84,7 +84,7 @@ void cli_job_help(const char *usage)
           "  --truncation-direction right|left  which end --max-length cuts: right keeps\n"
           "                        the first tokens (default), left the last\n"
           "  --batch-size N        sequences per forward pass (default 8)\n"
-          "  --threads N           compute threads (default: all cores)\n"
+          "  --threads N           compute threads, 0 to 64 (default 0: all cores)\n"
           "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
           "                        f32; bf16: bf16 rounding, needs AVX512_BF16 or ARM BF16;\n"
           "                        int8: 8-bit weights and inputs, needs AVX2 or ARM64)\n"

@@ -1057,21 +1057,24 @@ class Model:
         errs = self._run([(x, None) for x in items], batch_size, self.max_length, call)
         return _settle(results, errs, errors, single)
 
-    def qa(self, question, context, doc_stride=None, max_answer_tokens=15, batch_size=8,
+    def qa(self, question, context, doc_stride=None, max_answer_tokens=None, batch_size=8,
            errors="raise"):
         """Extractive question answering, as `roformer qa`: {"answer",
         "score", "start", "end"} (character offsets into the context) for a
         question and a context, or a list of them for two lists.
         doc_stride: read a long context in windows (HF's pipeline uses 128);
-        None: one window (the input must fit, or max_length truncates it)."""
+        None: one window (the input must fit, or max_length truncates it).
+        max_answer_tokens: the longest answer, in tokens (None: the
+        library's RF_QA_MAX_ANSWER_TOKENS, 15 as HF's)."""
         _check_errors(errors)
         if self._hp.head != C.RF_HEAD_QA:
             raise Error("the model has no question-answering head (its head is %s)"
                         % self.info["head"], "unsupported")
         if doc_stride is not None and (not isinstance(doc_stride, int) or doc_stride < 0):
             raise ValueError("doc_stride must be a non-negative integer or None")
-        if not isinstance(max_answer_tokens, int) or max_answer_tokens < 1:
-            raise ValueError("max_answer_tokens must be a positive integer")
+        if max_answer_tokens is not None and (not isinstance(max_answer_tokens, int)
+                                              or max_answer_tokens < 1):
+            raise ValueError("max_answer_tokens must be a positive integer or None")
         single = isinstance(question, (str, bytes))
         if single:
             pairs = [(question, context)]
@@ -1084,7 +1087,7 @@ class Model:
 
         def call(pl, t, st, lo, hi, err):
             res = (C.rf_qa_result * (hi - lo))()
-            rc = C.rf_qa(pl, t.array, t.n, max_answer_tokens,
+            rc = C.rf_qa(pl, t.array, t.n, max_answer_tokens or 0,
                          -1 if doc_stride is None else doc_stride, res, st, byref(err))
             for j in range(hi - lo):
                 if rc == C.RF_OK and st[j].status == C.RF_OK:

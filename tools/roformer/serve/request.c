@@ -522,7 +522,7 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
 {
     *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
                            .truncate = api == SERVE_API_SCM, .top_k = 5,
-                           .max_answer_tokens = 15, .doc_stride = -1,
+                           .max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS, .doc_stride = -1,
                            .skip_special_tokens = true};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
