@@ -33,7 +33,7 @@
  * QA, CAIL2019-SCM case matching) take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
- *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
+ *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, the model's truncation
  *     rf_text in[2] = {{"今天天气很好", 18}, {"今天天气不错", 18}};
  *     float *vecs = malloc(sizeof(float) * 2 * hp->hidden_size);
  *     rf_embed(pl, in, 2, RF_POOLING_MEAN, true, vecs, NULL, &err);
