@@ -453,8 +453,10 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
     size_t D = (size_t)hp->hidden_size;
     int32_t n = r->ids ? r->n_items : r->n_texts;
     serve_kind kind = kind_of(r);
-    serve_job job = {.kind = kind, .texts = r->texts, .n = n,
-                     .encs = r->ids || kind == SERVE_KIND_EMBED_ALL ? encs : NULL,
+    /* the encodings count_tokens made run as they are, where no windows
+       need the texts: each text is tokenized once */
+    bool once = r->ids || kind == SERVE_KIND_EMBED_ALL || (kind == SERVE_KIND_EMBED && !r->window);
+    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = once ? encs : NULL,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
                      .window = r->window, .stride = r->stride,
