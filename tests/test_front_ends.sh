@@ -30,16 +30,7 @@ DATA=${ROFORMER_DATA:-../shared/data}
 # a sentence-transformers folder over tiny-word-mlm: mean pooling (the model
 # has a pooler, which a plain default would use), Normalize, 12 tokens
 ST=$TMP/st-mean
-mkdir -p "$ST/1_Pooling"
-for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json model.safetensors; do
-    [ -f "$M/tiny-word-mlm/$f" ] && ln -s "$(cd "$M/tiny-word-mlm" && pwd)/$f" "$ST/$f"
-done
-printf '%s' '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
- {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
- {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]' \
-    >"$ST/modules.json"
-printf '%s' '{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}' \
-    >"$ST/1_Pooling/config.json"
+st_folder "$ST" "$M/tiny-word-mlm" normalize
 printf '%s' '{"max_seq_length": 12, "do_lower_case": false}' >"$ST/sentence_bert_config.json"
 
 # the inputs, one file per job
