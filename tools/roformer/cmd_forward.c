@@ -452,7 +452,7 @@ int cmd_forward(int argc, char **argv)
     cli_position_opts positions = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int r;
+        int r; /* the options other commands share, then forward's own */
         if ((r = cli_model_option("forward", argc, argv, &i, &model_path)) ||
             (r = cli_take_value("forward", argc, argv, &i, "--head", &head_name)) ||
             (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LENGTH,

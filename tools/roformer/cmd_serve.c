@@ -80,6 +80,21 @@ static int parse_size(const char *name, const char *v, long lo, long hi, int32_t
     return cli_int_value("serve", name, v, lo, hi, out);
 }
 
+/* The options other commands share, at argv[*i]: 1 taken, 0 not one of
+ * them, -1 usage error printed. */
+static int shared_option(serve_opts *o, int argc, char **argv, int *i)
+{
+    int r;
+    if ((r = cli_model_option("serve", argc, argv, i, &o->model_path)) ||
+        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_THREADS, &o->s.threads)) ||
+        (r = cli_compute_option("serve", argc, argv, i, &o->s.compute)) ||
+        (r = cli_position_option(&o->positions, "serve", argc, argv, i)) ||
+        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_MAX_INPUT_LENGTH,
+                                 &o->s.max_input_length)))
+        return r;
+    return 0;
+}
+
 static int parse_args(serve_opts *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -90,16 +105,12 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             o->s.auto_truncate = true;
             continue;
         }
+        if ((r = shared_option(o, argc, argv, &i)) < 0)
+            return CLI_USAGE;
+        if (r > 0)
+            continue;
 #define OPT(name) ((r = cli_take_value("serve", argc, argv, &i, name, &v)) != 0)
-        /* the options other commands share: taken, or a usage error (r < 0) */
-        if ((r = cli_model_option("serve", argc, argv, &i, &o->model_path)) ||
-            (r = cli_int_option_take("serve", argc, argv, &i, CLI_OPT_THREADS, &o->s.threads)) ||
-            (r = cli_compute_option("serve", argc, argv, &i, &o->s.compute)) ||
-            (r = cli_position_option(&o->positions, "serve", argc, argv, &i)) ||
-            (r = cli_int_option_take("serve", argc, argv, &i, CLI_OPT_MAX_INPUT_LENGTH,
-                                     &o->s.max_input_length))) {
-        }
-        else if (OPT("--host"))
+        if (OPT("--host"))
             o->s.host = v;
         else if (OPT("--port"))
             bad = parse_size("--port", v, 0, 65535, &n) || (o->s.port = n, 0);
