@@ -33,7 +33,7 @@
  * QA, CAIL2019-SCM case matching) take many inputs at once and batch them:
  *
  *     rf_pipeline *pl;
- *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, no truncation
+ *     rf_pipeline_create(model, NULL, &pl, &err);     // batch 8, the model's truncation
  *     rf_text in[2] = {{"今天天气很好", 18}, {"今天天气不错", 18}};
  *     float *vecs = malloc(sizeof(float) * 2 * hp->hidden_size);
  *     rf_embed(pl, in, 2, RF_POOLING_MEAN, true, vecs, NULL, &err);
@@ -565,8 +565,10 @@ typedef struct {
 
 typedef struct {
     int32_t max_length; /* truncate each input to this many tokens (HF longest_first);
-                           <= 0: no truncation, and an input longer than the
-                           model's max_position fails */
+                           0: no truncation, and an input longer than the
+                           model's max_position fails; RF_MAX_LENGTH_MODEL (< 0,
+                           the default): rf_model_default_max_length, none
+                           with windows */
     int32_t batch_size; /* sequences per forward pass */
     int32_t n_threads;  /* compute threads; <= 0 means all cores */
     rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
@@ -581,7 +583,8 @@ typedef struct {
      * before the previous one ends; each window is encoded, and the
      * windows pooled into one result: the mean of the window vectors for
      * embeddings (normalized after, when asked), the mean of the window
-     * logits for classification. window > 2, 0 <= stride < window - 2, and
+     * logits for classification. window > 2, 0 <= stride < window - 2
+     * (RF_STRIDE_DEFAULT, < 0, the default: rf_window_default_stride), and
      * window at most what the model accepts (rf_context_length_limit);
      * a pair longer than the window fails (only single texts are cut).
      * Other jobs ignore windows. Texts no longer than the window run as
@@ -594,7 +597,9 @@ typedef struct {
 
 typedef struct rf_pipeline rf_pipeline;
 
-RF_API rf_pipeline_params rf_pipeline_default_params(void); /* no truncation, batch 8, all cores */
+/* The model's own truncation (RF_MAX_LENGTH_MODEL), batch 8, all cores, no
+ * windows (stride RF_STRIDE_DEFAULT when a window is set). */
+RF_API rf_pipeline_params rf_pipeline_default_params(void);
 /* The model must outlive the pipeline. max_length above what the model
  * accepts (rf_context_length_limit) is RF_ERR_INPUT, and so are a
  * rope_factor that is not finite, a bad window or stride. */
@@ -693,7 +698,7 @@ RF_API void rf_ner_result_free(rf_ner_result *r);
 
 /* Extractive question answering: inputs[i].text is the question, .pair the
  * context. The answer is the span s <= e of context tokens, at most
- * max_answer_tokens long (HF's max_answer_len, default 15), with the
+ * max_answer_tokens long (<= 0: RF_QA_MAX_ANSWER_TOKENS), with the
  * largest start_logit[s] + end_logit[e]; score = p_start(s) * p_end(e),
  * softmax over the context tokens and [CLS], as HF's pipeline computes it.
  * doc_stride >= 0 reads a long context in windows, as HF's pipeline does:
@@ -916,7 +921,7 @@ RF_API const char *rf_blas_preferred_core(void);
  *   attention=bf16|f32                         int8 compute's attention products
  * A build this CPU lacks is RF_ERR_UNSUPPORTED with a message naming the
  * builds it has; the choice holds for the whole process. */
-rf_status rf_kernels_select(const char *spec, rf_error *err);
+RF_API rf_status rf_kernels_select(const char *spec, rf_error *err);
 
 /* What runs, for reports (`roformer info`, `bench`). Static strings. */
 typedef struct {
@@ -928,7 +933,105 @@ typedef struct {
     const char *amx;            /* AMX in this process, or why not */
 } rf_kernel_info;
 
-rf_kernel_info rf_kernels_get_info(void);
+RF_API rf_kernel_info rf_kernels_get_info(void);
+
+/* ==== Defaults: what every front end uses when not told otherwise ====
+ *
+ * The CLI, `roformer serve`, the Python package and its Dask jobs ask these
+ * calls instead of deciding for themselves, so that the same inputs with no
+ * options give the same output from every one of them. A pipeline made from
+ * rf_pipeline_default_params() applies the max_length and stride rules by
+ * itself (RF_MAX_LENGTH_MODEL, RF_STRIDE_DEFAULT).
+ */
+
+/* rf_pipeline_params.max_length: the model's own truncation,
+ * rf_model_default_max_length (none with windows). The default. */
+#define RF_MAX_LENGTH_MODEL (-1)
+/* rf_pipeline_params.stride: rf_window_default_stride(window). The default. */
+#define RF_STRIDE_DEFAULT (-1)
+/* Most compute threads a context runs; rf_context_params.n_threads and
+ * rf_pipeline_params.n_threads above it are RF_ERR_INPUT. */
+#define RF_MAX_THREADS 64
+
+/* The pooling of a sentence embedding when none is asked for: the
+ * sentence-transformers folder's pooling when the model was converted from
+ * one, else RF_POOLING_POOLER when the model has a pooler, else
+ * RF_POOLING_CLS. */
+RF_API rf_pooling rf_model_default_pooling(const rf_model *model);
+/* RF_OK when the model can pool this way; RF_ERR_UNSUPPORTED for
+ * RF_POOLING_POOLER on a model without a pooler ("the model has no pooler;
+ * use cls or mean pooling"), RF_ERR_INPUT for a value that is no
+ * rf_pooling. Every job that pools checks this first. */
+RF_API rf_status rf_model_check_pooling(const rf_model *model, rf_pooling pooling, rf_error *err);
+/* The truncation the model's own configuration asks for: the
+ * sentence-transformers max_seq_length when the folder gives one, else 0
+ * (no truncation: an input longer than the model's maximum fails). */
+RF_API int32_t rf_model_default_max_length(const rf_model *model);
+/* The longest input a front end takes by default: rf_model_default_max_length,
+ * else the model's max_position. `roformer serve` refuses (or, asked to,
+ * truncates) longer inputs; CAIL2019-SCM documents, longer than any
+ * model's maximum, are truncated at it. */
+RF_API int32_t rf_model_max_input_length(const rf_model *model);
+/* The stride of windows of `window` tokens when none is asked for:
+ * window / 4 text tokens shared with the previous window. */
+RF_API int32_t rf_window_default_stride(int32_t window);
+/* The label a classifier's rerank score reads when none is asked for:
+ * rf_rerank_pick_label over the model's labels (0 for a model with one
+ * label or none). */
+RF_API int32_t rf_model_rerank_label(const rf_model *model);
+
+/* rf_qa's max_answer_tokens <= 0: answers of at most this many tokens
+ * (HF's max_answer_len). */
+#define RF_QA_MAX_ANSWER_TOKENS 15
+
+/* The tokens rf_qa runs for one input: `enc` is the whole question and
+ * context ([CLS] question [SEP] context [SEP], not truncated), read in
+ * windows of `window` tokens each starting doc_stride context tokens before
+ * the previous one ends, as rf_qa plans them (every window repeats
+ * [CLS] question [SEP]). An input that fits one window, or that rf_qa will
+ * refuse (no room for context, a stride that makes no progress), counts
+ * its own length. */
+RF_API int32_t rf_qa_window_tokens(const rf_encoding *enc, int32_t window, int32_t doc_stride);
+
+/* Scores n triplets from their documents' vectors, as rf_scm's embed mode
+ * does: doc_of[n][3] indexes rows of vecs[][D] (A, B, C; -1: the document
+ * is missing, "A: missing"); sim_ab and sim_ac are cosines, prediction 'B'
+ * when sim_ab >= sim_ac. doc_items (NULL: all succeeded) are the documents'
+ * outcomes, indexed like the rows: a failed one fails each triplet it is
+ * in, its message prefixed with the side ("B: ..."). items and the return
+ * as in the jobs. For scoring across processes the vectors that
+ * rf_scm_embed_documents made. */
+RF_API rf_status rf_scm_score(const float *vecs, int32_t D, const rf_item_status *doc_items,
+                       const int32_t *doc_of, int32_t n, rf_scm_result *out,
+                       rf_item_status *items, rf_error *err);
+
+/* ==== Jobs on encodings the caller made ====
+ *
+ * For callers that tokenize first (to count tokens, to check lengths, or
+ * to run token ids as given): the encodings run as they are, batched by
+ * length like the jobs above, with no [CLS]/[SEP] added and no truncation.
+ * Each must hold 1 to rf_pipeline_length_limit tokens whose ids are in the
+ * vocabulary; a bad one fails the call. The encodings stay the caller's.
+ */
+
+/* Pooled sentence embeddings, not normalized: out[n][hidden_size]. */
+RF_API rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                             rf_pooling pooling, float *out, rf_error *err);
+/* Every token's last hidden state, not normalized: encoding i's rows go to
+ * out[offset_i .. offset_i + encs[i].n)[hidden_size], offset_i the sum of
+ * the lengths before it. */
+RF_API rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t n, float *out,
+                              rf_error *err);
+/* The longest sequence a pipeline runs (rf_context_length_limit of its
+ * parameters). */
+RF_API int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
+
+/* ==== Text ==== */
+
+/* True when s[0..len) is valid UTF-8 (no surrogates, nothing past
+ * U+10FFFF, no overlong forms). Otherwise *bad_offset (may not be NULL) is
+ * the byte offset of the first invalid sequence. */
+RF_API bool rf_utf8_validate(const char *s, size_t len, size_t *bad_offset);
 
 #ifdef __cplusplus
 }

@@ -48,3 +48,20 @@ stop() {
     wait "$PID"
     check "$1: exits 0 after SIGTERM" [ $? -eq 0 ]
 }
+
+# st_folder DIR MODEL [normalize]: a sentence-transformers folder over the
+# files of the reference model MODEL (hidden size 64): mean pooling, and a
+# Normalize module after it when asked.
+st_folder() {
+    mkdir -p "$1/1_Pooling"
+    for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json model.safetensors; do
+        [ -f "$2/$f" ] && ln -s "$(cd "$2" && pwd)/$f" "$1/$f"
+    done
+    modules='[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+ {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}'
+    [ "$3" = normalize ] && modules="$modules"',
+ {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}'
+    printf '%s]' "$modules" >"$1/modules.json"
+    printf '%s' '{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}' \
+        >"$1/1_Pooling/config.json"
+}

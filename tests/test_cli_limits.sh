@@ -2,7 +2,8 @@
 # test_cli_limits.sh — the CLI's cap on input line length: a line over
 # --max-line-bytes gets an error object in its place, the lines around it
 # their results, the exit status 1; the default cap is 1 MiB; a bad value
-# is a usage error.
+# is a usage error. The options several commands share (--threads,
+# --max-length, --model) have one range and one error text in each.
 . tests/check.sh
 
 if [ -z "$REF" ]; then
@@ -32,7 +33,7 @@ check "tokenize: a line over the default 1 MiB cap fails" \
 "$ROFORMER" tokenize -m "$M" --max-line-bytes 0 </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "tokenize: --max-line-bytes 0 is a usage error" [ "$rc" -eq 2 ]
 check "tokenize: the usage error names the range" \
-    grep -qF -- "--max-line-bytes needs an integer in [1, 1073741824]" "$TMP/err"
+    grep -qF -- "--max-line-bytes wants an integer from 1 to 1073741824, not '0'" "$TMP/err"
 
 "$ROFORMER" forward -m "$M" --max-line-bytes 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "forward: a line over the cap fails alone, exit 1" \
@@ -48,4 +49,21 @@ if "$ROFORMER" embed --help >/dev/null 2>&1; then
     check "embed: a line over the cap fails alone" \
         sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/out') -eq 3 ] && sed -n 2p '$TMP/out' | grep -qF 'line is longer than 100 bytes'"
 fi
+# the options several commands share: one name, range and error text in each
+for cmd in classify embed qa scm forward tokenize serve bench; do
+    case $cmd in tokenize) opt=--max-length; bad=1; want="--max-length wants an integer from 2 to 1048576, not '1'" ;;
+    *) opt=--threads; bad=65; want="--threads wants an integer from 0 to 64, not '65'" ;; esac
+    "$ROFORMER" $cmd -m "$M" $opt=$bad </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "$cmd $opt=$bad: exit 2, \"$want\"" sh -c "[ $rc -eq 2 ] && grep -qF -- \"$want\" '$TMP/err'"
+done
+for cmd in classify forward tokenize serve bench info; do
+    "$ROFORMER" $cmd --model </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "$cmd --model without a value: exit 2, said" \
+        sh -c "[ $rc -eq 2 ] && grep -qF 'option --model needs a value' '$TMP/err'"
+done
+echo 今天天气很好我们去公园散步吧 | "$ROFORMER" forward --model="$M" --threads=1 --max-length=8 \
+    >"$TMP/out" 2>"$TMP/err"
+check "forward takes --model=, --threads= and --max-length= as the jobs do: 8 rows" \
+    /usr/bin/python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["last_hidden_state"]) == 8' "$TMP/out"
+
 check_done

@@ -134,15 +134,7 @@ else
 fi
 # a sentence-transformers folder (mean pooling) with a "query" prompt and no default
 MODEL=$TMP/st-prompts
-mkdir -p "$MODEL/1_Pooling"
-for f in config.json vocab.txt tokenizer_config.json special_tokens_map.json model.safetensors; do
-    [ -f "$M/tiny-word-mlm/$f" ] && ln -s "$(cd "$M/tiny-word-mlm" && pwd)/$f" "$MODEL/$f"
-done
-printf '%s' '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
- {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]' \
-    >"$MODEL/modules.json"
-printf '%s' '{"word_embedding_dimension": 64, "pooling_mode_mean_tokens": true}' \
-    >"$MODEL/1_Pooling/config.json"
+st_folder "$MODEL" "$M/tiny-word-mlm"
 printf '%s' '{"prompts": {"query": "查询："}, "default_prompt_name": null}' \
     >"$MODEL/config_sentence_transformers.json"
 if start similarity_prompt "$MODEL"; then

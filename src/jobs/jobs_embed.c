@@ -51,12 +51,9 @@ rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling
                    bool normalize, float *out, rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
-    if (pooling != RF_POOLING_CLS && pooling != RF_POOLING_MEAN && pooling != RF_POOLING_POOLER &&
-        pooling != RF_POOLING_MAX && pooling != RF_POOLING_LAST)
-        return rf_fail(err, RF_ERR_INPUT, "unknown pooling %d", (int)pooling);
-    if (pooling == RF_POOLING_POOLER && !hp->has_pooler)
-        return rf_fail(err, RF_ERR_UNSUPPORTED,
-                       "the model has no pooler; use cls or mean pooling");
+    rf_status st = rf_model_check_pooling(rf_pipeline_model(pl), pooling, err);
+    if (st != RF_OK)
+        return st;
     for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->hidden_size; k++)
         out[k] = NAN;
     embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size};

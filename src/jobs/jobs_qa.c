@@ -74,6 +74,16 @@ static int32_t header_length(const rf_encoding *enc)
     return h;
 }
 
+int32_t rf_qa_window_tokens(const rf_encoding *enc, int32_t window, int32_t doc_stride)
+{
+    int32_t header = header_length(enc), context = enc->n - header - 1;
+    int32_t room = window - header - 1; /* context tokens per window, as plan_windows */
+    if (enc->n <= window || room < 1 || doc_stride < 0 || doc_stride >= room)
+        return enc->n;
+    int32_t n = rf_windows_count(context, room, doc_stride);
+    return n * (header + 1) + context + (n - 1) * doc_stride;
+}
+
 /* Appends the windows of input i (full encoding `enc`) to j->windows;
  * window <= 0 asks for one window over the whole encoding. Fails with
  * RF_ERR_INPUT (in *e) when the question leaves no room for context or
@@ -134,6 +144,8 @@ rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_a
         return rf_fail(err, RF_ERR_UNSUPPORTED, "the model has no question-answering head");
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative input count %d", n);
+    if (max_answer_tokens <= 0)
+        max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS;
     for (int32_t i = 0; i < n; i++) {
         out[i] = (rf_qa_result){.start = -1, .end = -1, .byte_start = -1, .byte_end = -1,
                                 .start_token = -1, .end_token = -1};

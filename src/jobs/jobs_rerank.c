@@ -33,20 +33,44 @@ const char *rf_rerank_scoring_name(rf_rerank_scoring scoring)
     return scoring == RF_RERANK_CLASSIFIER ? "classifier" : "cosine";
 }
 
-int32_t rf_rerank_pick_label(const char *const *labels, int32_t n)
+/* rf_rerank_pick_label over n labels, label i read through name(src, i). */
+static int32_t pick_label(const char *(*name)(const void *src, int32_t i), const void *src,
+                          int32_t n)
 {
     static const char *const positive[] = {"positive", "pos",  "entailment", "relevant",
                                            "yes",      "true", "1"};
     if (n <= 1)
         return 0;
-    for (int32_t i = 0; i < n; i++)
-        for (size_t k = 0; labels[i] && k < sizeof positive / sizeof *positive; k++)
-            if (!strcasecmp(labels[i], positive[k]))
+    for (int32_t i = 0; i < n; i++) {
+        const char *label = name(src, i);
+        for (size_t k = 0; label && k < sizeof positive / sizeof *positive; k++)
+            if (!strcasecmp(label, positive[k]))
                 return i;
+    }
     return n - 1;
 }
 
-/* The label the scores read: params' choice or rf_rerank_pick_label's. */
+static const char *array_label(const void *labels, int32_t i)
+{
+    return ((const char *const *)labels)[i];
+}
+
+static const char *model_label(const void *model, int32_t i)
+{
+    return rf_model_label(model, i);
+}
+
+int32_t rf_rerank_pick_label(const char *const *labels, int32_t n)
+{
+    return pick_label(array_label, labels, n);
+}
+
+int32_t rf_model_rerank_label(const rf_model *model)
+{
+    return pick_label(model_label, model, rf_model_hparams(model)->num_labels);
+}
+
+/* The label the scores read: params' choice or rf_model_rerank_label. */
 static rf_status positive_label(const rf_model *m, int32_t asked, int32_t *out, rf_error *err)
 {
     int32_t N = rf_model_hparams(m)->num_labels;
@@ -57,13 +81,7 @@ static rf_status positive_label(const rf_model *m, int32_t asked, int32_t *out, 
         *out = asked;
         return RF_OK;
     }
-    const char **labels = malloc(sizeof *labels * (size_t)N);
-    if (!labels)
-        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d labels", N);
-    for (int32_t i = 0; i < N; i++)
-        labels[i] = rf_model_label(m, i);
-    *out = rf_rerank_pick_label(labels, N);
-    free(labels);
+    *out = rf_model_rerank_label(m);
     return RF_OK;
 }
 
@@ -99,11 +117,7 @@ rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
         scores[i] = NAN;
     if (rf_rerank_scoring_of(m) == RF_RERANK_CLASSIFIER)
         return classifier_scores(pl, pairs, n, &p, scores, items, err);
-    const rf_sentence_config *sc = rf_model_sentence_config(m);
-    rf_pooling pooling = p.pooling >= 0                 ? (rf_pooling)p.pooling
-                         : sc->present                  ? (rf_pooling)sc->pooling
-                         : rf_model_hparams(m)->has_pooler ? RF_POOLING_POOLER
-                                                           : RF_POOLING_CLS;
+    rf_pooling pooling = p.pooling >= 0 ? (rf_pooling)p.pooling : rf_model_default_pooling(m);
     for (int32_t i = 0; i < n; i++)
         if (!pairs[i].pair)
             return rf_fail(err, RF_ERR_INPUT, "pair %d has no document", i + 1);

@@ -88,6 +88,50 @@ rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n
     return st;
 }
 
+/* ==== Scoring from vectors ==== */
+
+/* Triplet k from its documents' rows (all three present): the cosines and
+ * the prediction, or the failure of its first failed document. */
+static rf_status score_triplet(const float *vecs, int32_t D, const rf_item_status *doc_items,
+                               const int32_t *row, int32_t k, rf_scm_result *out,
+                               rf_item_status *items, rf_error *err)
+{
+    for (int s = 0; doc_items && s < 3; s++) {
+        const rf_item_status *it = &doc_items[row[s]];
+        if (it->status == RF_OK)
+            continue;
+        char msg[sizeof it->error.message];
+        snprintf(msg, sizeof msg, "%c: %.500s", side_name[s], it->error.message);
+        return rf_item_fail(items, k, it->status, msg, err);
+    }
+    const float *a = vecs + (size_t)row[0] * D;
+    out[k].sim_ab = rf_cosine(a, vecs + (size_t)row[1] * D, D);
+    out[k].sim_ac = rf_cosine(a, vecs + (size_t)row[2] * D, D);
+    out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? RF_SCM_B : RF_SCM_C;
+    return RF_OK;
+}
+
+rf_status rf_scm_score(const float *vecs, int32_t D, const rf_item_status *doc_items,
+                       const int32_t *doc_of, int32_t n, rf_scm_result *out,
+                       rf_item_status *items, rf_error *err)
+{
+    if (n < 0 || D <= 0)
+        return rf_fail(err, RF_ERR_INPUT, "scm scoring: %d triplets of width %d", n, D);
+    for (int32_t k = 0; k < n; k++) {
+        out[k] = (rf_scm_result){.prediction = RF_SCM_FAILED, .sim_ab = NAN, .sim_ac = NAN};
+        if (items)
+            items[k] = (rf_item_status){.status = RF_OK};
+    }
+    rf_status st = RF_OK;
+    for (int32_t k = 0; k < n && st == RF_OK; k++) {
+        const int32_t *row = doc_of + 3 * k;
+        int missing = row[0] < 0 ? 0 : row[1] < 0 ? 1 : row[2] < 0 ? 2 : -1;
+        st = missing >= 0 ? fail_missing(k, missing, items, err)
+                          : score_triplet(vecs, D, doc_items, row, k, out, items, err);
+    }
+    return st;
+}
+
 /* ==== Distinct documents ==== */
 
 typedef struct {
@@ -147,26 +191,10 @@ static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, int32_t n,
     if (n_documents)
         *n_documents = set.n;
     st = embed_chunks(pl, set.docs, set.n, p->pooling, vecs, doc_items, p, err);
-    for (int32_t k = 0; k < n && st == RF_OK; k++) {
-        if (doc_of[3 * k] < 0) {
-            st = fail_missing(k, missing_side(&t[k]), items, err);
-            continue;
-        }
-        int s = 0;
-        while (s < 3 && doc_items[doc_of[3 * k + s]].status == RF_OK)
-            s++;
-        if (s < 3) {
-            const rf_item_status *it = &doc_items[doc_of[3 * k + s]];
-            char msg[sizeof it->error.message];
-            snprintf(msg, sizeof msg, "%c: %.500s", side_name[s], it->error.message);
-            st = rf_item_fail(items, k, it->status, msg, err);
-            continue;
-        }
-        const float *a = vecs + (size_t)doc_of[3 * k] * D;
-        out[k].sim_ab = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 1] * D, D);
-        out[k].sim_ac = rf_cosine(a, vecs + (size_t)doc_of[3 * k + 2] * D, D);
-        out[k].prediction = out[k].sim_ab >= out[k].sim_ac ? RF_SCM_B : RF_SCM_C;
-    }
+    for (int32_t k = 0; k < n && st == RF_OK; k++)
+        st = doc_of[3 * k] < 0 ? fail_missing(k, missing_side(&t[k]), items, err)
+                               : score_triplet(vecs, D, doc_items, doc_of + 3 * k, k, out,
+                                               items, err);
 done:
     free(doc_of);
     free(set.docs);

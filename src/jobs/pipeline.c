@@ -54,10 +54,11 @@ struct rf_pipeline {
 
 rf_pipeline_params rf_pipeline_default_params(void)
 {
-    return (rf_pipeline_params){.max_length = 0, .batch_size = 8, .n_threads = 0,
-                                .compute = RF_COMPUTE_F32, .extend_positions = 0,
+    return (rf_pipeline_params){.max_length = RF_MAX_LENGTH_MODEL, .batch_size = 8,
+                                .n_threads = 0, .compute = RF_COMPUTE_F32,
+                                .extend_positions = 0,
                                 .rope_scaling = RF_ROPE_SCALING_DEFAULT, .rope_factor = 0.0f,
-                                .window = 0, .stride = 0,
+                                .window = 0, .stride = RF_STRIDE_DEFAULT,
                                 .truncation_side = RF_TRUNCATE_RIGHT};
 }
 
@@ -86,6 +87,14 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
         p.rope_scaling > RF_ROPE_SCALING_NTK)
         return rf_fail(err, RF_ERR_INPUT, "rope scaling %d with factor %g is not valid",
                        p.rope_scaling, (double)p.rope_factor);
+    /* the defaults (roformer.h, "Defaults") */
+    if (p.max_length < 0)
+        p.max_length = p.window ? 0 : rf_model_default_max_length(model);
+    if (p.stride < 0)
+        p.stride = rf_window_default_stride(p.window);
+    if (p.n_threads > RF_MAX_THREADS)
+        return rf_fail(err, RF_ERR_INPUT, "n_threads %d is over the most a context runs, %d",
+                       p.n_threads, RF_MAX_THREADS);
     rf_context_params cp = context_params(&p, 0);
     int32_t limit = rf_context_length_limit(model, &cp);
     if (p.max_length > limit && limit == hp->max_position)

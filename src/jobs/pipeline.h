@@ -86,8 +86,7 @@ const rf_model *rf_pipeline_model(const rf_pipeline *pl);
 /* The longest sequence the pipeline runs: max_length, else
  * rf_pipeline_length_limit. */
 int32_t rf_pipeline_window(const rf_pipeline *pl);
-/* The longest sequence its context accepts (rf_context_length_limit). */
-int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
+/* rf_pipeline_length_limit is public (roformer.h). */
 
 /* Records input i's failure `msg` in items, or, when items is NULL, turns
  * it into the whole call's error. Returns what the caller should return. */

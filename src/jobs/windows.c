@@ -25,6 +25,14 @@ rf_status rf_windows_plan(int32_t input, int32_t body, int32_t room, int32_t str
     }
 }
 
+int32_t rf_windows_count(int32_t body, int32_t room, int32_t stride)
+{
+    int32_t n = 1;
+    for (int32_t first = 0; first + room < body; first += room - stride)
+        n++;
+    return n;
+}
+
 bool rf_window_encoding(const rf_encoding *full, int32_t header, const rf_window *w,
                         rf_encoding *out)
 {

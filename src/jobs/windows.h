@@ -29,6 +29,11 @@ typedef struct {
 rf_status rf_windows_plan(int32_t input, int32_t body, int32_t room, int32_t stride,
                           rf_window **wins, int32_t *n_wins, int32_t *cap);
 
+/* The number of windows rf_windows_plan makes for the same arguments.
+ * Every window but the last is full and shares `stride` tokens with the
+ * next, so together they hold body + (count - 1) * stride body tokens. */
+int32_t rf_windows_count(int32_t body, int32_t room, int32_t stride);
+
 /* Copies window w out of the full encoding (its first `header` tokens are
  * the header, its last token the closing one) into *out, which owns its
  * arrays (rf_encoding_free). false when out of memory. */

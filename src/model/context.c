@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* Upper bound on engine threads, whatever the machine reports. */
-#define MAX_THREADS 64
+#define MAX_THREADS RF_MAX_THREADS /* more asked is an error; all cores are capped */
 
 rf_context_params rf_context_default_params(void)
 {
@@ -237,12 +237,14 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
     if (p.compute == RF_COMPUTE_INT8 && !rf_int8_supported())
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "context: int8 compute needs a CPU with AVX2, which this one lacks");
+    if (p.n_threads > MAX_THREADS)
+        return rf_fail(err, RF_ERR_INPUT, "context: %d threads asked, at most %d run",
+                       p.n_threads, MAX_THREADS);
     /* the model's packed weights: made by the first context that needs them */
     rf_status pack_st = rf_model_pack((rf_model *)model, (rf_compute_type)p.compute, err);
     if (pack_st != RF_OK)
         return pack_st;
-    int n_threads = p.n_threads > 0 ? (p.n_threads > MAX_THREADS ? MAX_THREADS : p.n_threads)
-                                    : online_cpus();
+    int n_threads = p.n_threads > 0 ? p.n_threads : online_cpus();
 
     rf_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx)

@@ -9,14 +9,11 @@
 #ifndef RF_UTF8_H
 #define RF_UTF8_H
 
+#include "roformer.h" /* rf_utf8_validate, public */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* True when s[0..len) is valid UTF-8 (no surrogates, nothing past
- * U+10FFFF, no overlong forms). Otherwise *bad_offset is the byte offset
- * of the first invalid sequence. */
-bool rf_utf8_validate(const char *s, size_t len, size_t *bad_offset);
 
 /* Encodes `cp` into dst (room for 4 bytes); returns the byte count. */
 int rf_utf8_encode(int32_t cp, char *dst);

@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     const rf_hparams *hp = rf_model_hparams(model);
     rf_text texts[2] = {{argv[2], strlen(argv[2]), NULL, 0}, {argv[3], strlen(argv[3]), NULL, 0}};
     vecs = malloc(sizeof(float) * 2 * (size_t)hp->hidden_size);
-    rf_pooling pooling = hp->has_pooler ? RF_POOLING_POOLER : RF_POOLING_MEAN;
+    /* the pooling `roformer similarity` uses when not told otherwise */
+    rf_pooling pooling = rf_model_default_pooling(model);
     if (!vecs || rf_embed(pl, texts, 2, pooling, true, vecs, NULL, &err) != RF_OK)
         goto done;
     printf("cosine %.6f\n", rf_cosine(vecs, vecs + hp->hidden_size, hp->hidden_size));

@@ -48,27 +48,6 @@ double cli_now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                   const char **value)
-{
-    const char *arg = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(arg, name, n) != 0)
-        return 0;
-    if (arg[n] == '=') {
-        *value = arg + n + 1;
-        return 1;
-    }
-    if (arg[n] != '\0')
-        return 0;
-    if (*i + 1 >= argc) {
-        cli_usage_error(cmd, "option %s needs a value", name);
-        return -1;
-    }
-    *value = argv[++*i];
-    return 1;
-}
-
 int cli_parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;

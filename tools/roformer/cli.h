@@ -19,11 +19,6 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
-/* Matches argv[*i] against option `name` taking a value ("--name V" or
- * "--name=V"). 1: matched, *value set, *i advanced past it; 0: not this
- * option; -1: value missing (usage error printed). */
-int cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                   const char **value);
 /* Parses a whole decimal int in [lo, hi]; returns 0 on success. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 /* Parses a --compute value (f32, bf16 or int8) into an rf_compute_type; prints a

@@ -22,6 +22,7 @@
  */
 #include "cli.h"
 #include "position_options.h"
+#include "shared_options.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ static const char usage[] =
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
     "  --seq-len L          tokens per sequence (default 128)\n"
     "  --batch B            sequences per batch (default 8)\n"
-    "  --threads T          compute threads (default 0: all cores)\n"
+    "  --threads T          compute threads, 0 to 64 (default 0: all cores)\n"
     "  --runs N             timed runs (default 10)\n"
     "  --warmup W           untimed runs first (default 2)\n"
     "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
@@ -53,7 +54,8 @@ static const char usage[] =
 
 typedef struct {
     const char *model;
-    long seq_len, batch, threads, runs, warmup;
+    long seq_len, batch, runs, warmup;
+    int32_t threads;
     const char *lengths_file, *kernel;
     int skip_padding;
     int32_t compute; /* rf_compute_type */
@@ -149,7 +151,8 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){NULL, 128, 8, 0, 10, 2, NULL, NULL, 0, RF_COMPUTE_F32, {0}};
+    *a = (bench_args){.seq_len = 128, .batch = 8, .runs = 10, .warmup = 2,
+                      .compute = RF_COMPUTE_F32};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         int r = cli_position_option(&a->positions, "bench", argc, argv, &i);
@@ -161,28 +164,29 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->skip_padding = 1;
             continue;
         }
+        /* the options other commands share */
+        if ((r = cli_model_option("bench", argc, argv, &i, &a->model)) ||
+            (r = cli_int_option_take("bench", argc, argv, &i, CLI_OPT_THREADS, &a->threads)) ||
+            (r = cli_compute_option("bench", argc, argv, &i, &a->compute))) {
+            if (r < 0)
+                return CLI_USAGE;
+            continue;
+        }
         if (i + 1 >= argc)
             return cli_usage_error("bench", "option '%s' needs a value", opt);
         const char *val = argv[++i];
         long *num = !strcmp(opt, "--seq-len")  ? &a->seq_len
                     : !strcmp(opt, "--batch")  ? &a->batch
-                    : !strcmp(opt, "--threads") ? &a->threads
                     : !strcmp(opt, "--runs")   ? &a->runs
                     : !strcmp(opt, "--warmup") ? &a->warmup
                                                : NULL;
-        if (!strcmp(opt, "-m") || !strcmp(opt, "--model"))
-            a->model = val;
-        else if (!strcmp(opt, "--lengths-from"))
+        if (!strcmp(opt, "--lengths-from"))
             a->lengths_file = val;
         else if (!strcmp(opt, "--kernel"))
             a->kernel = val;
-        else if (!strcmp(opt, "--compute")) {
-            if (cli_parse_compute("bench", val, &a->compute))
-                return CLI_USAGE;
-        }
         else if (!num)
             return cli_usage_error("bench", "unknown option '%s'", opt);
-        else if (cli_parse_int(val, num == &a->threads || num == &a->warmup ? 0 : 1, 1 << 20, num))
+        else if (cli_parse_int(val, num == &a->warmup ? 0 : 1, 1 << 20, num))
             return cli_usage_error("bench", "%s: '%s' is not a valid count", opt, val);
     }
     if (!a->model)
@@ -297,6 +301,8 @@ int cmd_bench(int argc, char **argv)
     double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
     double tps = real_tokens / (med * 1e-3);
     long threads = a.threads > 0 ? a.threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads > RF_MAX_THREADS) /* all cores, as many as a context runs */
+        threads = RF_MAX_THREADS;
     rf_blas_info blas = rf_blas_get_info();
     const char *compute_name = a.compute == RF_COMPUTE_BF16   ? "bf16"
                                : a.compute == RF_COMPUTE_INT8 ? "int8" : "f32";

@@ -182,12 +182,11 @@ int cmd_embed(int argc, char **argv)
     rf_model *model;
     if ((rc = cli_job_open(&o, "embed", &model, &c.pl)) != CLI_OK)
         return rc;
-    c.use = cli_pooling_for(model, c.pooling);
     c.D = rf_model_hparams(model)->hidden_size;
     if (c.normalize < 0)
         c.normalize = rf_model_sentence_config(model)->normalize;
-    if (c.use == RF_POOLING_POOLER && !rf_model_hparams(model)->has_pooler)
-        rc = cli_usage_error("embed", "the model has no pooler; use --pooling cls or mean");
+    if (cli_pooling_for("embed", model, c.pooling, &c.use))
+        rc = CLI_USAGE;
     else if (choose_prompt(&c, model))
         rc = CLI_USAGE;
     /* The output file is created only once the model is known to work. */

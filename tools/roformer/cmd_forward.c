@@ -19,6 +19,7 @@
 #include "load_model.h"
 #include "input.h"
 #include "position_options.h"
+#include "shared_options.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -49,7 +50,7 @@ static void usage(FILE *f)
             "                    head the model must have: mlm, cls, token, qa\n"
             "  --hidden-states   also print every layer's output\n"
             "  --max-length N    truncate text inputs to N tokens (default: no truncation)\n"
-            "  --threads N       compute threads (default: all cores)\n"
+            "  --threads N       compute threads, 0 to 64 (default 0: all cores)\n"
             "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
             "                    f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n"
             "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
@@ -447,38 +448,27 @@ int cmd_forward(int argc, char **argv)
     }
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
-    long max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
+    int32_t max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     int32_t compute = RF_COMPUTE_F32;
     cli_position_opts positions = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
-        int r = cli_position_option(&positions, "forward", argc, argv, &i);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r > 0)
-            continue;
-        if (!strcmp(a, "-m") && has_value)
-            model_path = argv[++i];
-        else if (!strcmp(a, "--head") && has_value)
-            head_name = argv[++i];
-        else if (!strcmp(a, "--hidden-states"))
-            hidden_states = 1;
-        else if (!strcmp(a, "--max-length") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 1 << 20, &max_length))
-                return cli_usage_error("forward", "--max-length wants a positive integer, not '%s'", argv[i]);
-        } else if (!strcmp(a, "--threads") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 256, &n_threads))
-                return cli_usage_error("forward", "--threads wants 1..256, not '%s'", argv[i]);
-        } else if (!strcmp(a, "--compute") && has_value) {
-            if (cli_parse_compute("forward", argv[++i], &compute))
+        int r; /* the options other commands share, then forward's own */
+        if ((r = cli_model_option("forward", argc, argv, &i, &model_path)) ||
+            (r = cli_take_value("forward", argc, argv, &i, "--head", &head_name)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LENGTH,
+                                     &max_length)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_THREADS, &n_threads)) ||
+            (r = cli_compute_option("forward", argc, argv, &i, &compute)) ||
+            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LINE_BYTES,
+                                     &max_line)) ||
+            (r = cli_position_option(&positions, "forward", argc, argv, &i))) {
+            if (r < 0)
                 return CLI_USAGE;
-        } else if (!strcmp(a, "--max-line-bytes") && has_value) {
-            if (cli_parse_int(argv[++i], 1, 1 << 30, &max_line))
-                return cli_usage_error("forward", "--max-line-bytes wants 1..%d, not '%s'", 1 << 30,
-                                       argv[i]);
-        } else
-            return cli_usage_error("forward", "unknown or incomplete option '%s'", a);
+        } else if (!strcmp(a, "--hidden-states"))
+            hidden_states = 1;
+        else
+            return cli_usage_error("forward", "unknown option '%s'", a);
     }
     if (!model_path)
         return cli_usage_error("forward", "-m MODEL is required");

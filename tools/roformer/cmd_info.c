@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "load_model.h"
+#include "shared_options.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -45,13 +46,11 @@ int cmd_info(int argc, char **argv)
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("info", "%s needs a model path", argv[i]);
-            path = argv[++i];
-        } else {
+        int r = cli_model_option("info", argc, argv, &i, &path);
+        if (r < 0)
+            return CLI_USAGE;
+        if (r == 0)
             return cli_usage_error("info", "unexpected argument '%s'", argv[i]);
-        }
     }
     if (!path)
         return cli_usage_error("info", "missing -m MODEL");

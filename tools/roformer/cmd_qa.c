@@ -85,7 +85,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_qa(int argc, char **argv)
 {
-    qa_cmd c = {.max_answer_tokens = 15, .doc_stride = -1};
+    qa_cmd c = {.max_answer_tokens = 0, .doc_stride = -1}; /* 0: the library's default */
     cli_job_opts o;
     cli_job_opts_init(&o, argv);
     int rc = cli_job_parse(&o, "qa", usage, argc, argv, own_option, &c);

@@ -37,7 +37,7 @@ typedef struct {
     int32_t top_n;
     int32_t positive_label;
     bool raw_scores;
-    int pooling;
+    int pooling; /* --pooling, or CLI_POOLING_DEFAULT: rf_rerank_params' default */
 } rerank_cmd;
 
 static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
@@ -182,8 +182,6 @@ int cmd_rerank(int argc, char **argv)
     rf_pipeline *pl;
     if ((rc = cli_job_open(&o, "rerank", &model, &pl)) != CLI_OK)
         return rc;
-    if (c.pooling == CLI_POOLING_DEFAULT)
-        c.pooling = (int)cli_pooling_for(model, CLI_POOLING_DEFAULT);
     record_list l = {0};
     rc = read_all(&o, &l);
     if (rc == CLI_OK)

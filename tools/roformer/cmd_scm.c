@@ -44,7 +44,8 @@ typedef struct {
     rf_pipeline *pl;
     const rf_model *model;
     bool pair_mode;
-    int pooling;
+    int pooling;     /* --pooling, or CLI_POOLING_DEFAULT */
+    rf_pooling use;  /* the pooling embed mode runs */
     cli_record *recs;
     int n_recs;
     rf_scm_result *results; /* [n_recs] */
@@ -81,7 +82,7 @@ static int run(scm_cmd *c)
     int n = c->n_recs, rc = CLI_OK;
     rf_scm_params params = rf_scm_default_params();
     params.mode = c->pair_mode ? RF_SCM_PAIR : RF_SCM_EMBED;
-    params.pooling = cli_pooling_for(c->model, c->pooling);
+    params.pooling = c->use;
     rf_triplet *triplets = calloc((size_t)(n ? n : 1), sizeof *triplets);
     rf_item_status *items = malloc(sizeof *items * (size_t)(n ? n : 1));
     c->results = malloc(sizeof *c->results * (size_t)(n ? n : 1));
@@ -193,9 +194,8 @@ int cmd_scm(int argc, char **argv)
     if ((rc = cli_job_open(&o, "scm", &model, &c.pl)) != CLI_OK)
         return rc;
     c.model = model;
-    if (!c.pair_mode && cli_pooling_for(model, c.pooling) == RF_POOLING_POOLER &&
-        !rf_model_hparams(model)->has_pooler)
-        rc = cli_usage_error("scm", "the model has no pooler; use --pooling cls or mean");
+    if (!c.pair_mode && cli_pooling_for("scm", model, c.pooling, &c.use))
+        rc = CLI_USAGE;
     if (rc == CLI_OK)
         rc = read_all(&c, &o, o.n_args ? o.args[0] : "-");
     if (rc == CLI_OK && c.pair_mode &&

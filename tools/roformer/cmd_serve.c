@@ -6,12 +6,12 @@
  */
 #include "cli.h"
 #include "load_model.h"
-#include "jobcli.h"
 #include "pooling_option.h"
 #include "position_options.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
+#include "shared_options.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -49,7 +49,7 @@ static const char usage[] =
     "  -m, --model MODEL             a .gguf file or a HuggingFace checkpoint directory\n"
     "  --host ADDR                   address to bind (default 127.0.0.1)\n"
     "  --port N                      port (default 8080; 0 = any free port, printed)\n"
-    "  --threads N                   compute threads (default: all cores)\n"
+    "  --threads N                   compute threads, 0 to 64 (default 0: all cores)\n"
     "  --compute f32|bf16|int8       arithmetic of the matrix products (default f32)\n"
     "  --max-batch-tokens N          real tokens per batch across requests (default 16384)\n"
     "  --max-batch-requests N        inputs per batch across requests (default: no cap)\n"
@@ -81,6 +81,21 @@ static int parse_size(const char *name, const char *v, long lo, long hi, int32_t
     return cli_int_value("serve", name, v, lo, hi, out);
 }
 
+/* The options other commands share, at argv[*i]: 1 taken, 0 not one of
+ * them, -1 usage error printed. */
+static int shared_option(serve_opts *o, int argc, char **argv, int *i)
+{
+    int r;
+    if ((r = cli_model_option("serve", argc, argv, i, &o->model_path)) ||
+        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_THREADS, &o->s.threads)) ||
+        (r = cli_compute_option("serve", argc, argv, i, &o->s.compute)) ||
+        (r = cli_position_option(&o->positions, "serve", argc, argv, i)) ||
+        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_MAX_INPUT_LENGTH,
+                                 &o->s.max_input_length)))
+        return r;
+    return 0;
+}
+
 static int parse_args(serve_opts *o, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -91,20 +106,15 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             o->s.auto_truncate = true;
             continue;
         }
+        if ((r = shared_option(o, argc, argv, &i)) < 0)
+            return CLI_USAGE;
+        if (r > 0)
+            continue;
 #define OPT(name) ((r = cli_take_value("serve", argc, argv, &i, name, &v)) != 0)
-        if (OPT("-m") || OPT("--model"))
-            o->model_path = v;
-        else if (OPT("--host"))
+        if (OPT("--host"))
             o->s.host = v;
         else if (OPT("--port"))
             bad = parse_size("--port", v, 0, 65535, &n) || (o->s.port = n, 0);
-        else if (OPT("--threads"))
-            bad = parse_size("--threads", v, 0, 1024, &o->s.threads);
-        else if ((r = cli_position_option(&o->positions, "serve", argc, argv, &i)) != 0) {
-            /* taken, or a usage error (r < 0) */
-        }
-        else if (OPT("--compute"))
-            bad = cli_parse_compute("serve", v, &o->s.compute);
         else if (OPT("--max-batch-tokens"))
             bad = parse_size("--max-batch-tokens", v, 1, 1 << 24, &o->s.max_batch_tokens);
         else if (OPT("--max-batch-requests"))
@@ -113,8 +123,6 @@ static int parse_args(serve_opts *o, int argc, char **argv)
             bad = parse_size("--max-client-batch-size", v, 1, 4096, &o->s.max_client_batch);
         else if (OPT("--max-concurrent-requests"))
             bad = parse_size("--max-concurrent-requests", v, 1, 1 << 16, &o->s.max_concurrent);
-        else if (OPT("--max-input-length"))
-            bad = parse_size("--max-input-length", v, 2, 1 << 20, &o->s.max_input_length);
         else if (OPT("--payload-limit"))
             bad = parse_size("--payload-limit", v, 1, 1 << 30, &n) || (o->s.payload_limit = (size_t)n, 0);
         else if (OPT("--api-key"))
@@ -225,14 +233,11 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
     if (!s->max_input_length)
-        s->max_input_length = rf_model_sentence_config(model)->max_seq_length > 0
-                                  ? rf_model_sentence_config(model)->max_seq_length
-                                  : hp->max_position;
+        s->max_input_length = rf_model_max_input_length(model);
     s->model = model;
     s->model_id = model_id(o.model_path, id, sizeof id);
-    s->pooling = cli_pooling_for(model, o.pooling);
-    if (s->pooling == RF_POOLING_POOLER && !hp->has_pooler) {
-        rc = cli_usage_error("serve", "--pooling pooler: the model has no pooler");
+    if (cli_pooling_for("serve", model, o.pooling, &s->pooling)) {
+        rc = CLI_USAGE;
         goto done;
     }
 

@@ -70,9 +70,8 @@ int cmd_similarity(int argc, char **argv)
     rf_model *model;
     if ((rc = cli_job_open(&o, "similarity", &model, &c.pl)) != CLI_OK)
         return rc;
-    c.use = cli_pooling_for(model, c.pooling);
-    if (c.use == RF_POOLING_POOLER && !rf_model_hparams(model)->has_pooler) {
-        rc = cli_usage_error("similarity", "the model has no pooler; use --pooling cls or mean");
+    if (cli_pooling_for("similarity", model, c.pooling, &c.use)) {
+        rc = CLI_USAGE;
     } else {
         static const cli_input_spec spec = {
             .names = {"text_a", "text_b"}, .n_fields = 2, .n_required = 2, .tab_fields = 2};

@@ -7,6 +7,7 @@
 #include "load_model.h"
 #include "input.h"
 #include "output.h"
+#include "shared_options.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -66,25 +67,20 @@ static cJSON *tokenize_record(const rf_model *model, cli_record *rec, int32_t ma
 int cmd_tokenize(int argc, char **argv)
 {
     const char *path = NULL;
-    long max_length = 0, max_line = CLI_DEFAULT_MAX_LINE;
+    int32_t max_length = 0, max_line = CLI_DEFAULT_MAX_LINE;
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
-            if (i + 1 >= argc)
-                return cli_usage_error("tokenize", "%s needs a model path", argv[i]);
-            path = argv[++i];
-        } else if (!strcmp(argv[i], "--max-length")) {
-            if (i + 1 >= argc || cli_parse_int(argv[i + 1], 1, INT32_MAX, &max_length))
-                return cli_usage_error("tokenize", "--max-length needs a positive integer");
-            i++;
-        } else if (!strcmp(argv[i], "--max-line-bytes")) {
-            if (i + 1 >= argc || cli_parse_int(argv[i + 1], 1, 1 << 30, &max_line))
-                return cli_usage_error("tokenize", "--max-line-bytes needs an integer in [1, %d]",
-                                       1 << 30);
-            i++;
+        int r;
+        if ((r = cli_model_option("tokenize", argc, argv, &i, &path)) ||
+            (r = cli_int_option_take("tokenize", argc, argv, &i, CLI_OPT_MAX_LENGTH,
+                                     &max_length)) ||
+            (r = cli_int_option_take("tokenize", argc, argv, &i, CLI_OPT_MAX_LINE_BYTES,
+                                     &max_line))) {
+            if (r < 0)
+                return CLI_USAGE;
         } else {
             return cli_usage_error("tokenize", "unexpected argument '%s'", argv[i]);
         }

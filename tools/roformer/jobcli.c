@@ -21,18 +21,6 @@ void cli_job_opts_init(cli_job_opts *o, char **argv)
                         .args = argv};
 }
 
-int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,
-                  int32_t *out)
-{
-    long v;
-    if (cli_parse_int(value, lo, hi, &v) != 0) {
-        cli_usage_error(cmd, "%s wants an integer from %ld to %ld, not '%s'", name, lo, hi, value);
-        return -1;
-    }
-    *out = (int32_t)v;
-    return 0;
-}
-
 int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int *i)
 {
     const char *arg = argv[*i], *v;
@@ -53,13 +41,10 @@ int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int 
         o->timings = true;
         return 1;
     }
-    if ((r = cli_take_value(cmd, argc, argv, i, "-m", &v)) ||
-        (r = cli_take_value(cmd, argc, argv, i, "--model", &v))) {
-        o->model_path = v;
+    if ((r = cli_model_option(cmd, argc, argv, i, &o->model_path)))
         return r;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--max-length", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--max-length", v, 2, 1 << 20, &o->max_length) ? -1 : 1;
+    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_MAX_LENGTH, &o->max_length)))
+        return r;
     if ((r = cli_take_value(cmd, argc, argv, i, "--truncation-direction", &v))) {
         if (r > 0 && !strcmp(v, "right"))
             o->truncation_side = RF_TRUNCATE_RIGHT;
@@ -70,25 +55,18 @@ int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int 
                    -1;
         return r;
     }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--batch-size", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--batch-size", v, 1, 4096, &o->batch_size) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--threads", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--threads", v, 0, 1024, &o->threads) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--compute", &v)))
-        return r < 0 ? r : cli_parse_compute(cmd, v, &o->compute) ? -1 : 1;
-    if ((r = cli_position_option(&o->positions, cmd, argc, argv, i)))
+    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_BATCH_SIZE, &o->batch_size)) ||
+        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_THREADS, &o->threads)) ||
+        (r = cli_compute_option(cmd, argc, argv, i, &o->compute)) ||
+        (r = cli_position_option(&o->positions, cmd, argc, argv, i)) ||
+        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_WINDOW, &o->window)) ||
+        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_STRIDE, &o->stride)))
         return r;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--window", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--window", v, 3, 1 << 20, &o->window) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--stride", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--stride", v, 0, 1 << 20, &o->stride) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--max-line-bytes", &v))) {
-        int32_t n;
-        if (r < 0 || cli_int_value(cmd, "--max-line-bytes", v, 1, 1 << 30, &n))
-            return -1;
-        o->max_line = (size_t)n;
-        return 1;
-    }
+    int32_t max_line;
+    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_MAX_LINE_BYTES, &max_line)) > 0)
+        o->max_line = (size_t)max_line;
+    if (r)
+        return r;
     if (arg[0] == '-' && arg[1] != '\0')
         return 0; /* the command's own option, or unknown */
     o->args[o->n_args++] = argv[*i];
@@ -107,7 +85,7 @@ void cli_job_help(const char *usage)
           "  --truncation-direction right|left  which end --max-length cuts: right keeps\n"
           "                        the first tokens (default), left the last\n"
           "  --batch-size N        sequences per forward pass (default 8)\n"
-          "  --threads N           compute threads (default: all cores)\n"
+          "  --threads N           compute threads, 0 to 64 (default 0: all cores)\n"
           "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
           "                        f32; bf16: bf16 rounding, needs AVX512_BF16 or ARM BF16;\n"
           "                        int8: 8-bit weights and inputs, needs AVX2 or ARM64)\n"
@@ -145,7 +123,8 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     rf_context_params cp = rf_context_default_params();
     cli_position_apply(&o->positions, &cp);
     int32_t limit = rf_context_length_limit(*model, &cp), max_position = hp->max_position;
-    int32_t window = o->window, stride = o->stride >= 0 ? o->stride : o->window / 4;
+    int32_t window = o->window;
+    int32_t stride = o->stride >= 0 ? o->stride : rf_window_default_stride(window);
     const char *problem = NULL;
     if (o->max_length > limit)
         problem = "max-length";
@@ -179,11 +158,11 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         return cli_usage_error(cmd, "--%s %d is over the longest accepted, %d", problem, n, limit);
     }
     rf_pipeline_params pp = rf_pipeline_default_params();
-    pp.max_length = o->max_length;
-    if (!pp.max_length && !window && rf_model_sentence_config(*model)->max_seq_length > 0)
-        pp.max_length = rf_model_sentence_config(*model)->max_seq_length;
-    if (!pp.max_length && o->truncate_default && !window)
-        pp.max_length = hp->max_position;
+    /* not given: the library's default (the pipeline's RF_MAX_LENGTH_MODEL) */
+    if (o->max_length)
+        pp.max_length = o->max_length;
+    else if (o->truncate_default && !window)
+        pp.max_length = rf_model_max_input_length(*model);
     pp.batch_size = o->batch_size;
     pp.n_threads = o->threads;
     pp.compute = o->compute;
@@ -191,7 +170,7 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
     pp.rope_scaling = cp.rope_scaling;
     pp.rope_factor = cp.rope_factor;
     pp.window = window;
-    pp.stride = window ? stride : 0;
+    pp.stride = o->stride; /* -1: the library's default, rf_window_default_stride */
     pp.truncation_side = o->truncation_side;
     if (rf_pipeline_create(*model, &pp, pl, &err) != RF_OK) {
         rf_model_free(*model);

@@ -9,13 +9,14 @@
 
 #include "input.h"
 #include "position_options.h"
+#include "shared_options.h"
 #include "roformer.h"
 
 #include <stdbool.h>
 
 typedef struct {
     const char *model_path; /* -m */
-    int32_t max_length;     /* --max-length; 0 = no truncation */
+    int32_t max_length;     /* --max-length; 0 = not given: the library's default */
     int32_t truncation_side; /* --truncation-direction: rf_truncation_side */
     int32_t batch_size;     /* --batch-size */
     int32_t threads;        /* --threads; 0 = all cores */
@@ -25,7 +26,7 @@ typedef struct {
     int32_t stride;         /* --stride; -1 = not given */
     int progress;           /* CLI_PROGRESS_* */
     size_t max_line;        /* --max-line-bytes */
-    bool truncate_default;  /* without --max-length, truncate at the model's maximum */
+    bool truncate_default;  /* without --max-length, truncate at rf_model_max_input_length */
     bool timings;           /* --timings */
     const rf_pipeline *pl;  /* set by cli_job_open, for --timings */
     double t_open;          /* when cli_job_open finished, for --timings */
@@ -35,11 +36,6 @@ typedef struct {
 
 /* Defaults; positional arguments are gathered in place at the front of argv. */
 void cli_job_opts_init(cli_job_opts *o, char **argv);
-
-/* Parses an integer option value in [lo, hi]; prints a usage error and
- * returns -1 when it is not one. */
-int cli_int_value(const char *cmd, const char *name, const char *value, long lo, long hi,
-                  int32_t *out);
 
 /* One of the shared options, or a positional argument, at argv[*i].
  * 1: taken; 0: not a shared option (the command's own, or unknown);

@@ -15,8 +15,9 @@ enum { CLI_POOLING_DEFAULT = -1 };
 
 /* Parses cls|mean|max|last|pooler into *out; -1 (usage error printed) otherwise. */
 int cli_parse_pooling(const char *cmd, const char *value, int *out);
-/* The pooling to use: the one asked for, or the model's default (its
- * sentence-transformers pooling, else pooler, else cls). */
-rf_pooling cli_pooling_for(const rf_model *model, int asked);
+/* The pooling to use: the one asked for, or the library's default for the
+ * model (rf_model_default_pooling), checked against the model. 0, or -1
+ * with the usage error printed. */
+int cli_pooling_for(const char *cmd, const rf_model *model, int asked, rf_pooling *out);
 
 #endif

@@ -5,6 +5,7 @@
 #include "position_options.h"
 
 #include "cli.h"
+#include "shared_options.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -65,6 +65,10 @@ RF_TRUNCATE_RIGHT, RF_TRUNCATE_LEFT = range(2)
 RF_COMPUTE_F32, RF_COMPUTE_BF16, RF_COMPUTE_INT8 = range(3)
 RF_SCM_EMBED, RF_SCM_PAIR = range(2)
 RF_SCM_CHUNK = 64
+RF_MAX_LENGTH_MODEL = -1
+RF_STRIDE_DEFAULT = -1
+RF_MAX_THREADS = 64
+RF_QA_MAX_ANSWER_TOKENS = 15
 RF_ROPE_SCALING_DEFAULT, RF_ROPE_SCALING_NONE, RF_ROPE_SCALING_LINEAR, RF_ROPE_SCALING_NTK = range(4)
 
 # ==== Structs ====
@@ -398,6 +402,16 @@ rf_scm = _declare("rf_scm", c_int, c_void_p, POINTER(rf_triplet), c_int32, POINT
                   POINTER(rf_scm_result), POINTER(c_int32), _items_p, _err_p)
 rf_scm_embed_documents = _declare("rf_scm_embed_documents", c_int, c_void_p, _texts_p, c_int32,
                                   c_int, _f32_p, _items_p, _err_p)
+rf_scm_score = _declare("rf_scm_score", c_int, _f32_p, c_int32, _items_p, POINTER(c_int32),
+                        c_int32, POINTER(rf_scm_result), _items_p, _err_p)
+
+# the defaults every front end asks for (roformer.h, "Defaults")
+rf_model_default_pooling = _declare("rf_model_default_pooling", c_int, _model_p)
+rf_model_check_pooling = _declare("rf_model_check_pooling", c_int, _model_p, c_int, _err_p)
+rf_model_default_max_length = _declare("rf_model_default_max_length", c_int32, _model_p)
+rf_model_max_input_length = _declare("rf_model_max_input_length", c_int32, _model_p)
+rf_window_default_stride = _declare("rf_window_default_stride", c_int32, c_int32)
+rf_model_rerank_label = _declare("rf_model_rerank_label", c_int32, _model_p)
 
 rf_top_k = _declare("rf_top_k", c_int32, _f32_p, c_int32, c_int32, POINTER(c_int32))
 rf_cosine = _declare("rf_cosine", c_float, _f32_p, _f32_p, c_int32)

@@ -18,8 +18,9 @@ Each partition is one call of the single-process method on its items
 (Model.encode, Model.classify), so results equal those calls exactly. (The
 engine's last bits for an input may depend on the other inputs of its
 batch; batch_size=1 makes every input's numbers its own.) scm embeds each
-distinct document once across the cluster, in the CLI's chunks of 64 in
-first-appearance order, so its numbers equal Model.scm's and the CLI's.
+distinct document once across the cluster, in the library's chunks of
+RF_SCM_CHUNK in first-appearance order, and scores the triplets with the
+library's rf_scm_score, so its numbers equal Model.scm's and the CLI's.
 
 A bad input gives its error record, {"error": message}, in its place
 (errors="record", the default); errors="skip" gives None, errors="raise"
@@ -34,7 +35,8 @@ import dask
 import dask.bag
 import numpy as np
 
-from .model import Error, Model, _cosine, _triplet, _utf8
+from . import _capi as C
+from .model import Error, Model, _scm_score, _triplet, _utf8
 
 _cache = {}
 _cache_lock = threading.Lock()
@@ -42,13 +44,15 @@ _counts = {"models_loaded": 0, "texts": 0, "documents": 0}
 _ERRORS = ("record", "skip", "raise")
 
 
-def worker_model(model_path, threads=1, compute="f32", max_length=None):
+def worker_model(model_path, threads=1, compute="f32", max_length=None, window=None,
+                 stride=None):
     """This process's Model for these load options, loaded on first use."""
-    key = (os.path.abspath(model_path), threads, compute, max_length)
+    key = (os.path.abspath(model_path), threads, compute, max_length, window, stride)
     with _cache_lock:
         m = _cache.get(key)
         if m is None:
-            m = Model(model_path, threads=threads, compute=compute, max_length=max_length)
+            m = Model(model_path, threads=threads, compute=compute, max_length=max_length,
+                      window=window, stride=stride)
             _cache[key] = m
             _counts["models_loaded"] += 1
         return m
@@ -147,9 +151,9 @@ def classify(bag, model_path, top_k=1, batch_size=8, threads=1, compute="f32", m
 #
 # embed mode, as a graph:
 #   triplet partitions ──► distinct documents of each ──► one ordered list of
-#   every distinct document (first appearance) ──► embed tasks (chunks of 64,
-#   chunk c to task c % n) ──► document -> vector table ──► each triplet
-#   partition scored from the table.
+#   every distinct document (first appearance) ──► embed tasks (chunks of
+#   RF_SCM_CHUNK, chunk c to task c % n) ──► document -> vector table ──►
+#   each triplet partition scored from the table (rf_scm_score).
 # The ordered list and the table are single tasks: their size is the
 # corpus's distinct documents (texts, then one vector each).
 
@@ -178,11 +182,12 @@ def _merge_docs(per_partition):
 def _embed_chunks(docs, task, n_tasks, model_path, model_kw, pooling, max_length, batch_size):
     m = worker_model(model_path, **model_kw)
     if max_length is None:
-        max_length = m.max_length or m.info["max_position"]
+        max_length = m._document_max_length()  # as Model.scm
     use = m._pooling(pooling)
     out = {}
-    for c in range(task, (len(docs) + 63) // 64, n_tasks):
-        chunk = docs[64 * c:64 * c + 64]
+    size = C.RF_SCM_CHUNK
+    for c in range(task, (len(docs) + size - 1) // size, n_tasks):
+        chunk = docs[size * c:size * c + size]
         vecs, errs = m.embed_documents(chunk, use, max_length, batch_size)
         _count("documents", len(chunk))
         for d, v, e in zip(chunk, vecs, errs):
@@ -198,23 +203,22 @@ def _merge_tables(tables):
 
 
 def _score_partition(triplets, table, errors):
-    results, errs = [], []
-    for t in triplets:
-        docs, err = _triplet_docs(t)
-        for side, d in zip("ABC", docs or ()):
-            e = table[d][1]
-            if e is not None and err is None:
-                err = (e[0], "%s: %s" % (side, e[1]))
-        if err is not None:
-            results.append(None)
-            errs.append(err)
-            continue
-        a, b, c = (table[d][0] for d in docs)
-        ab, ac = _cosine(a, b), _cosine(a, c)
-        results.append({"prediction": "B" if ab >= ac else "C", "sim_ab": float(ab),
-                        "sim_ac": float(ac)})
-        errs.append(None)
+    read = [_triplet_docs(t) for t in triplets]
+    rows = {}  # the partition's distinct documents: row of each
+    doc_of = []
+    for docs, err in read:
+        if err is None:
+            doc_of.append([rows.setdefault(d, len(rows)) for d in docs])
+    results, errs = [None] * len(read), [err for _, err in read]
+    if rows:
+        vecs = np.stack([table[d][0] for d in rows])
+        scored, scored_errs = _scm_score(vecs, [table[d][1] for d in rows],
+                                         np.array(doc_of, dtype=np.int32))
+        ok = [k for k, e in enumerate(errs) if e is None]
+        for k, r, e in zip(ok, scored, scored_errs):
+            results[k], errs[k] = r, e
     return _place(results, errs, errors)
+
 
 
 def _pair_partition(triplets, model_path, model_kw, kwargs, errors):
@@ -224,16 +228,18 @@ def _pair_partition(triplets, model_path, model_kw, kwargs, errors):
 
 
 def scm(bag, model_path, mode="embed", pooling=None, max_length=None, batch_size=8, threads=1,
-        compute="f32", errors="record", embed_tasks=None):
+        compute="f32", errors="record", embed_tasks=None, window=None, stride=None):
     """A Bag of Model.scm records ({"prediction", "sim_ab", "sim_ac"}), one
     per triplet ({"A", "B", "C"} or an (A, B, C) tuple), in order.
     mode="embed" embeds each distinct document once across the cluster, in
     embed_tasks tasks (default: the bag's partition count); mode="pair"
     scores each partition's pairs with a classification model. Documents
-    are truncated at max_length (default: the model's maximum)."""
+    are truncated at max_length (default: the library's
+    rf_model_max_input_length), or with window=N (and stride) read in
+    windows, as Model(window=N).scm reads them."""
     _check(errors)
     bag = _as_bag(bag)
-    model_kw = _model_kw(threads, compute, None)
+    model_kw = dict(_model_kw(threads, compute, None), window=window, stride=stride)
     if mode == "pair":
         fn = functools.partial(_pair_partition, model_path=model_path, model_kw=model_kw,
                                kwargs={"max_length": max_length, "batch_size": batch_size},

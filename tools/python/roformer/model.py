@@ -311,8 +311,10 @@ class Model:
                              % (truncation_direction,))
         if compute not in _COMPUTES:
             raise ValueError('compute must be "f32", "bf16" or "int8", not %r' % (compute,))
-        if threads is not None and (not isinstance(threads, int) or threads < 1):
-            raise ValueError("threads must be a positive integer or None")
+        if threads is not None and (not isinstance(threads, int)
+                                    or not 1 <= threads <= C.RF_MAX_THREADS):
+            raise ValueError("threads must be an integer from 1 to %d or None, not %r"
+                             % (C.RF_MAX_THREADS, threads))
         if rope_scaling not in _ROPE_SCALINGS:
             raise ValueError('rope_scaling must be None, "none", "linear" or "ntk", not %r'
                              % (rope_scaling,))
@@ -333,7 +335,9 @@ class Model:
         self.extend_positions = bool(extend_positions)
         self.rope_scaling, self.rope_factor = rope_scaling, rope_factor
         self.window = window
-        self.stride = (stride if stride is not None else window // 4) if window else None
+        if window and stride is None:  # the library's default
+            stride = C.rf_window_default_stride(window)
+        self.stride = stride if window else None
         handle = c_void_p()
         err = C.rf_error()
         st = C.rf_model_load(os.fsencode(self.path), byref(handle), byref(err))
@@ -346,8 +350,8 @@ class Model:
         hp = C.rf_hparams.from_buffer_copy(C.rf_model_hparams(handle).contents)
         self._hp = hp
         self.sentence_config = _sentence_config(handle)
-        if max_length is None and self.sentence_config and not window:
-            max_length = self.sentence_config["max_seq_length"]
+        if max_length is None and not window:  # the library's default
+            max_length = C.rf_model_default_max_length(handle) or None
         cp = self._positions(C.rf_context_default_params())
         self._limit = C.rf_context_length_limit(handle, byref(cp))
         if max_length is not None and not 2 <= max_length <= self._limit:
@@ -507,16 +511,24 @@ class Model:
         }
 
     def _pooling(self, pooling):
-        if pooling is None:  # the CLI's default
-            if self.sentence_config:
-                return _POOLINGS[self.sentence_config["pooling"]]
-            return C.RF_POOLING_POOLER if self._hp.has_pooler else C.RF_POOLING_CLS
+        """The RF_POOLING_* value of `pooling`: the library's default for
+        the model when None, else the name, checked by the library."""
+        if pooling is None:
+            return C.rf_model_default_pooling(self._state.handle)
         if pooling not in _POOLINGS:
             raise ValueError('pooling must be "cls", "mean", "max", "last" or "pooler", not %r'
                              % (pooling,))
-        if pooling == "pooler" and not self._hp.has_pooler:
-            raise ValueError('the model has no pooler; use pooling="cls" or "mean"')
+        err = C.rf_error()
+        if C.rf_model_check_pooling(self._state.handle, _POOLINGS[pooling], byref(err)) != C.RF_OK:
+            raise ValueError('pooling="%s": %s' % (pooling, err.message.decode("utf-8", "replace")))
         return _POOLINGS[pooling]
+
+    def _document_max_length(self):
+        """Where scm truncates documents when not told: nowhere with windows,
+        else max_length, else the library's rf_model_max_input_length."""
+        if self.window:
+            return None
+        return self.max_length or C.rf_model_max_input_length(self._state.handle)
 
     # ==== The batch runner ====
 
@@ -919,8 +931,8 @@ class Model:
         """scm() without the error policy: rf_scm, as the CLI calls it."""
         if mode not in ("embed", "pair"):
             raise ValueError('mode must be "embed" or "pair", not %r' % (mode,))
-        if max_length is None and not self.window:  # the CLI's default: truncate at the maximum
-            max_length = self.max_length or self._hp.max_position
+        if max_length is None:
+            max_length = self._document_max_length()
         params = C.rf_scm_default_params()
         if mode == "embed":
             params.mode, params.pooling = C.RF_SCM_EMBED, self._pooling(pooling)
@@ -951,18 +963,7 @@ class Model:
             _raise(st, err)
         if mode == "embed":
             self.last_scm_documents = n_documents.value
-        results = []
-        for k in range(n):
-            if errs[k] is None and items[k].status != C.RF_OK:
-                errs[k] = (_status_name(items[k].status),
-                           items[k].error.message.decode("utf-8", "replace"))
-            if errs[k] is not None:
-                results.append(None)
-                continue
-            r = out[k]
-            results.append({"prediction": chr(r.prediction), "sim_ab": float(r.sim_ab),
-                            "sim_ac": float(r.sim_ac)})
-        return results, errs
+        return _scm_results(out, items, errs)
 
     def embed_documents(self, docs, pooling, max_length, batch_size=8):
         """Embeds documents as scm does (rf_scm_embed_documents: chunks of
@@ -1060,21 +1061,24 @@ class Model:
         errs = self._run([(x, None) for x in items], batch_size, self.max_length, call)
         return _settle(results, errs, errors, single)
 
-    def qa(self, question, context, doc_stride=None, max_answer_tokens=15, batch_size=8,
+    def qa(self, question, context, doc_stride=None, max_answer_tokens=None, batch_size=8,
            errors="raise"):
         """Extractive question answering, as `roformer qa`: {"answer",
         "score", "start", "end"} (character offsets into the context) for a
         question and a context, or a list of them for two lists.
         doc_stride: read a long context in windows (HF's pipeline uses 128);
-        None: one window (the input must fit, or max_length truncates it)."""
+        None: one window (the input must fit, or max_length truncates it).
+        max_answer_tokens: the longest answer, in tokens (None: the
+        library's RF_QA_MAX_ANSWER_TOKENS, 15 as HF's)."""
         _check_errors(errors)
         if self._hp.head != C.RF_HEAD_QA:
             raise Error("the model has no question-answering head (its head is %s)"
                         % self.info["head"], "unsupported")
         if doc_stride is not None and (not isinstance(doc_stride, int) or doc_stride < 0):
             raise ValueError("doc_stride must be a non-negative integer or None")
-        if not isinstance(max_answer_tokens, int) or max_answer_tokens < 1:
-            raise ValueError("max_answer_tokens must be a positive integer")
+        if max_answer_tokens is not None and (not isinstance(max_answer_tokens, int)
+                                              or max_answer_tokens < 1):
+            raise ValueError("max_answer_tokens must be a positive integer or None")
         single = isinstance(question, (str, bytes))
         if single:
             pairs = [(question, context)]
@@ -1087,7 +1091,7 @@ class Model:
 
         def call(pl, t, st, lo, hi, err):
             res = (C.rf_qa_result * (hi - lo))()
-            rc = C.rf_qa(pl, t.array, t.n, max_answer_tokens,
+            rc = C.rf_qa(pl, t.array, t.n, max_answer_tokens or 0,
                          -1 if doc_stride is None else doc_stride, res, st, byref(err))
             for j in range(hi - lo):
                 if rc == C.RF_OK and st[j].status == C.RF_OK:
@@ -1311,10 +1315,51 @@ def _c_array(x, dtype):
     return np.require(x, dtype, ["C_CONTIGUOUS", "ALIGNED"])
 
 
-def _cosine(a, b):
-    """rf_cosine, so the value is the CLI's to the last bit."""
-    a, b = _c_array(a, np.float32), _c_array(b, np.float32)
-    return C.rf_cosine(a.ctypes.data_as(C.c_float_p), b.ctypes.data_as(C.c_float_p), len(a))
+def _scm_results(out, items, errs):
+    """scm records from rf_scm_result[n] and rf_item_status[n]; errs[n]
+    (None, or a failure found before the call) receives the items' failures."""
+    results = []
+    for k in range(len(errs)):
+        if errs[k] is None and items[k].status != C.RF_OK:
+            errs[k] = (_status_name(items[k].status),
+                       items[k].error.message.decode("utf-8", "replace"))
+        if errs[k] is not None:
+            results.append(None)
+            continue
+        r = out[k]
+        results.append({"prediction": chr(r.prediction), "sim_ab": float(r.sim_ab),
+                        "sim_ac": float(r.sim_ac)})
+    return results, errs
+
+
+def _status_code(name):
+    """The rf_status whose rf_status_string is `name`."""
+    for code in range(64):
+        if _status_name(code) == name:
+            return code
+    raise ValueError("unknown status %r" % (name,))
+
+
+def _scm_score(vecs, doc_errs, doc_of):
+    """rf_scm_score: triplets scored from their documents' vectors as
+    Model.scm's embed mode scores them. vecs (m, D) float32, doc_errs[m]
+    None or (status, message) per document, doc_of (n, 3) its rows for A, B
+    and C. Returns (results, errs) as scm_items does."""
+    vecs, doc_of = _c_array(vecs, np.float32), _c_array(doc_of, np.int32)
+    n = len(doc_of)
+    doc_items = (C.rf_item_status * max(len(doc_errs), 1))()
+    for i, e in enumerate(doc_errs):
+        if e is not None:
+            doc_items[i].status = _status_code(e[0])
+            doc_items[i].error.message = e[1].encode("utf-8")[:511]
+    out = (C.rf_scm_result * max(n, 1))()
+    items = (C.rf_item_status * max(n, 1))()
+    err = C.rf_error()
+    st = C.rf_scm_score(vecs.ctypes.data_as(C.c_float_p), vecs.shape[1], doc_items,
+                        doc_of.ctypes.data_as(C.c_int32_p), n, out, items, byref(err))
+    if st != C.RF_OK:
+        _raise(st, err)
+    return _scm_results(out, items, [None] * n)
 
 
 __all__ = ["Model", "Error"]

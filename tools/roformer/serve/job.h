@@ -13,14 +13,15 @@
 
 /* The library call a job needs; jobs of one kind can share a run. */
 typedef enum {
-    SERVE_KIND_EMBED,     /* rf_embed, not normalized (each request normalizes its own) */
+    SERVE_KIND_EMBED,     /* rf_embed, not normalized (each request normalizes its own);
+                             rf_embed_encodings when the job carries encodings */
     SERVE_KIND_CLASSIFY,  /* rf_classify */
     SERVE_KIND_LOGITS,    /* rf_classify_logits ("raw_scores") */
     SERVE_KIND_FILL_MASK, /* rf_fill_mask */
     SERVE_KIND_NER,       /* rf_token_classify */
     SERVE_KIND_QA,        /* rf_qa */
-    SERVE_KIND_EMBED_IDS, /* serve_embed_ids: embeddings of token ids as given */
-    SERVE_KIND_EMBED_ALL, /* serve_embed_tokens: every token's last hidden state */
+    SERVE_KIND_EMBED_IDS, /* rf_embed_encodings: embeddings of token ids as given */
+    SERVE_KIND_EMBED_ALL, /* rf_token_embeddings: every token's last hidden state */
     SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
     SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
 } serve_kind;
@@ -32,7 +33,10 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
-    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts */
+    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts;
+                                     embed_all, and embed without windows: [n] the
+                                     texts as the request tokenized them (NULL:
+                                     the library tokenizes the texts) */
     const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */
@@ -61,12 +65,13 @@ typedef struct serve_job {
 } serve_job;
 
 /* Whether a and b can run in one library call: the same kind and
- * truncation side and windows and, for QA, the same rf_qa arguments, for rerank the
+ * truncation side and windows, both with encodings or both without and, for QA, the same rf_qa arguments, for rerank the
  * same raw_scores (fill-mask runs the largest top_k asked and trims it per
  * job). */
 static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
 {
     return a->kind == b->kind && a->truncation_side == b->truncation_side &&
+           (a->encs == NULL) == (b->encs == NULL) &&
            a->window == b->window && a->stride == b->stride &&
            (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
                                          a->doc_stride == b->doc_stride)) &&

@@ -6,8 +6,6 @@
  */
 #include "serve/request.h"
 
-#include "text/utf8.h"
-
 #include <cJSON.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -508,7 +506,7 @@ static int parse_job_options(serve_request *r, const cJSON *root, serve_error *e
         if (r->stride >= 0 && !r->window)
             return serve_fail(err, 422, "Validation", "%s: needs \"window\"", "stride");
         if (r->stride < 0)
-            r->stride = r->window / 4;
+            r->stride = rf_window_default_stride(r->window);
         if (r->window && r->stride >= r->window - 2)
             return serve_fail(err, 422, "Validation",
                               "stride: %d is not below the %d text tokens of a window of %d",
@@ -524,7 +522,7 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
 {
     *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
                            .truncate = api == SERVE_API_SCM, .top_k = 5,
-                           .max_answer_tokens = 15, .doc_stride = -1,
+                           .max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS, .doc_stride = -1,
                            .skip_special_tokens = true};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);

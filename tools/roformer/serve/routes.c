@@ -187,11 +187,7 @@ static void add_rerank_info(const serve_server *s, cJSON *o)
     cJSON_AddStringToObject(info, "scoring", rf_rerank_scoring_name(scoring));
     if (scoring != RF_RERANK_CLASSIFIER)
         return;
-    int32_t N = rf_model_hparams(s->model)->num_labels;
-    const char *names[64] = {0};
-    for (int32_t i = 0; i < N && i < 64; i++)
-        names[i] = rf_model_label(s->model, i);
-    int32_t label = rf_rerank_pick_label(names, N < 64 ? N : 64);
+    int32_t label = rf_model_rerank_label(s->model);
     char fallback[32];
     const char *name = rf_model_label(s->model, label);
     if (!name) {
@@ -320,28 +316,6 @@ static serve_kind kind_of(const serve_request *r)
     }
 }
 
-/* The tokens rf_qa runs for question + context `e` read in windows of
- * `window` tokens, each starting `stride` context tokens before the
- * previous one ends (rf_qa's plan: every window repeats [CLS] question
- * [SEP] and ends with [SEP]). An input rf_qa will refuse (no room for
- * context, a stride that makes no progress) counts its own length; rf_qa
- * says why it fails. */
-static int32_t qa_window_tokens(const rf_encoding *e, int32_t window, int32_t stride)
-{
-    int32_t header = 1;
-    while (header < e->n && e->type_ids[header] == 0)
-        header++;
-    int32_t context = e->n - header - 1, room = window - header - 1, total = 0;
-    if (e->n <= window || room < 1 || stride >= room)
-        return e->n;
-    for (int32_t first = 0;; first += room - stride) {
-        int32_t count = context - first < room ? context - first : room;
-        total += header + count + 1;
-        if (first + count >= context)
-            return total;
-    }
-}
-
 /* Checks token-id inputs against the vocabulary and, when they are to run
  * (not /decode), against --max-input-length; sums them into *tokens and
  * points encs[i] at them (ids as given, type 0, mask 1: `plain` holds
@@ -395,7 +369,7 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
             return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
         }
         if (windows) {
-            *tokens += qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
+            *tokens += rf_qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
             continue;
         }
         /* a single text longer than the window is cut into windows */
@@ -478,7 +452,11 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
     const rf_hparams *hp = rf_model_hparams(s->model);
     size_t D = (size_t)hp->hidden_size;
     int32_t n = r->ids ? r->n_items : r->n_texts;
-    serve_job job = {.kind = kind_of(r), .texts = r->texts, .n = n, .encs = r->ids ? encs : NULL,
+    serve_kind kind = kind_of(r);
+    /* the encodings count_tokens made run as they are, where no windows
+       need the texts: each text is tokenized once */
+    bool once = r->ids || kind == SERVE_KIND_EMBED_ALL || (kind == SERVE_KIND_EMBED && !r->window);
+    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = once ? encs : NULL,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
                      .window = r->window, .stride = r->stride,

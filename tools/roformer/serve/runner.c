@@ -12,8 +12,6 @@
  */
 #include "serve/runner.h"
 
-#include "serve/token_jobs.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +125,10 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
-    rf_encoding *encs = kind == SERVE_KIND_EMBED_IDS ? malloc(sizeof *encs * T) : NULL;
+    /* the requests' own encodings (token ids, or their texts as they were
+       tokenized to be counted), when the jobs carry them */
+    bool given = jobs[0]->encs != NULL;
+    rf_encoding *encs = given ? malloc(sizeof *encs * T) : NULL;
     int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
     int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
@@ -149,7 +150,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
-        (kind == SERVE_KIND_EMBED_IDS && !encs) || (per_token && (!offsets || !lengths)) ||
+        (given && !encs) ||
+        (per_token && (!offsets || !lengths)) ||
         (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
         st = RF_ERR_NOMEM;
@@ -176,9 +178,6 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     case SERVE_KIND_RERANK:
         st = rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
         break;
-    case SERVE_KIND_EMBED:
-        st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
-        break;
     case SERVE_KIND_CLASSIFY:
         st = rf_classify(pl, texts, total, probs, items, &err);
         break;
@@ -195,13 +194,17 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         st = rf_qa(pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
                    items, &err);
         break;
+    case SERVE_KIND_EMBED:
     case SERVE_KIND_EMBED_IDS:
-        st = serve_embed_ids(pl, encs, total, r->pooling, vectors, &err);
+    case SERVE_KIND_EMBED_ALL:
+        if (!given) {
+            st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
+            break;
+        }
+        st = per_token ? rf_token_embeddings(pl, encs, total, vectors, &err)
+                       : rf_embed_encodings(pl, encs, total, r->pooling, vectors, &err);
         for (int32_t i = 0; st == RF_OK && i < total; i++)
             items[i] = (rf_item_status){.status = RF_OK};
-        break;
-    case SERVE_KIND_EMBED_ALL:
-        st = serve_embed_tokens(pl, texts, total, offsets, lengths, vectors, items, &err);
         break;
     case SERVE_KIND_SCM: {
         rf_scm_params params = rf_scm_default_params();
