@@ -14,7 +14,7 @@ printf '%s\n%s\n' "$LONG" '很好' >"$TMP/in.txt"
 ran=""
 for k in avx2 vnni amx; do
     if ! ROFORMER_KERNEL=int8=$k $ROFORMER info -m $MODEL >"$TMP/info.$k" 2>&1 ||
-        ! grep -q "^kernels: *int8 $k (chosen by ROFORMER_KERNEL)" "$TMP/info.$k"; then
+        ! grep -q "^int8 kernel: *$k (chosen by ROFORMER_KERNEL)" "$TMP/info.$k"; then
         check_skip "int8 build $k: this CPU does not run it ($(tail -n 1 "$TMP/info.$k"))"
         continue
     fi
@@ -44,11 +44,11 @@ check "bench --kernel with an unknown product: exit 1" \
 ROFORMER_KERNEL=bf16=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "an unknown bf16 kernel: exit 1, naming it" \
     sh -c "[ $rc -eq 1 ] && grep -q \"ROFORMER_KERNEL: no bf16 kernel 'nosuch' on this CPU\" '$TMP/err'"
-bf16=$($ROFORMER info -m $MODEL | sed -n 's/^ *bf16 \([a-z0-9-]*\) .*/\1/p')
+bf16=$($ROFORMER info -m $MODEL | sed -n 's/^bf16 kernel: *\([a-z0-9-]*\) .*/\1/p')
 if [ -n "$bf16" ] && [ "$bf16" != none ]; then
     ROFORMER_KERNEL=bf16=$bf16 $ROFORMER info -m $MODEL >"$TMP/info" 2>&1
     check "ROFORMER_KERNEL=bf16=$bf16: info says the choice is the user's" \
-        grep -q "^ *bf16 $bf16 (ROFORMER_KERNEL)" "$TMP/info"
+        grep -q "^bf16 kernel: *$bf16 (ROFORMER_KERNEL)" "$TMP/info"
 else
     check_skip "no bf16 kernel on this CPU: its choice"
 fi
