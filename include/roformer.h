@@ -807,9 +807,9 @@ typedef struct {
     int32_t positive_label; /* classifier with 2+ labels: the label whose probability is the
                                score; -1: rf_rerank_pick_label's choice */
     rf_pooling pooling;     /* cosine: how the embeddings are pooled; RF_POOLING_DEFAULT:
-                               the model's own (the sentence-transformers folder's
-                               pooling, else the pooler when the model has one, else
-                               RF_POOLING_CLS) */
+                               rf_model_default_pooling (the sentence-transformers
+                               folder's pooling, else the pooler when the model has
+                               one, else RF_POOLING_CLS) */
 } rf_rerank_params;
 
 /* One ranked document: its index in the documents given, and its score. */
