@@ -103,6 +103,7 @@ rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf
     if (st != RF_OK)
         return st;
 
+    rf_pool_reserve_stack();
     rf_encode(ctx, batch, out->hidden_states);
     if (out->last_hidden_state)
         memcpy(out->last_hidden_state, ctx->x,

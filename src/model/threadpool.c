@@ -133,8 +133,18 @@ static void run_share(rf_pool *pool, rf_task_fn fn, void *arg, int n_tasks, int 
         fn(arg, t, thread);
 }
 
+/* noinline: the buffer lies below the caller's frame, where the kernels'
+   frames will be */
+__attribute__((noinline)) void rf_pool_reserve_stack(void)
+{
+    volatile char stack[RF_STACK_RESERVE];
+    for (size_t i = 0; i < sizeof stack; i += 4096)
+        stack[i] = 0;
+}
+
 static void *worker_main(void *p)
 {
+    rf_pool_reserve_stack();
     struct worker_start *start = p;
     rf_pool *pool = start->pool;
     int thread = start->thread;

@@ -28,6 +28,13 @@ int rf_pool_threads(const rf_pool *pool);
  * seconds: how a test sees that an idle pool's threads sleep. */
 double rf_pool_workers_cpu_seconds(const rf_pool *pool);
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
+/* Touches RF_STACK_RESERVE bytes of the calling thread's stack below its
+ * current frame, so that the kernels' stack buffers (tile tails, partial
+ * sums: tens of KiB, some only on a shorter input's edge path) are never
+ * a page fault in a forward pass. Workers do it when they start; a
+ * forward pass does it on its calling thread. */
+#define RF_STACK_RESERVE (128 * 1024)
+void rf_pool_reserve_stack(void);
 /* The pool as the kernels take it (kernels/parallel.h); NULL: the
  * calling thread alone. */
 rf_parallel rf_pool_parallel(rf_pool *pool);
