@@ -1,6 +1,6 @@
 # roformer.c — build, test, install.
 #   make              build/libroformer.a, build/libroformer.so, build/roformer
-#   make test         build and run every test (one summary line)
+#   make test         build and run every test, TEST_JOBS at a time (one summary line)
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make ARCH=aarch64 the ARM64 cross build in build-arm64/ (docs/arm64.md)
 #   make test-arm64   that build's tests under qemu-aarch64-static
@@ -59,7 +59,7 @@ HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/rof
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
-.PHONY: all test test-arm64 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
+.PHONY: all test test-build test-arm64 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -113,8 +113,18 @@ $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/lib
 	$(CC) $(CFLAGS_ALL) -Itools/roformer -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
 	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
-test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
-	@sh tests/run.sh $(BUILD) $(TEST_BIN) $(FUZZ_REPLAY_BIN)
+# The sub-makes of test, asan, fuzz-build and test-arm64 build JOBS files at
+# a time (one per CPU) unless make was given its own -j; the tests run
+# TEST_JOBS at a time (tests/run.sh -j).
+JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+TEST_JOBS ?= $(JOBS)
+SUB_MAKE_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+test:
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) test-build
+	@sh tests/run.sh -j $(TEST_JOBS) $(BUILD) $(TEST_BIN) $(FUZZ_REPLAY_BIN)
+
+test-build: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
+	@:
 
 # The ARM64 cross build's tests under qemu (tests/run_arm64.sh; which run
 # where: docs/arm64.md). ARM64_TESTS run on qemu's -cpu max, test_kernels
@@ -122,7 +132,7 @@ test: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 ARM64_TESTS := kernels parity int8 bf16 v2 tokenizer_units tokenizer_reference jieba_reference \
                convert gguf fp16 corrupt jobs_library
 test-arm64:
-	@$(MAKE) --no-print-directory ARCH=aarch64 BUILD=build-arm64 all \
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
 	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
 
@@ -145,7 +155,7 @@ FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 # The library instrumented for coverage is built by a sub-make with
 # BUILD=$(FUZZ_BUILD); the targets are then linked against it.
 fuzz-lib:
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" \
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="-O1 -g" \
 	    SANITIZE="-fsanitize=fuzzer-no-link $(FUZZ_SANITIZE)" \
 	    $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a
 
@@ -156,7 +166,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUI
 	    $(LDLIBS_ALL)
 
 fuzz-build: all fuzz-lib
-	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) $(FUZZ_BIN)
 
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)

@@ -1,24 +1,69 @@
 #!/bin/sh
-# run.sh BUILD_DIR TEST_BINARY... — runs the given test binaries (the ones
-# the Makefile built from the current sources, so a stale binary left in
-# BUILD_DIR is never run) and every tests/test_*.sh, adds up their "<name>: P ok, F failed, S skipped" lines
-# and prints the one summary line. A test that crashes or prints no summary
-# counts as one failure. Exit status 1 on any failure. RF_TEST_SCRIPTS, when
-# set, lists the shell tests to run instead of all (tests/run_arm64.sh).
+# run.sh [-j N] BUILD_DIR TEST_BINARY... — runs the given test binaries (the
+# ones the Makefile built from the current sources, so a stale binary left
+# in BUILD_DIR is never run) and every tests/test_*.sh, N at a time
+# (default 1; `make test` passes TEST_JOBS), adds up their
+# "<name>: P ok, F failed, S skipped" lines and prints the one summary line.
+# A test that crashes or prints no summary counts as one failure. Exit
+# status 1 on any failure. RF_TEST_SCRIPTS, when set, lists the shell tests
+# to run instead of all (tests/run_arm64.sh).
+#
+# Each test writes into a file of its own; when it ends, its FAIL and SKIP
+# lines and its summary line are printed together, so the lines of two
+# tests never mix. Tests start longest first, by the wall times of the last
+# run kept in BUILD_DIR/test-times (a test not timed yet starts first, shell
+# tests before binaries), so that no long test starts last and runs alone.
+jobs=1
+case $1 in
+-j) jobs=$2; shift 2 ;;
+-j*) jobs=${1#-j}; shift ;;
+esac
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: -j wants a positive number, not '$jobs'" >&2; exit 2 ;; esac
 build=${1:-build}
 shift
 export ROFORMER="$build/roformer"
-passed=0; failed=0; skipped=0
-out=$(mktemp)
+work=$(mktemp -d)
+pids=""
+trap 'rm -rf "$work"' EXIT
+trap '[ -n "$pids" ] && kill $pids 2>/dev/null; exit 130' INT TERM
+
+# ==== The order: longest first ====
+# $work/list: "seconds index path" per test, index in the order given.
+i=0
 for t in "$@" ${RF_TEST_SCRIPTS-tests/test_*.sh}; do
     [ -f "$t" ] || continue
-    case "$t" in *.sh) sh "$t" >"$out" 2>&1 ;; *) "$t" >"$out" 2>&1 ;; esac
-    rc=$?
+    i=$((i + 1))
+    case "$t" in *.sh) untimed=1000000 ;; *) untimed=999999 ;; esac
+    s=$(awk -v t="$t" -v u="$untimed" '$2 == t { s = $1 } END { print s == "" ? u : s }' \
+        "$build/test-times" 2>/dev/null || echo "$untimed")
+    echo "$s $i $t"
+done | sort -k1,1nr -k2,2n >"$work/list"
+
+# ==== Running, N at a time ====
+passed=0; failed=0; skipped=0
+running=""   # indexes started and not yet reported
+
+start() { # start INDEX TEST: runs it in the background into $work/INDEX.*
+    (
+        t0=$(date +%s)
+        case "$2" in *.sh) sh "$2" ;; *) "$2" ;; esac >"$work/$1.out" 2>&1 3<&-
+        rc=$?
+        echo "$rc $(($(date +%s) - t0)) $2" >"$work/$1.tmp"
+        mv "$work/$1.tmp" "$work/$1.end"
+    ) &
+    pids="$pids $!"
+    running="$running $1"
+}
+
+report() { # report INDEX: prints one finished test's lines, adds up its counts
+    set -- "$1" $(cat "$work/$1.end")
+    out=$work/$1.out t=$4 rc=$2
+    echo "$3 $t" >>"$work/times"
     line=$(grep -E '^[A-Za-z0-9_]+: [0-9]+ ok, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
     grep -E '^(FAIL|SKIP) ' "$out"
     if [ -z "$line" ]; then
         echo "CRASH $t (exit $rc, no summary):"; tail -n 20 "$out"
-        failed=$((failed + 1)); continue
+        failed=$((failed + 1)); return
     fi
     echo "$line"
     set -- $(echo "$line" | sed -E 's/^[^:]*: ([0-9]+) ok, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
@@ -26,7 +71,31 @@ for t in "$@" ${RF_TEST_SCRIPTS-tests/test_*.sh}; do
     if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
         echo "FAIL $t exited $rc"; tail -n 20 "$out"; failed=$((failed + 1))
     fi
+}
+
+reap() { # reports every test that has ended; $n_running is how many still run
+    still=""; n_running=0
+    for r in $running; do
+        if [ -f "$work/$r.end" ]; then report "$r"
+        else still="$still $r"; n_running=$((n_running + 1)); fi
+    done
+    running=$still
+}
+
+n_running=0
+while read -r _ index test <&3; do
+    while [ "$n_running" -ge "$jobs" ]; do
+        reap
+        [ "$n_running" -ge "$jobs" ] && sleep 0.1
+    done
+    start "$index" "$test"
+    n_running=$((n_running + 1))
+done 3<"$work/list"
+while [ -n "$running" ]; do
+    reap
+    [ -n "$running" ] && sleep 0.1
 done
-rm -f "$out"
+wait
+cp "$work/times" "$build/test-times" 2>/dev/null
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
