@@ -3,7 +3,8 @@
 # with 256-bit AVX2 FMAs, with 512-bit FMAs when the CPU has AVX-512F, and
 # which of the two is the CPU's peak, the one to read sgemm rates against;
 # also the int8 VPDPBUSD and bf16 VDPBF16PS peaks where the CPU has
-# AVX512-VNNI and AVX512_BF16, the limits of the int8 and bf16 products),
+# AVX512-VNNI and AVX512_BF16, and the AMX TDPBF16PS peak where it has
+# AMX-BF16: the limits of the int8 and bf16 products),
 # and sgemm GFLOP/s on this machine for each OpenBLAS core type the
 # CPU can run (the one OpenBLAS detects, Haswell, and SkylakeX when the CPU has
 # AVX-512F), with 1 and 2 OpenBLAS threads and with 2 threads that each run a

@@ -73,14 +73,15 @@ static void check_model(const char *load_path, const char *case_dir, const char 
     CHECK(ctx_int8->int8_layers && second->int8_layers == ctx_int8->int8_layers &&
               model->int8_layers == ctx_int8->int8_layers,
           "%s: int8 contexts share the model's packed weights", label);
-    /* attention's products run in bf16 where the CPU has the bf16 kernel
-       (AVX512_BF16, ARM64 BF16): the rules below then hold with them */
-    if (rf_bf16_supported())
+    /* attention's products run in bf16 where the bf16 kernel in use is
+       faster than f32 (AMX, AMD's VDPBF16PS, ARM64 BF16): the rules below
+       then hold with them */
+    if (rf_bf16_attention_fast())
         CHECK(ctx_int8->attn_bf16 && !ctx_f32->attn_bf16,
               "%s: int8 compute runs attention in bf16 on this CPU", label);
     else
         CHECK(!ctx_int8->attn_bf16,
-              "%s: int8 compute keeps attention in f32 without the bf16 kernel", label);
+              "%s: int8 compute keeps attention in f32 without a fast bf16 kernel", label);
     compare_stats s = compare_cases(&rule, label, hp, case_dir, ctx_f32, ctx_int8, 8);
     if (hp->head == RF_HEAD_TOKEN_CLS)
         CHECK(s.agree >= MIN_TOKEN_AGREEMENT * s.total, "%s: token labels agree on %d of %d",
@@ -297,9 +298,9 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): int8 not checked");
         return check_done();
     }
-    if (!rf_bf16_supported())
-        SKIP("int8 compute with attention in bf16 needs a CPU with " RF_BF16_CPU_NEEDS
-             ": checked with attention in f32");
+    if (!rf_bf16_attention_fast())
+        SKIP("int8 compute with attention in bf16 needs a fast bf16 kernel (AMX-BF16, AMD's "
+             "AVX512_BF16, ARM64 BF16): checked with attention in f32");
     for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

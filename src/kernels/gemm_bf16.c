@@ -71,17 +71,15 @@ static bool has_avx512bf16(void)
 #endif
 }
 
-/* CPUID leaf 0's vendor string is "AuthenticAMD" */
+#if RF_SIMD_X86
+/* CPUID leaf 0's vendor string is "AuthenticAMD" (EBX, EDX, ECX) */
 static bool cpu_is_amd(void)
 {
-#if RF_SIMD_X86
     unsigned a, b, c, d;
     return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
            c == 0x444d4163u;
-#else
-    return false;
-#endif
 }
+#endif
 
 static const struct {
     const char *name;

@@ -14,10 +14,18 @@
  * 512-bit VPDPBUSD (AVX512-VNNI: 16 lanes x 4 int8 multiply-adds each) and
  * 512-bit VDPBF16PS (AVX512_BF16: 16 lanes x 2 bf16 multiply-adds each),
  * twelve independent accumulators each, in G multiply-adds per second.
+ * And where the CPU has AMX-BF16 and Linux grants the tile state, AMX
+ * TDPBF16PS (16 x 16 f32 sums of 32 bf16 products each per instruction)
+ * into four accumulator tiles, with no loads in the loop.
  */
 #include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
+
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define CHAINS 12
 #define FOR_EACH_CHAIN(DO) DO(0) DO(1) DO(2) DO(3) DO(4) DO(5) DO(6) DO(7) DO(8) DO(9) DO(10) DO(11)
@@ -105,6 +113,67 @@ __attribute__((target("avx512f,avx512bf16"))) static float dpbf16_chains(long it
     return _mm512_cvtss_f32(sum);
 }
 
+/* LDTILECFG's operand: palette 1, tiles 0-7 of 16 rows x 64 bytes. */
+struct tile_config {
+    unsigned char palette, start_row, reserved[14];
+    unsigned short colsb[16];
+    unsigned char rows[16];
+} __attribute__((aligned(64)));
+
+/* Four independent accumulators (tiles 4-7) from two A and two B tiles
+ * loaded once; each TDPBF16PS is 16 x 16 x 32 multiply-adds. */
+__attribute__((target("amx-tile,amx-bf16"))) static float tdpbf16ps_tiles(long iters)
+{
+    static struct tile_config cfg = {.palette = 1};
+    static unsigned short ones[16 * 32] __attribute__((aligned(64)));
+    static float out[16 * 16] __attribute__((aligned(64)));
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = 16;
+    }
+    for (int i = 0; i < 16 * 32; i++)
+        ones[i] = 0x3380; /* bf16 6e-8: the sums stay small */
+    _tile_loadconfig(&cfg);
+    _tile_loadd(0, ones, 64);
+    _tile_loadd(1, ones, 64);
+    _tile_loadd(2, ones, 64);
+    _tile_loadd(3, ones, 64);
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_zero(6);
+    _tile_zero(7);
+    for (long n = 0; n < iters; n++) {
+        _tile_dpbf16ps(4, 0, 2);
+        _tile_dpbf16ps(5, 0, 3);
+        _tile_dpbf16ps(6, 1, 2);
+        _tile_dpbf16ps(7, 1, 3);
+    }
+    _tile_stored(4, out, 64);
+    _tile_release();
+    return out[0];
+}
+
+/* AMX-BF16 (CPUID leaf 7: EDX bits 24 and 22), the OS saving the tile
+ * state (XCR0 bits 17 and 18), and the process granted it once
+ * (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)). */
+static int amx_bf16_usable(void)
+{
+#if defined(__linux__)
+    unsigned a, b, c, d;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+    if (!(d & (1u << 24)) || !(d & (1u << 22)))
+        return 0;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+    if (!(c & (1u << 27)))
+        return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 0x60000) == 0x60000 && syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+    return 0;
+#endif
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -112,20 +181,26 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Best of five runs (the least disturbed by anything else on the core), in
- * G operations per second, `per_instruction` operations per instruction
- * and chain. */
-static double peak_rate(float (*chains)(long), int per_instruction, float *checksum)
+/* Best of five runs of `iters` iterations (the least disturbed by
+ * anything else on the core), in G operations per second,
+ * `per_iteration` operations each. */
+static double rate_of(float (*kernel)(long), long iters, double per_iteration, float *checksum)
 {
-    const long iters = 100000000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now_s();
-        *checksum += chains(iters);
-        double rate = iters * (double)CHAINS * per_instruction / (now_s() - t0) * 1e-9;
+        *checksum += kernel(iters);
+        double rate = iters * per_iteration / (now_s() - t0) * 1e-9;
         best = rate > best ? rate : best;
     }
     return best;
+}
+
+/* The chained kernels: `per_instruction` operations per instruction and
+ * chain. */
+static double peak_rate(float (*chains)(long), int per_instruction, float *checksum)
+{
+    return rate_of(chains, 100000000, (double)CHAINS * per_instruction, checksum);
 }
 
 /* GFLOP/s: an FMA is two flops per lane. */
@@ -148,6 +223,14 @@ static void int8_bf16_peaks(float *checksum)
                CHAINS, peak_rate(dpbf16_chains, 16 * 2, checksum));
     else
         printf("# bf16 VDPBF16PS peak: not available (no AVX512_BF16)\n");
+    if (amx_bf16_usable()) {
+        /* 4 instructions of 16 x 16 x 32 multiply-adds an iteration */
+        printf("# bf16 AMX TDPBF16PS peak, one core (4 accumulator tiles): %.1f G multiply-adds/s\n",
+               rate_of(tdpbf16ps_tiles, 2000000, 4.0 * 16 * 16 * 32, checksum));
+    } else {
+        printf("# bf16 AMX TDPBF16PS peak: not available (no AMX-BF16, or the OS refused the tile "
+               "state)\n");
+    }
 }
 
 int main(void)
