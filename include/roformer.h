@@ -918,7 +918,7 @@ RF_API const char *rf_blas_preferred_core(void);
  * `--kernel` calls) overrides it with a comma-separated list of TYPE=NAME:
  *   int8=amx|vnni|avx2|i8mm|sdot|neon          the int8 product
  *   bf16=amx|avx512bf16|f32fma|bfmmla|bfdot    the bf16 product
- *   attention=bf16|f32                         int8 compute's attention products
+ *   attention=bf16|f32                         bf16 and int8 compute's attention products
  * A build this CPU lacks is RF_ERR_UNSUPPORTED with a message naming the
  * builds it has; the choice holds for the whole process. */
 RF_API rf_status rf_kernels_select(const char *spec, rf_error *err);
@@ -927,7 +927,7 @@ RF_API rf_status rf_kernels_select(const char *spec, rf_error *err);
 typedef struct {
     const char *int8;           /* the int8 build: "amx", "vnni", ...; "none" without one */
     const char *int8_chosen_by; /* "the CPU", "ROFORMER_KERNEL" or "--kernel" */
-    const char *int8_attention; /* int8 compute's attention products: "bf16" or "f32" */
+    const char *attention;      /* bf16 and int8 compute's attention products: "bf16" or "f32" */
     const char *bf16;           /* the bf16 kernel: "amx", "avx512bf16", ...; "none" without one */
     const char *bf16_chosen_by; /* "ROFORMER_KERNEL", "--kernel", or the CPU rule's reason */
     const char *amx;            /* AMX in this process, or why not */

@@ -491,8 +491,8 @@ static void test_scratch_size(void)
         if (p.compute == RF_COMPUTE_INT8) {
             size_t td = rf_int8_scratch_size((int)T, D), rf = rf_int8_scratch_size((int)R, F);
             floats += (td > rf ? td : rf) / sizeof(float) + 16;
-            /* attention in bf16 where the CPU has the bf16 kernel */
-            if (rf_bf16_supported())
+            /* attention in bf16 where the bf16 kernel is fast */
+            if (rf_bf16_attention_fast())
                 floats += ((size_t)p.n_threads * rf_attention_bf16_scratch((int)L, D / H) + 1) / 2 + 16;
         }
         CHECK(ctx->ffn_rows == (int)R && ctx->arena_bytes <= floats * sizeof(float),

@@ -67,7 +67,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
           "%s: int8 contexts share the model's packed weights", label);
     /* attention's products run in bf16 where the bf16 kernel is faster than
        f32 (kernel_choice.h's rule): the rules below then hold with them */
-    if (rf_int8_attention_in_bf16())
+    if (rf_attention_in_bf16())
         CHECK(p.other->attn_bf16 && !p.f32->attn_bf16,
               "%s: int8 compute runs attention in bf16 on this CPU", label);
     else
@@ -287,7 +287,7 @@ int main(void)
         SKIP("no reference fixtures (../shared/reference or $ROFORMER_REFERENCE): int8 not checked");
         return check_done();
     }
-    if (!rf_int8_attention_in_bf16())
+    if (!rf_attention_in_bf16())
         SKIP("int8 compute with attention in bf16 runs where the bf16 kernel is faster than f32 "
              "(AMX-BF16, AMD's AVX512_BF16, ARM64 BF16): checked with attention in f32");
     for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);

@@ -42,11 +42,12 @@ size_t rf_bf16_scratch_size(int M, int K)
 
 /* ==== The kernels and the rule ==== */
 
-/* AVX512F and AVX512BW: the AVX-512 kernels' and epilogues' base */
-static bool has_avx512bw(void)
+/* AVX512F, BW and VL: the AVX-512 kernels' and epilogues' base */
+static bool has_avx512(void)
 {
 #if RF_SIMD_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
 #else
     return false;
 #endif
@@ -65,50 +66,44 @@ static bool has_avx2_fma(void)
 static bool has_avx512bf16(void)
 {
 #if RF_SIMD_X86
-    return has_avx512bw() && __builtin_cpu_supports("avx512bf16");
+    return has_avx512() && __builtin_cpu_supports("avx512bf16");
 #else
     return false;
 #endif
 }
 
-/* CPUID leaf 0's vendor string is "AuthenticAMD" */
+#if RF_SIMD_X86
+/* CPUID leaf 0's vendor string is "AuthenticAMD" (EBX, EDX, ECX) */
 static bool cpu_is_amd(void)
 {
-#if RF_SIMD_X86
     unsigned a, b, c, d;
     return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
            c == 0x444d4163u;
-#else
-    return false;
-#endif
 }
+#endif
+
+/* A kernel's function where this build has it, NULL elsewhere */
+#if RF_SIMD_X86
+#define ON_X86(fn) fn
+#else
+#define ON_X86(fn) NULL
+#endif
+#if RF_SIMD_ARM64
+#define ON_ARM64(fn) fn
+#else
+#define ON_ARM64(fn) NULL
+#endif
 
 static const struct {
     const char *name;
     rf_bf16_gemm_fn *gemm;
 } kernels[RF_BF16_KERNEL_COUNT] = {
-#if RF_SIMD_X86
-    [RF_BF16_AMX] = {"amx", rf_bf16_gemm_amx},
-    [RF_BF16_AVX512BF16] = {"avx512bf16", rf_bf16_gemm_avx512bf16},
-    [RF_BF16_F32FMA] = {"f32fma", rf_bf16_gemm_f32fma},
-    [RF_BF16_AMX_MODEL] = {"amx-model", rf_bf16_gemm_amx_model},
-    [RF_BF16_BFMMLA] = {"bfmmla", NULL},
-    [RF_BF16_BFDOT] = {"bfdot", NULL},
-#elif RF_SIMD_ARM64
-    [RF_BF16_AMX] = {"amx", NULL},
-    [RF_BF16_AVX512BF16] = {"avx512bf16", NULL},
-    [RF_BF16_F32FMA] = {"f32fma", NULL},
-    [RF_BF16_AMX_MODEL] = {"amx-model", NULL},
-    [RF_BF16_BFMMLA] = {"bfmmla", rf_bf16_gemm_bfmmla},
-    [RF_BF16_BFDOT] = {"bfdot", rf_bf16_gemm_bfdot},
-#else
-    [RF_BF16_AMX] = {"amx", NULL},
-    [RF_BF16_AVX512BF16] = {"avx512bf16", NULL},
-    [RF_BF16_F32FMA] = {"f32fma", NULL},
-    [RF_BF16_AMX_MODEL] = {"amx-model", NULL},
-    [RF_BF16_BFMMLA] = {"bfmmla", NULL},
-    [RF_BF16_BFDOT] = {"bfdot", NULL},
-#endif
+    [RF_BF16_AMX] = {"amx", ON_X86(rf_bf16_gemm_amx)},
+    [RF_BF16_AVX512BF16] = {"avx512bf16", ON_X86(rf_bf16_gemm_avx512bf16)},
+    [RF_BF16_F32FMA] = {"f32fma", ON_X86(rf_bf16_gemm_f32fma)},
+    [RF_BF16_BFMMLA] = {"bfmmla", ON_ARM64(rf_bf16_gemm_bfmmla)},
+    [RF_BF16_BFDOT] = {"bfdot", ON_ARM64(rf_bf16_gemm_bfdot)},
+    [RF_BF16_AMX_MODEL] = {"amx-model", ON_X86(rf_bf16_gemm_amx_model)},
 };
 
 bool rf_bf16_kernel_runs(rf_bf16_kernel kernel)
@@ -116,9 +111,9 @@ bool rf_bf16_kernel_runs(rf_bf16_kernel kernel)
     if ((unsigned)kernel >= RF_BF16_KERNEL_COUNT || !kernels[kernel].gemm)
         return false;
     switch (kernel) {
-    case RF_BF16_AMX: return rf_amx_usable(RF_AMX_BF16) && has_avx512bw();
+    case RF_BF16_AMX: return rf_amx_usable(RF_AMX_BF16) && has_avx512();
     case RF_BF16_AVX512BF16: return has_avx512bf16();
-    case RF_BF16_F32FMA: return has_avx512bw();
+    case RF_BF16_F32FMA: return has_avx512();
     case RF_BF16_AMX_MODEL: return has_avx2_fma();
     case RF_BF16_BFMMLA:
     case RF_BF16_BFDOT: return rf_cpu_has_arm_bf16();

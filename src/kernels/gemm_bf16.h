@@ -76,9 +76,9 @@ bool rf_bf16_kernel_runs(rf_bf16_kernel kernel);
  * is slower than f32 FMA here". */
 const char *rf_bf16_kernel_reason(void);
 
-/* Whether int8 compute runs attention's two products in bf16: where the
- * kernel in use is faster than f32 sgemm (AMX, VDPBF16PS on AMD, BFMMLA
- * and BFDOT), else they stay f32. */
+/* Whether bf16 and int8 compute run attention's two products in bf16:
+ * where the kernel in use is faster than f32 sgemm (AMX, VDPBF16PS on
+ * AMD, BFMMLA and BFDOT), else they stay f32 (Intel without AMX). */
 bool rf_bf16_attention_fast(void);
 
 /* K rounded up to even: the row length of packed inputs. */

@@ -89,6 +89,18 @@ static inline void copy_tail_b(const uint32_t *lines, int n, uint32_t dst[16][16
     memset(dst[n], 0, (size_t)(TILE_PAIRS - n) * 64);
 }
 
+/* A row block's partial sums, and the last rows of a row block and the
+ * last pairs of a chunk copied and zero-padded to whole tiles. On the
+ * stack of amx_gemm, which touches every page of it on each call: a first
+ * tail or a larger block met in a later product then faults no new stack
+ * page in (a steady state without page faults: test_page_faults). */
+typedef struct {
+    float acc[MC][32];          /* MC x 32 f32 sums, 8 KiB */
+    uint32_t pad[16][KC_PAIRS]; /* a row block's last rows, 16 x the chunk */
+    uint32_t ta[2][16][16];     /* the A tiles' last pairs */
+    uint32_t tb[2][16][16];     /* the B tiles' last lines */
+} __attribute__((aligned(64))) buffers;
+
 /* One block: A tiles a0 (and a1 when two_a) times the panels' lines b0
  * (and b1 when two_b, 16 uint32 a line) over n_pairs pairs, added to the
  * rows c0 (and c1), ldc bytes apart; first: not yet written, start
@@ -96,7 +108,7 @@ static inline void copy_tail_b(const uint32_t *lines, int n, uint32_t dst[16][16
  * compiles to its own straight loop with constant tile numbers. */
 RF_TARGET_AMX static inline __attribute__((always_inline)) void
 block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *b0,
-      const uint32_t *b1, int n_pairs, float *c0, float *c1, size_t ldc, bool first)
+      const uint32_t *b1, int n_pairs, float *c0, float *c1, size_t ldc, bool first, buffers *buf)
 {
     if (first) {
         RF_TILE_ZERO(TC00);
@@ -133,8 +145,7 @@ block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *
     }
     if (full < n_pairs) {
         int n = n_pairs - full;
-        uint32_t ta[2][16][16] __attribute__((aligned(64)));
-        uint32_t tb[2][16][16] __attribute__((aligned(64)));
+        uint32_t(*ta)[16][16] = buf->ta, (*tb)[16][16] = buf->tb;
         copy_tail_a(a0, full, n, ta[0]);
         copy_tail_b(b0 + (size_t)full * PANEL, n, tb[0]);
         RF_TILE_LOAD(TA0, ta[0], 64);
@@ -164,16 +175,16 @@ block(const bool two_a, const bool two_b, a_tile a0, a_tile a1, const uint32_t *
 
 RF_TARGET_AMX static void block_any(bool two_a, bool two_b, a_tile a0, a_tile a1,
                                     const uint32_t *b0, const uint32_t *b1, int n_pairs, float *c0,
-                                    float *c1, size_t ldc, bool first)
+                                    float *c1, size_t ldc, bool first, buffers *buf)
 {
     if (two_a && two_b)
-        block(true, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
+        block(true, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first, buf);
     else if (two_a)
-        block(true, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
+        block(true, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first, buf);
     else if (two_b)
-        block(false, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
+        block(false, true, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first, buf);
     else
-        block(false, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first);
+        block(false, false, a0, a1, b0, b1, n_pairs, c0, c1, ldc, first, buf);
 }
 
 /* The epilogue: acc's rows (in L1) plus the bias (or 0) into Y; the
@@ -216,8 +227,12 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
     size_t panel_stride = (size_t)kp * PANEL; /* uint32 lines of 16 columns */
     const uint32_t *A = (const uint32_t *)(const void *)Xb;
     const uint32_t *B = (const uint32_t *)(const void *)Wp;
-    float acc[MC][32] __attribute__((aligned(64)));
-    uint32_t pad[16][KC_PAIRS] __attribute__((aligned(64))); /* the last rows, zero-padded */
+    buffers buf;
+    float(*acc)[32] = buf.acc;
+    uint32_t(*pad)[KC_PAIRS] = buf.pad;
+    for (size_t at = 0; at < sizeof buf; at += 4096)
+        ((volatile uint8_t *)&buf)[at] = 0;
+    ((volatile uint8_t *)&buf)[sizeof buf - 1] = 0;
     RF_TILE_CONFIG(rf_amx_config_16x64());
     /* row blocks of equal size, at most MC */
     int n_blocks = (rows + MC - 1) / MC;
@@ -259,7 +274,7 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
                               bp + panel_stride + (size_t)kc * PANEL, n_pairs,
                               direct ? y + (size_t)16 * t * ldy : acc[16 * t],
                               direct ? y + (size_t)16 * t1 * ldy : acc[16 * t1],
-                              direct ? (size_t)ldy * sizeof(float) : sizeof acc[0], kc == 0);
+                              direct ? (size_t)ldy * sizeof(float) : sizeof buf.acc[0], kc == 0, &buf);
                 }
             }
             if (direct)

@@ -4,7 +4,7 @@
  * TYPE=NAME, e.g. "int8=vnni,attention=f32":
  *   int8=amx|vnni|avx2|i8mm|sdot|neon          the int8 product's build
  *   bf16=amx|avx512bf16|f32fma|bfmmla|bfdot    the bf16 product's kernel
- *   attention=bf16|f32                         int8 compute's attention products
+ *   attention=bf16|f32                         bf16 and int8 compute's attention products
  * A build the CPU lacks, or an unknown word, is an error naming what was
  * asked and what there is.
  */
@@ -23,7 +23,7 @@
 static int attention_choice = -1;
 static const char *int8_source = "the CPU", *bf16_source = NULL;
 
-bool rf_int8_attention_in_bf16(void)
+bool rf_attention_in_bf16(void)
 {
     int c = __atomic_load_n(&attention_choice, __ATOMIC_RELAXED);
     return c < 0 ? rf_bf16_attention_fast() : c == 1;
@@ -145,7 +145,7 @@ rf_kernel_info rf_kernels_get_info(void)
     rf_kernels_from_env(NULL);
     info.int8 = rf_int8_supported() ? rf_int8_kernel_name(rf_int8_kernel_get()) : "none";
     info.int8_chosen_by = int8_source;
-    info.int8_attention = rf_int8_attention_in_bf16() ? "bf16" : "f32";
+    info.attention = rf_attention_in_bf16() ? "bf16" : "f32";
     info.bf16 = rf_bf16_supported() ? rf_bf16_kernel_name(rf_bf16_kernel_get()) : "none";
     info.bf16_chosen_by = bf16_source ? bf16_source : rf_bf16_kernel_reason();
     info.amx = rf_amx_reason();

@@ -16,8 +16,8 @@
  * call's status and message). */
 rf_status rf_kernels_from_env(rf_error *err);
 
-/* True when int8 compute runs attention's two products in bf16: by the
- * CPU rule unless chosen. */
-bool rf_int8_attention_in_bf16(void);
+/* True when bf16 and int8 compute run attention's two products in bf16:
+ * rf_bf16_attention_fast's rule unless chosen. */
+bool rf_attention_in_bf16(void);
 
 #endif

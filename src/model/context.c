@@ -81,14 +81,15 @@ static float *carve(struct carve *c, size_t floats)
     return floats ? p : NULL;
 }
 
-/* Attention's two products run in bf16 for bf16 compute, and for int8
- * compute where the bf16 kernel in use is faster than f32 sgemm
- * (rf_int8_attention_in_bf16: rf_bf16_attention_fast's rule, AMX, AMD's
- * VDPBF16PS, ARM64's BF16, unless ROFORMER_KERNEL chose; their rounding
- * is far below what int8 moves: test_int8); in f32 otherwise. */
+/* Attention's two products run in bf16 for bf16 and int8 compute where
+ * the bf16 kernel in use is faster than f32 sgemm (rf_attention_in_bf16:
+ * rf_bf16_attention_fast's rule, AMX, AMD's VDPBF16PS, ARM64's BF16,
+ * unless ROFORMER_KERNEL chose; for int8 their rounding is far below what
+ * int8 moves: test_int8); in f32 otherwise, as on Intel CPUs without AMX,
+ * where bf16 would only be slower (docs/compute.md). */
 static bool attention_in_bf16(rf_compute_type compute)
 {
-    return compute == RF_COMPUTE_BF16 || (compute == RF_COMPUTE_INT8 && rf_int8_attention_in_bf16());
+    return (compute == RF_COMPUTE_BF16 || compute == RF_COMPUTE_INT8) && rf_attention_in_bf16();
 }
 
 /* Points every named buffer of ctx into c (or only measures when c->base is

@@ -313,8 +313,8 @@ int cmd_bench(int argc, char **argv)
     printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld; compute %s\n",
            blas.core, (int)blas.threads, threads, compute_name);
     rf_kernel_info kernels = rf_kernels_get_info();
-    printf("kernels: int8 %s (chosen by %s), int8 attention %s, bf16 %s (%s); AMX: %s\n",
-           kernels.int8, kernels.int8_chosen_by, kernels.int8_attention, kernels.bf16,
+    printf("kernels: int8 %s (chosen by %s), attention %s, bf16 %s (%s); AMX: %s\n",
+           kernels.int8, kernels.int8_chosen_by, kernels.attention, kernels.bf16,
            kernels.bf16_chosen_by, kernels.amx);
     printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
            real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
@@ -340,7 +340,7 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "ms_max", hi);
     cJSON_AddStringToObject(j, "blas_core", blas.core);
     cJSON_AddStringToObject(j, "int8_kernel", kernels.int8);
-    cJSON_AddStringToObject(j, "int8_attention", kernels.int8_attention);
+    cJSON_AddStringToObject(j, "attention", kernels.attention);
     cJSON_AddStringToObject(j, "bf16_kernel", kernels.bf16);
     cJSON_AddNumberToObject(j, "blas_threads", blas.threads);
     cJSON_AddNumberToObject(j, "load_ms", load_ms);

@@ -101,9 +101,9 @@ int cmd_info(int argc, char **argv)
     rf_blas_info blas = rf_blas_get_info();
     printf("blas:                OpenBLAS core %s, %d threads\n", blas.core, (int)blas.threads);
     rf_kernel_info kernels = rf_kernels_get_info();
-    printf("int8 kernel:         %s (chosen by %s), attention in %s\n", kernels.int8,
-           kernels.int8_chosen_by, kernels.int8_attention);
+    printf("int8 kernel:         %s (chosen by %s)\n", kernels.int8, kernels.int8_chosen_by);
     printf("bf16 kernel:         %s (%s)\n", kernels.bf16, kernels.bf16_chosen_by);
+    printf("attention products:  %s under bf16 and int8 compute\n", kernels.attention);
     printf("amx:                 %s\n", kernels.amx);
     rf_model_free(model);
     return CLI_OK;

@@ -14,7 +14,7 @@ int cmd_version(int argc, char **argv)
     printf("roformer %s\n", rf_version());
     printf("blas: core %s, %d threads, %s\n", blas.core, (int)blas.threads, blas.config);
     rf_kernel_info kernels = rf_kernels_get_info();
-    printf("kernels: int8 %s, int8 attention %s, bf16 %s; AMX: %s\n", kernels.int8,
-           kernels.int8_attention, kernels.bf16, kernels.amx);
+    printf("kernels: int8 %s, attention %s, bf16 %s; AMX: %s\n", kernels.int8,
+           kernels.attention, kernels.bf16, kernels.amx);
     return CLI_OK;
 }
