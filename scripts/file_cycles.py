@@ -17,14 +17,11 @@ layer's prefixes; the longest prefix wins) and may depend on its own layer
 
 Options:
   --layer NAME=PREFIX[,PREFIX...]  one layer, lowest first
-  --known-inside PREFIX           a cycle wholly inside PREFIX, or an upward
-                                  dependency from a module inside it, is
-                                  printed as "known: ..." and does not fail
   --nm NM                         the nm to read the objects with (a cross nm)
 
 Prints each cycle with its edges and each upward dependency, then
 "no cycles or upward dependencies between N modules" (or the count found);
-exits 1 if any that is not known was found."""
+exits 1 if any was found."""
 
 import os
 import re
@@ -127,49 +124,40 @@ def layer_of(mod, layers):
 
 
 def parse_args(argv):
-    layers, known, nm, rest = [], [], "nm", []
+    layers, nm, rest = [], "nm", []
     it = iter(argv)
     for a in it:
-        if a in ("--layer", "--known-inside", "--nm"):
+        if a in ("--layer", "--nm"):
             v = next(it, None)
             if v is None:
                 sys.exit("file_cycles.py: %s needs a value" % a)
             if a == "--layer":
                 name, _, prefixes = v.partition("=")
                 layers.append((name, [p for p in prefixes.split(",") if p]))
-            elif a == "--known-inside":
-                known.append(v)
             else:
                 nm = v
         else:
             rest.append(a)
     if len(rest) < 2:
         sys.exit(__doc__.split("\n")[0])
-    return layers, known, nm, rest[0], rest[1:]
+    return layers, nm, rest[0], rest[1:]
 
 
 def main():
-    layers, known, nm, obj, dirs = parse_args(sys.argv[1:])
+    layers, nm, obj, dirs = parse_args(sys.argv[1:])
     files = source_files(dirs)
     inc, calls = include_edges(files, dirs), symbol_edges(obj, files, nm)
     file_edges = {(a, b, "includes") for a, b in inc} | {(a, b, "calls") for a, b in calls}
     mods = {module(f) for f in files}
     mod_edges = {(module(a), module(b)) for a, b, _ in file_edges if module(a) != module(b)}
 
-    def is_known(mods_involved):
-        return any(all(m.startswith(k) for m in mods_involved) for k in known)
-
-    found, known_found = 0, 0
+    found = 0
     for comp in cycles(mods, mod_edges):
-        tag = "known: " if is_known(comp) else ""
-        print("%scycle: %s" % (tag, ", ".join(comp)))
+        print("cycle: %s" % ", ".join(comp))
         for a, b, how in sorted(file_edges):
             if module(a) in comp and module(b) in comp and module(a) != module(b):
                 print("  %s %s %s" % (a, how, b))
-        if tag:
-            known_found += 1
-        else:
-            found += 1
+        found += 1
     if layers:
         where = {m: layer_of(m, layers) for m in mods}
         for m in sorted(m for m in mods if where[m] is None):
@@ -179,18 +167,12 @@ def main():
             la, lb = where[module(a)], where[module(b)]
             if la is None or lb is None or la >= lb:
                 continue
-            up = "%s (%s) %s %s (%s)" % (a, layers[la][0], how, b, layers[lb][0])
-            if is_known([module(a)]):
-                print("known: upward: " + up)
-                known_found += 1
-            else:
-                print("upward: " + up)
-                found += 1
-    known_note = " (%d known)" % known_found if known_found else ""
+            print("upward: %s (%s) %s %s (%s)" % (a, layers[la][0], how, b, layers[lb][0]))
+            found += 1
     if found:
-        print("%d cycles or upward dependencies between %d modules%s" % (found, len(mods), known_note))
+        print("%d cycles or upward dependencies between %d modules" % (found, len(mods)))
     else:
-        print("no cycles or upward dependencies between %d modules%s" % (len(mods), known_note))
+        print("no cycles or upward dependencies between %d modules" % len(mods))
     return 1 if found else 0
 
 

@@ -23,24 +23,13 @@ LAYERS="--layer base=src/error,src/zeroed_pages,src/version
         --layer hub=src/hub/ --layer model=src/model/ --layer jobs=src/jobs/
         --layer tools=tools/"
 DIRS="src tools/roformer tools/examples"
-# Kernels that still include the thread pool's header and call into it,
-# and kernel files that include each other both ways: shown as known, not
-# failed, until the kernels take a plain callback for their tasks. Nothing
-# outside src/kernels/ may be known.
-KNOWN="--known-inside src/kernels/"
-
 # run_check WHAT OBJ_DIR NM: one check over the sources with OBJ_DIR's
-# objects; the known findings are listed as skips, so they stay in sight.
+# objects.
 run_check() {
-    $PY scripts/file_cycles.py $LAYERS $KNOWN --nm "$3" "$2" $DIRS >"$TMP/out" 2>&1
+    $PY scripts/file_cycles.py $LAYERS --nm "$3" "$2" $DIRS >"$TMP/out" 2>&1
     rc=$?
-    check "$1: no cycle and no upward dependency outside src/kernels/ ($(grep -v '^known: \|^  ' "$TMP/out" | tr '\n' ' '))" \
+    check "$1: no cycle and no upward dependency ($(grep -v '^  ' "$TMP/out" | tr '\n' ' '))" \
         [ "$rc" -eq 0 ]
-    grep '^known: ' "$TMP/out" | while IFS= read -r line; do
-        echo "SKIP $(basename "$0"): $1: ${line#known: } (src/kernels/, to be removed)" >&2
-    done
-    n_known=$(grep -c '^known: ' "$TMP/out")
-    [ "$n_known" -gt 0 ] && check_skip "$1: $n_known known findings inside src/kernels/ (listed above)"
 }
 
 OBJ=$(dirname "$ROFORMER")/obj
@@ -65,7 +54,7 @@ fi
 
 # ==== The checker on a small tree ====
 # lo/ below hi/; a.c includes b.h and b.c calls a.c (a module cycle with no
-# file cycle); lo/x.c includes hi/y.h (upward); k/ holds a cycle that is known.
+# file cycle); lo/x.c includes hi/y.h (upward); k/ holds a header cycle.
 T=$TMP/tree
 mkdir -p "$T/src/lo" "$T/src/hi" "$T/src/k" "$T/obj/src/lo" "$T/obj/src/hi" "$T/obj/src/k"
 printf 'int b(int);\n' >"$T/src/lo/b.h"
@@ -87,13 +76,10 @@ check "each edge of it is named" \
 check "the upward include is reported with its layers" \
     grep -qx 'upward: src/lo/x.c (low) includes src/hi/y.h (high)' "$TMP/bad"
 check "the cycle of k/ is reported too" grep -qx 'cycle: src/k/m, src/k/n' "$TMP/bad"
-checker --known-inside src/k/ >"$TMP/known" 2>&1
-check "with k/ known, its cycle is shown as known and the others still fail" \
-    sh -c "grep -qx 'known: cycle: src/k/m, src/k/n' '$TMP/known' && grep -qx 'upward: src/lo/x.c (low) includes src/hi/y.h (high)' '$TMP/known'"
-rm "$T/src/lo/x.c" "$T/obj/src/lo/x.o" "$T/src/lo/b.c" "$T/obj/src/lo/b.o"
-checker --known-inside src/k/ >"$TMP/good" 2>&1; rc=$?
-check "without them, only the known cycle: exit 0 ($(tail -n 1 "$TMP/good"))" \
-    sh -c "[ $rc -eq 0 ] && grep -qx 'no cycles or upward dependencies between 5 modules (1 known)' '$TMP/good'"
+rm "$T/src/lo/x.c" "$T/obj/src/lo/x.o" "$T/src/lo/b.c" "$T/obj/src/lo/b.o" "$T/src/k/n.h"
+checker >"$TMP/good" 2>&1; rc=$?
+check "without them: exit 0 ($(tail -n 1 "$TMP/good"))" \
+    sh -c "[ $rc -eq 0 ] && grep -qx 'no cycles or upward dependencies between 4 modules' '$TMP/good'"
 mkdir -p "$T/src/new"; printf 'int z;\n' >"$T/src/new/z.h"
 checker >"$TMP/nolayer" 2>&1
 check "a module in no layer is reported" grep -qx 'no layer: src/new/z' "$TMP/nolayer"

@@ -30,6 +30,7 @@
 #define RF_GEMM_BF16_H
 
 #include "roformer.h"
+#include "kernels/gemm_bf16_kernels.h" /* rf_bf16_k_pairs */
 #include "kernels/parallel.h"
 
 #include <stdbool.h>
@@ -80,12 +81,6 @@ const char *rf_bf16_kernel_reason(void);
  * where the kernel in use is faster than f32 sgemm (AMX, VDPBF16PS on
  * AMD, BFMMLA and BFDOT), else they stay f32 (Intel without AMX). */
 bool rf_bf16_attention_fast(void);
-
-/* K rounded up to even: the row length of packed inputs. */
-static inline int rf_bf16_k_pairs(int K)
-{
-    return (K + 1) / 2;
-}
 
 /* uint16 elements of W (N x K) packed. */
 size_t rf_bf16_packed_size(int N, int K);

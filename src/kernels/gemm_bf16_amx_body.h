@@ -40,7 +40,7 @@
  */
 #include "kernels/activations.h"
 #include "kernels/amx_tiles.h"
-#include "kernels/gemm_bf16.h"
+#include "kernels/gemm_bf16_kernels.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -14,7 +14,6 @@
  * chunk and the activation follows the last, on the tile still in cache.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_kernels.h"
 #include "kernels/simd.h"
 

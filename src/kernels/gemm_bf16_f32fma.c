@@ -19,7 +19,6 @@
  * activation follows the last, on the tile still in cache.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_kernels.h"
 #include "kernels/simd.h"
 

@@ -20,6 +20,12 @@
 
 #include <stdint.h>
 
+/* K rounded up to even: the row length of packed inputs, in pairs. */
+static inline int rf_bf16_k_pairs(int K)
+{
+    return (K + 1) / 2;
+}
+
 typedef void rf_bf16_gemm_fn(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
                              int n1, const float *b, rf_activation act, float *Y, int ldy);
 
