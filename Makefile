@@ -8,7 +8,7 @@
 #                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
-#   make fuzz-smoke   the same, a short run each (CI)
+#   make fuzz-smoke   the same, a minute each (FUZZ_SMOKE_SECONDS; CI)
 #   make valgrind     the CLI on the reference models under valgrind: no errors, no leaks
 
 PREFIX ?= /usr/local

@@ -73,9 +73,10 @@ void cblas_sgemm(const enum CBLAS_ORDER order, const enum CBLAS_TRANSPOSE ta,
 /* A code page runs for the first time in a later pass when that pass takes
  * a path the first did not: the 1x100 pass is the first to run OpenBLAS's
  * small-matrix kernels (sgemm_small_kernel_*), and their page faults in
- * then, unless the kernel's fault-around (64 KiB windows of addresses)
- * mapped it with a neighbour earlier, which depends on where the library
- * was loaded: 0 to 3 faults, by run. Reading one byte of every page of
+ * then, unless Linux mapped it earlier with a neighbour (fault-around maps
+ * the cached pages of a file in a 64 KiB window of addresses around the
+ * one that faulted), which depends on where the library was loaded: 0 to
+ * 3 faults, by run. Reading one byte of every page of
  * every executable mapping first maps all the code, so the count sees
  * data pages only. */
 static void map_code(void)
