@@ -62,8 +62,10 @@ typedef enum {
 /* The kernel in use: the rule above on the first call, unless set.
  * Without bf16 support it still names a kernel, which is not used. */
 rf_bf16_kernel rf_bf16_kernel_get(void);
-/* Uses `kernel` from now on, in every thread (call it before products
- * run); false, and nothing changed, where this CPU cannot run it. */
+/* Uses `kernel` from now on, in every thread; false, and nothing
+ * changed, where this CPU cannot run it. Call it before any context is
+ * created: a context decides at creation whether attention runs in bf16
+ * (rf_bf16_attention_fast). */
 bool rf_bf16_kernel_set(rf_bf16_kernel kernel);
 /* Short lowercase name: "amx", "avx512bf16", "f32fma", "bfmmla", "bfdot",
  * "amx-model"; NULL for a value outside the enum. */
@@ -72,9 +74,9 @@ const char *rf_bf16_kernel_name(rf_bf16_kernel kernel);
 bool rf_bf16_kernel_parse(const char *name, rf_bf16_kernel *kernel);
 /* True when this CPU can run `kernel`. */
 bool rf_bf16_kernel_runs(rf_bf16_kernel kernel);
-/* One line on why the rule picked what it did (static storage), e.g.
- * "AMX-BF16 in use" or "AVX512_BF16 on Intel without AMX-BF16: VDPBF16PS
- * is slower than f32 FMA here". */
+/* One line on why the kernel in use was picked (static storage): "AMX-BF16
+ * in use", "AVX512_BF16 on AMD (...)", "AVX512_BF16 without AMX-BF16, not
+ * AMD: VDPBF16PS is slower than f32 FMA here, ...", "set by the caller". */
 const char *rf_bf16_kernel_reason(void);
 
 /* Whether bf16 and int8 compute run attention's two products in bf16:
