@@ -305,6 +305,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len,
                            atomic_load(&h->in_flight), &resp, &log);
     }
+    /* the request's work is done: its slot is free before the response
+       goes out, so a client's next request never finds its own last one
+       still counted (the completion callback can run after the client has
+       read the whole response) */
+    if (rq->admitted) {
+        atomic_fetch_sub(&h->in_flight, 1);
+        rq->admitted = false;
+    }
     return send_response(h, c, rq, method, url, &resp, &log);
 }
 
