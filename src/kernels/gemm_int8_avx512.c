@@ -64,8 +64,12 @@ RF_TARGET_AVX512 void rf_int8_store_tile_avx512(const rf_int8_product *p, const 
         __m512 s = _mm512_mul_ps(_mm512_set1_ps(p->sx[m + r]), w);
         __m512 o = _mm512_fmadd_ps(_mm512_set1_ps(p->cx[m + r]), w_sums, b);
         __m512 v = _mm512_cvtepi32_ps(_mm512_loadu_si512(C + r * RF_INT8_PANEL));
-        rf_vf y = (rf_vf)_mm512_fmadd_ps(v, s, o);
-        rf_v_store(Y + (size_t)r * ldy, act_v(y, p->act));
+        /* the activation through a pointer: clang refuses a vector
+           argument between this AVX-512 function and the plain inline
+           ones (activations_vec.h) */
+        float *y = Y + (size_t)r * ldy;
+        _mm512_storeu_ps(y, _mm512_fmadd_ps(v, s, o));
+        rf_act_at(y, p->act);
     }
 }
 #endif
