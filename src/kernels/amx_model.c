@@ -89,6 +89,20 @@ static bool shapes_agree(int c, int a, int b)
            state.colsb[b] == state.colsb[c];
 }
 
+/* The dimensions of C += A . B when the shapes agree (C is M x N 32-bit
+ * values, A M x K quads, B K x N quads); otherwise a fault, and false. */
+static bool product_shape(int c, int a, int b, int *M, int *N, int *K)
+{
+    if (!shapes_agree(c, a, b)) {
+        faults++;
+        return false;
+    }
+    *M = state.rows[c];
+    *N = state.colsb[c] / 4;
+    *K = state.rows[b];
+    return true;
+}
+
 static int32_t get32(int t, int r, int i)
 {
     int32_t v;
@@ -106,11 +120,9 @@ static void put32(int t, int r, int i, int32_t v)
  * hardware does. */
 static void dp_int8(int c, int a, int b, bool a_signed)
 {
-    if (!shapes_agree(c, a, b)) {
-        faults++;
+    int M, N, K;
+    if (!product_shape(c, a, b, &M, &N, &K))
         return;
-    }
-    int M = state.rows[c], N = state.colsb[c] / 4, K = state.rows[b];
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             uint32_t sum = (uint32_t)get32(c, m, n);
@@ -154,11 +166,9 @@ static float ftz(float f)
 
 void rf_amx_model_dpbf16ps(int c, int a, int b)
 {
-    if (!shapes_agree(c, a, b)) {
-        faults++;
+    int M, N, K;
+    if (!product_shape(c, a, b, &M, &N, &K))
         return;
-    }
-    int M = state.rows[c], N = state.colsb[c] / 4, K = state.rows[b];
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             float sum;
