@@ -44,7 +44,12 @@ run_check "x86-64" "$OBJ" nm
 ARM_OBJ=build-arm64/obj
 ARM_NM=aarch64-linux-gnu-nm
 command -v $ARM_NM >/dev/null 2>&1 || ARM_NM=nm
-if [ -d "$ARM_OBJ/src" ]; then
+# Objects older than the sources (a build from before the last change)
+# would be judged instead of the code: then the check is skipped, saying so.
+if [ -d "$ARM_OBJ/src" ] && ! make -q ARCH=aarch64 BUILD=build-arm64 build-arm64/libroformer.a \
+        >/dev/null 2>&1; then
+    check_skip "ARM64 objects in $ARM_OBJ older than the sources: make ARCH=aarch64 first, for the ARM64 layer and cycle check"
+elif [ -d "$ARM_OBJ/src" ]; then
     run_check "ARM64" "$ARM_OBJ" $ARM_NM
 elif command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
     check_skip "ARM64 objects absent ($ARM_OBJ): make ARCH=aarch64 first, for the ARM64 layer and cycle check"
