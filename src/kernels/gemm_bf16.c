@@ -53,15 +53,6 @@ static bool has_avx512(void)
 #endif
 }
 
-static bool has_avx2_fma(void)
-{
-#if RF_SIMD_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
-
 /* VCVTNE2PS2BF16 for rounding and packing */
 static bool has_avx512bf16(void)
 {
@@ -114,7 +105,7 @@ bool rf_bf16_kernel_runs(rf_bf16_kernel kernel)
     case RF_BF16_AMX: return rf_amx_usable(RF_AMX_BF16) && has_avx512();
     case RF_BF16_AVX512BF16: return has_avx512bf16();
     case RF_BF16_F32FMA: return has_avx512();
-    case RF_BF16_AMX_MODEL: return has_avx2_fma();
+    case RF_BF16_AMX_MODEL: return rf_cpu_has_avx2_fma();
     case RF_BF16_BFMMLA:
     case RF_BF16_BFDOT: return rf_cpu_has_arm_bf16();
     }

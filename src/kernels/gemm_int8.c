@@ -50,7 +50,7 @@ size_t rf_int8_scratch_size(int M, int K)
 bool rf_int8_supported(void)
 {
 #if RF_SIMD_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return rf_cpu_has_avx2_fma();
 #else
     return RF_SIMD_ARM64;
 #endif

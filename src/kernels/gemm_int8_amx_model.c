@@ -11,12 +11,7 @@
 #define AMX_BLOCK block
 #include "kernels/gemm_int8_amx_body.h"
 
-static bool cpu_runs(void)
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-const rf_int8_backend rf_int8_backend_amx_model = {"amx-model", cpu_runs, block,
+const rf_int8_backend rf_int8_backend_amx_model = {"amx-model", rf_cpu_has_avx2_fma, block,
                                                    rf_int8_quantize_rows_avx2,
                                                    rf_int8_row_sum_avx2, false};
 #endif

@@ -68,11 +68,7 @@ RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n
     rf_int8_walk_panels(p, m0, m1, n0, n1, MR, tile_any);
 }
 
-static bool cpu_runs(void)
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-const rf_int8_backend rf_int8_backend_avx2 = {"avx2", cpu_runs, block, rf_int8_quantize_rows_avx2,
+const rf_int8_backend rf_int8_backend_avx2 = {"avx2", rf_cpu_has_avx2_fma, block,
+                                              rf_int8_quantize_rows_avx2,
                                               rf_int8_row_sum_avx2, false};
 #endif

@@ -50,6 +50,11 @@ rf_simd_level rf_simd_level_get(void)
     return (rf_simd_level)level;
 }
 
+bool rf_cpu_has_avx2_fma(void)
+{
+    return cpu_has(RF_SIMD_AVX2);
+}
+
 bool rf_cpu_has_avx512_vnni(void)
 {
 #if RF_SIMD_X86

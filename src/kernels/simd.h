@@ -60,6 +60,9 @@ bool rf_simd_level_set(rf_simd_level level);
 /* True when the CPU has AVX512F, AVX512BW and AVX512-VNNI (the int8
  * product's VPDPBUSD build, gemm_int8.c). */
 bool rf_cpu_has_avx512_vnni(void);
+/* True when the CPU has AVX2 and FMA (the AVX2 level, and the int8 and
+ * tile-model builds that need it). */
+bool rf_cpu_has_avx2_fma(void);
 
 /* ARM64 features (false on other CPUs): the dot product SDOT / UDOT
  * (HWCAP_ASIMDDP), the int8 matrix multiply SMMLA (HWCAP2_I8MM) and
