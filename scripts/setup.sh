@@ -1,9 +1,17 @@
 #!/bin/sh
-# setup.sh [--bench | --arm64] — installs the Debian packages roformer.c needs to build and test
-# (skipping those already installed). Run as root, or with sudo available.
+# setup.sh [--tests] [--bench] [--arm64] — installs the Debian packages roformer.c needs to build
+# and test (skipping those already installed). Run as root, or with sudo available.
 #
-# --bench adds what the comparison and training scripts need: PyTorch
-# (python3-torch: scripts/compare.sh's PyTorch peer and ONNX export,
+# With no flag: what `make` and most of `make test` need. The suites that need
+# more say SKIP, naming the package, until it is there.
+#
+# --tests adds what the rest of `make test` needs, so that it skips nothing but
+# what the CPU lacks (.ci/run uses it): pandas (the Dask DataFrame job's test),
+# PyTorch (the sentence-transformers `encode` tests) and Node.js with npm (the
+# official npm clients against `roformer serve`, installed into build/).
+#
+# --bench adds what the comparison and training scripts need, --tests' packages
+# among them: PyTorch (scripts/compare.sh's PyTorch peer and ONNX export,
 # scripts/train_default_model.py), python3-onnx (the ort-int8 peer, quantized by
 # ../shared/tools/quantize_ort_int8.py) and Node.js with npm (compare.sh's ONNX
 # Runtime peer, which npm then installs into build/peer). scripts/compare.sh
@@ -13,14 +21,17 @@
 # (docs/arm64.md): the cross compiler, qemu-user-static, and the libraries
 # as arm64 multiarch packages (dpkg --add-architecture arm64 first).
 set -e
+tests=0
 bench=0
 arm64=0
-case "${1:-}" in
-    "") ;;
-    --bench) bench=1 ;;
-    --arm64) arm64=1 ;;
-    *) echo "usage: sh scripts/setup.sh [--bench | --arm64]" >&2; exit 2 ;;
-esac
+for flag in "$@"; do
+    case "$flag" in
+        --tests) tests=1 ;;
+        --bench) bench=1; tests=1 ;;
+        --arm64) arm64=1 ;;
+        *) echo "usage: sh scripts/setup.sh [--tests] [--bench] [--arm64]" >&2; exit 2 ;;
+    esac
+done
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
 # roformer pull and -m hf:...: HTTP(S) with libcurl, sha256 with OpenSSL's libcrypto
 need="$need libcurl4-openssl-dev libssl-dev"
@@ -33,11 +44,14 @@ need="$need python3-tqdm python3-venv python3-pip python3-setuptools"
 need="$need libmicrohttpd-dev curl python3-requests wrk"
 # make fuzz (clang with libFuzzer) and make valgrind
 need="$need clang libclang-rt-14-dev valgrind"
-if [ "$bench" -eq 1 ]; then
-    need="$need python3-torch python3-onnx"
+if [ "$tests" -eq 1 ]; then
+    need="$need python3-pandas python3-torch"
     # Node.js may come from elsewhere (NodeSource's nodejs package carries
     # npm, and conflicts with Debian's npm): ask Debian only when npm is missing.
     command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
+fi
+if [ "$bench" -eq 1 ]; then
+    need="$need python3-onnx"
 fi
 if [ "$arm64" -eq 1 ]; then
     need="$need gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"

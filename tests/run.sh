@@ -13,12 +13,20 @@
 # tests never mix. Tests start longest first, by the wall times of the last
 # run kept in BUILD_DIR/test-times (a test not timed yet starts first, shell
 # tests before binaries), so that no long test starts last and runs alone.
+#
+# Each test has TEST_TIMEOUT seconds (default 900): one still running then is
+# killed with every process it started, named on a TIMEOUT line, and counted
+# as a failure, so a hang fails the run instead of stopping it. With
+# ROFORMER_REQUIRE_REFERENCE=1 (CI sets it) an absent reference directory is
+# a failure, not the skips of the tests that need it.
 jobs=1
 case $1 in
 -j) jobs=$2; shift 2 ;;
 -j*) jobs=${1#-j}; shift ;;
 esac
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: -j wants a positive number, not '$jobs'" >&2; exit 2 ;; esac
+limit=${TEST_TIMEOUT:-900}
+case $limit in '' | *[!0-9]* | 0) echo "run.sh: TEST_TIMEOUT wants a positive number of seconds, not '$limit'" >&2; exit 2 ;; esac
 build=${1:-build}
 shift
 export ROFORMER="$build/roformer"
@@ -41,12 +49,20 @@ done | sort -k1,1nr -k2,2n >"$work/list"
 
 # ==== Running, N at a time ====
 passed=0; failed=0; skipped=0
+reference=${ROFORMER_REFERENCE:-../shared/reference}
+if [ "${ROFORMER_REQUIRE_REFERENCE:-0}" = 1 ] && [ ! -d "$reference" ]; then
+    echo "FAIL run.sh: the reference directory $reference is absent, and ROFORMER_REQUIRE_REFERENCE=1 requires it"
+    failed=1
+fi
 running=""   # indexes started and not yet reported
 
 start() { # start INDEX TEST: runs it in the background into $work/INDEX.*
     (
         t0=$(date +%s)
-        case "$2" in *.sh) sh "$2" ;; *) "$2" ;; esac >"$work/$1.out" 2>&1 3<&-
+        # timeout puts the test in a process group of its own and kills the
+        # whole group: a server the test started goes with it.
+        case "$2" in *.sh) timeout -k 10 "$limit" sh "$2" ;; *) timeout -k 10 "$limit" "$2" ;; esac \
+            >"$work/$1.out" 2>&1 </dev/null 3<&-
         rc=$?
         echo "$rc $(($(date +%s) - t0)) $2" >"$work/$1.tmp"
         mv "$work/$1.tmp" "$work/$1.end"
@@ -61,6 +77,11 @@ report() { # report INDEX: prints one finished test's lines, adds up its counts
     echo "$3 $t" >>"$work/times"
     line=$(grep -E '^[A-Za-z0-9_]+: [0-9]+ ok, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
     grep -E '^(FAIL|SKIP) ' "$out"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "TIMEOUT $t: still running after $limit s (TEST_TIMEOUT), killed; its last lines:"
+        tail -n 20 "$out"
+        failed=$((failed + 1)); return
+    fi
     if [ -z "$line" ]; then
         echo "CRASH $t (exit $rc, no summary):"; tail -n 20 "$out"
         failed=$((failed + 1)); return
