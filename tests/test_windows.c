@@ -178,7 +178,7 @@ static void test_classify_windows(const rf_model *m)
     CHECK(d < 1e-5f, "classify: mean of %d windows' logits (max |diff| %g)", n_windows, d);
     double mx = want[0], sum = 0.0;
     for (int i = 1; i < N; i++)
-        mx = fmax(mx, want[i]);
+        mx = check_max_nan(mx, want[i]);
     for (int i = 0; i < N; i++)
         sum += exp(want[i] - mx);
     for (int i = 0; i < N; i++)
