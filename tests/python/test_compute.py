@@ -66,7 +66,8 @@ def test_int8_encode_matches_cli():
         assert got.dtype == np.float32 and np.array_equal(got, want)
         f32 = m32.encode(texts, pooling="mean")
     assert not np.array_equal(got, f32), "int8 gave the f32 numbers: not in effect"
-    assert cosines(got, f32).min() >= 0.99
+    # the 0.995 test_int8 asks of every token's hidden state (these stay above 0.9996)
+    assert cosines(got, f32).min() >= 0.995
 
 
 def test_int8_classify_matches_cli():
