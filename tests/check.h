@@ -5,6 +5,8 @@
  *   SKIP("why")                 counts a skip, with the reason printed
  *   check_reference()           ../shared/reference (or $ROFORMER_REFERENCE), NULL if absent
  *   check_max_abs_diff(a, b, n) largest |a[i] - b[i]| (NaN if any is NaN)
+ *   check_max_nan(a, b)         the larger of two differences, NaN if either is NaN
+ *   check_same_finite(a, b, n)  a and b bit-identical and all finite
  *   check_rnd(scale)            a fixed pseudo-random sequence, uniform in [-scale, scale)
  *   check_put_le(p, v, n)       v's n low bytes at p, little-endian (hand-made file bytes)
  *   return check_done();        prints "<name>: P ok, F failed, S skipped", exit 1 on failure
@@ -93,7 +95,8 @@ static inline char *check_read_file(const char *path, size_t *len_out)
 }
 
 /* The largest |a[i] - b[i]|; a NaN anywhere gives NaN, which fails every
- * bound it is checked against. */
+ * bound it is checked against. An Inf gives Inf, or NaN when both hold it
+ * (Inf - Inf), so no Inf passes as a difference of 0. */
 static inline float check_max_abs_diff(const float *a, const float *b, size_t n)
 {
     float m = 0.0f;
@@ -103,6 +106,25 @@ static inline float check_max_abs_diff(const float *a, const float *b, size_t n)
             m = d;
     }
     return m;
+}
+
+/* The larger of two differences, for merging check_max_abs_diff results: a
+ * NaN in either gives NaN (fmaxf returns the other one, so a NaN output
+ * would pass). An Inf is the larger and fails every finite bound. */
+static inline double check_max_nan(double a, double b)
+{
+    return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+}
+
+/* Whether a and b hold the same n floats bit for bit, all of them finite:
+ * for "to the last bit" claims, where memcmp alone would call the same NaN
+ * or Inf in both equal. */
+static inline int check_same_finite(const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(a[i]) || !isfinite(b[i]))
+            return 0;
+    return !memcmp(a, b, n * sizeof *a);
 }
 
 /* xorshift64: the same sequence on every run; a test may seed it first. */

@@ -93,18 +93,22 @@ typedef struct {
 
 /* One argmax over n values (stride apart) of the f32 and the compute
  * type's results; a difference is allowed only when `tie_ok` and the f32
- * top two are within rule->argmax_tie. */
+ * top two are within rule->argmax_tie. A NaN or Inf on either side fails
+ * (argmax would pass over a NaN). */
 static void compare_argmax(const compare_rule *rule, const char *label, const char *what,
                            const float *f32, const float *q, int n, int stride, bool tie_ok,
                            compare_stats *s)
 {
     int a = argmax(f32, n, stride), b = argmax(q, n, stride);
+    bool finite = true;
+    for (int i = 0; i < n; i++)
+        finite = finite && isfinite(f32[(size_t)i * stride]) && isfinite(q[(size_t)i * stride]);
     s->total++;
     s->agree += a == b;
     float margin = top2_margin(f32, n, stride);
-    CHECK(a == b || (tie_ok && margin < rule->argmax_tie),
-          "%s %s: %s argmax %d, f32 argmax %d (f32 margin %g)", label, what, rule->name, b, a,
-          margin);
+    CHECK(finite && (a == b || (tie_ok && margin < rule->argmax_tie)),
+          "%s %s: %s argmax %d, f32 argmax %d (f32 margin %g)%s", label, what, rule->name, b, a,
+          margin, finite ? "" : ", a value not finite");
 }
 
 /* Case c's outputs h against its f32 outputs f: every real token's

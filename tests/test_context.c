@@ -277,7 +277,8 @@ static void test_invariance(rf_head_kind head, const char *name)
     if (run(&m, 1, &batch, &o1) || run(&m, 2, &batch, &o2) || run(&m, 3, &batch, &o3))
         return;
     size_t BL = (size_t)B * L;
-    float d = fmaxf(check_max_abs_diff(o1.last, o2.last, BL * D), check_max_abs_diff(o1.last, o3.last, BL * D));
+    float d = check_max_nan(check_max_abs_diff(o1.last, o2.last, BL * D),
+                            check_max_abs_diff(o1.last, o3.last, BL * D));
     CHECK(d <= 1e-5f, "%s: 1, 2 and 3 threads agree: max |diff| %g", name, d);
     CHECK(check_max_abs_diff(o1.hidden + LAYERS * BL * D, o1.last, BL * D) == 0.0f,
           "%s: the last hidden_states layer is last_hidden_state", name);
@@ -295,16 +296,18 @@ static void test_invariance(rf_head_kind head, const char *name)
             continue;
         size_t n = (size_t)lengths[b];
         d = check_max_abs_diff(a.last, o2.last + (size_t)b * L * D, n * D);
-        d = fmaxf(d, check_max_abs_diff(a.pooled, o2.pooled + (size_t)b * D, D));
+        d = check_max_nan(d, check_max_abs_diff(a.pooled, o2.pooled + (size_t)b * D, D));
         if (head == RF_HEAD_SEQ_CLS)
-            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * LABELS, LABELS));
+            d = check_max_nan(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * LABELS, LABELS));
         if (head == RF_HEAD_TOKEN_CLS)
-            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * LABELS, n * LABELS));
+            d = check_max_nan(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * LABELS,
+                                                    n * LABELS));
         if (head == RF_HEAD_MLM)
-            d = fmaxf(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * V, n * V));
-        if (head == RF_HEAD_QA)
-            d = fmaxf(d, fmaxf(check_max_abs_diff(a.start, o2.start + (size_t)b * L, n),
-                               check_max_abs_diff(a.end, o2.end + (size_t)b * L, n)));
+            d = check_max_nan(d, check_max_abs_diff(a.logits, o2.logits + (size_t)b * L * V, n * V));
+        if (head == RF_HEAD_QA) {
+            d = check_max_nan(d, check_max_abs_diff(a.start, o2.start + (size_t)b * L, n));
+            d = check_max_nan(d, check_max_abs_diff(a.end, o2.end + (size_t)b * L, n));
+        }
         CHECK(d <= 1e-5f, "%s: sequence %d alone vs padded: max |diff| %g", name, b, d);
         free_outputs(&a);
     }
@@ -336,8 +339,8 @@ static void test_mlm_positions(void)
     float d = 0.0f;
     for (int b = 0; b < B; b++)
         for (int j = 0; j < P; j++)
-            d = fmaxf(d, check_max_abs_diff(at + ((size_t)b * P + j) * V,
-                                      full + ((size_t)b * L + positions[j]) * V, V));
+            d = check_max_nan(d, check_max_abs_diff(at + ((size_t)b * P + j) * V,
+                                                    full + ((size_t)b * L + positions[j]) * V, V));
     CHECK(d <= 1e-5f, "logits_at equals logits at the positions: max |diff| %g", d);
     free(full);
     free(at);

@@ -146,9 +146,7 @@ static void test_model_defaults(const char *ref)
     CHECK(rf_embed(pl, in, 2, RF_POOLING_MEAN, false, want, NULL, &err) == RF_OK, "rf_embed");
     CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_MEAN, got, &err) == RF_OK,
           "rf_embed_encodings: %s", err.message);
-    float diff = 0;
-    for (int32_t k = 0; k < 2 * D; k++)
-        diff = fmaxf(diff, fabsf(want[k] - got[k]));
+    float diff = check_max_abs_diff(want, got, 2 * (size_t)D);
     CHECK(diff < 1e-5f, "rf_embed_encodings = rf_embed: max |diff| %g", diff);
     CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_POOLER, got, &err) == RF_OK,
           "rf_embed_encodings with the pooler");
@@ -156,11 +154,8 @@ static void test_model_defaults(const char *ref)
     CHECK(rf_token_embeddings(pl, encs, 2, tokens, &err) == RF_OK, "rf_token_embeddings: %s",
           err.message);
     /* each encoding's first row is its [CLS] vector */
-    diff = 0;
-    for (int32_t d = 0; d < D; d++) {
-        diff = fmaxf(diff, fabsf(tokens[d] - want[d]));
-        diff = fmaxf(diff, fabsf(tokens[(size_t)encs[0].n * D + d] - want[D + d]));
-    }
+    diff = check_max_nan(check_max_abs_diff(tokens, want, D),
+                         check_max_abs_diff(tokens + (size_t)encs[0].n * D, want + D, D));
     CHECK(diff < 1e-5f, "rf_token_embeddings' [CLS] rows = cls pooling: max |diff| %g", diff);
     free(want);
     free(got);

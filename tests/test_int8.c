@@ -248,11 +248,9 @@ static void check_ffn_blocks(const char *dir, const char *label)
     rf_outputs o_all = {.last_hidden_state = all}, o_part = {.last_hidden_state = part};
     float d = INFINITY;
     if (all && part && rf_forward(ctx, &whole, &o_all, &err) == RF_OK &&
-        rf_forward(ctx, &last, &o_part, &err) == RF_OK) {
-        d = 0.0f;
-        for (size_t i = 0; i < (B - FIRST_IN_BLOCK_2) * seq; i++)
-            d = fmaxf(d, fabsf(all[FIRST_IN_BLOCK_2 * seq + i] - part[(FIRST_IN_BLOCK_2 - SHIFT) * seq + i]));
-    }
+        rf_forward(ctx, &last, &o_part, &err) == RF_OK)
+        d = check_max_abs_diff(all + FIRST_IN_BLOCK_2 * seq, part + (FIRST_IN_BLOCK_2 - SHIFT) * seq,
+                               (B - FIRST_IN_BLOCK_2) * seq);
     CHECK(hp->embedding_size == hp->hidden_size && ctx->ffn_rows == RF_FFN_ROWS && d == 0.0f,
           "%s: int8 FFN in blocks of %d rows: the second block's sequences as in one block, max "
           "|diff| %g", label, ctx->ffn_rows, d);

@@ -38,9 +38,7 @@ static void test_embed(const rf_model *m)
     CHECK(isnan(out[D]) && !isnan(out[0]), "failed row is NaN, others are not");
     for (int i = 0; i < 4; i += 2 + (i == 2)) { /* 0, 2, 3: each equals the input run alone */
         rf_status st = rf_embed(pl, &in[i], 1, RF_POOLING_MEAN, false, alone, NULL, &err);
-        float diff = 0;
-        for (int32_t d = 0; d < D; d++)
-            diff = fmaxf(diff, fabsf(alone[d] - out[(size_t)i * D + d]));
+        float diff = check_max_abs_diff(alone, out + (size_t)i * D, D);
         CHECK(st == RF_OK && diff < 1e-5f, "input %d batched = alone (max diff %g)", i, diff);
     }
     CHECK(rf_embed(pl, in, 4, RF_POOLING_MEAN, false, out, NULL, &err) == RF_ERR_INPUT &&
@@ -197,9 +195,7 @@ static void test_classify_logits(const rf_model *m, const char *ref)
     rf_item_status items[N_TEXTS];
     CHECK(rf_classify_logits(pl, in, N_TEXTS, logits, items, &err) == RF_OK, "logits: %s",
           err.message);
-    float diff = 0;
-    for (int k = 0; k < 5 * N; k++)
-        diff = fmaxf(diff, fabsf(logits[k] - want[k]));
+    float diff = check_max_abs_diff(logits, want, 5 * N);
     CHECK(diff < 1e-4f, "classify logits = HF's (c00, c01): max |diff| %g", diff);
     printf("  classify logits vs HF: c00 %.6f %.6f %.6f, max |diff| %.3g\n", logits[0],
            logits[1], logits[2], diff);
@@ -210,8 +206,7 @@ static void test_classify_logits(const rf_model *m, const char *ref)
     for (int i = 0; i < 5; i++) {
         float p[N];
         rf_softmax(logits + i * N, N, p);
-        for (int k = 0; k < N; k++)
-            diff = fmaxf(diff, fabsf(p[k] - probs[i * N + k]));
+        diff = check_max_nan(diff, check_max_abs_diff(p, probs + i * N, N));
     }
     CHECK(diff < 1e-6f, "rf_classify = softmax of rf_classify_logits (max |diff| %g)", diff);
 free_texts:

@@ -221,13 +221,16 @@ static void check_padded_alone(rf_context *ctx, const rf_model *model, const tes
         if (st == RF_OK) {
             float d = check_max_abs_diff(last, batched->last + (size_t)b * c->L * D, (size_t)n * D);
             if (logits && hp->head == RF_HEAD_SEQ_CLS)
-                d = fmaxf(d, check_max_abs_diff(logits, batched->logits + (size_t)b * n_logits, n_logits));
+                d = check_max_nan(d, check_max_abs_diff(logits, batched->logits + (size_t)b * n_logits,
+                                                        n_logits));
             if (logits && hp->head == RF_HEAD_TOKEN_CLS)
-                d = fmaxf(d, check_max_abs_diff(logits, batched->logits + (size_t)b * c->L * hp->num_labels,
-                                          n_logits));
-            if (hp->head == RF_HEAD_QA)
-                d = fmaxf(d, fmaxf(check_max_abs_diff(start, batched->start + (size_t)b * c->L, n),
-                                   check_max_abs_diff(end, batched->end + (size_t)b * c->L, n)));
+                d = check_max_nan(d, check_max_abs_diff(logits,
+                                                        batched->logits + (size_t)b * c->L * hp->num_labels,
+                                                        n_logits));
+            if (hp->head == RF_HEAD_QA) {
+                d = check_max_nan(d, check_max_abs_diff(start, batched->start + (size_t)b * c->L, n));
+                d = check_max_nan(d, check_max_abs_diff(end, batched->end + (size_t)b * c->L, n));
+            }
             CHECK(d <= ATOL_SAME, "%s %s[%d]: padded batch vs alone max |diff| %g", model_name,
                   c->id, b, d);
             printf("  %-34s %s[%d] of %d tokens alone vs in the padded batch: max |diff| %.3g\n",
@@ -248,7 +251,7 @@ static float real_rows_diff(const test_case *c, const float *a, const float *b, 
         for (int t = 0; t < c->L; t++)
             if (c->mask[(size_t)s * c->L + t]) {
                 size_t off = ((size_t)s * c->L + t) * width;
-                d = fmaxf(d, check_max_abs_diff(a + off, b + off, width));
+                d = check_max_nan(d, check_max_abs_diff(a + off, b + off, width));
             }
     return d;
 }
@@ -268,17 +271,17 @@ static void check_packed(rf_context *ctx_packed, const rf_model *model,
     if (st == RF_OK) {
         float d = real_rows_diff(c, o.last, dflt->last, D);
         for (int i = 0; o.hidden && i <= hp->num_layers; i++)
-            d = fmaxf(d, real_rows_diff(c, o.hidden + i * BL * D, dflt->hidden + i * BL * D, D));
+            d = check_max_nan(d, real_rows_diff(c, o.hidden + i * BL * D, dflt->hidden + i * BL * D, D));
         if (o.pooled)
-            d = fmaxf(d, check_max_abs_diff(o.pooled, dflt->pooled, (size_t)c->B * D));
+            d = check_max_nan(d, check_max_abs_diff(o.pooled, dflt->pooled, (size_t)c->B * D));
         if (o.start) {
-            d = fmaxf(d, real_rows_diff(c, o.start, dflt->start, 1));
-            d = fmaxf(d, real_rows_diff(c, o.end, dflt->end, 1));
+            d = check_max_nan(d, real_rows_diff(c, o.start, dflt->start, 1));
+            d = check_max_nan(d, real_rows_diff(c, o.end, dflt->end, 1));
         }
         if (o.logits && hp->head == RF_HEAD_SEQ_CLS)
-            d = fmaxf(d, check_max_abs_diff(o.logits, dflt->logits, (size_t)c->B * hp->num_labels));
+            d = check_max_nan(d, check_max_abs_diff(o.logits, dflt->logits, (size_t)c->B * hp->num_labels));
         if (o.logits && hp->head == RF_HEAD_TOKEN_CLS)
-            d = fmaxf(d, real_rows_diff(c, o.logits, dflt->logits, (size_t)hp->num_labels));
+            d = check_max_nan(d, real_rows_diff(c, o.logits, dflt->logits, (size_t)hp->num_labels));
         CHECK(d <= ATOL_SAME, "%s %s: skip_padding vs default max |diff| %g at real positions",
               model_name, c->id, d);
         printf("  %-34s %s: skip_padding vs default at real positions: max |diff| %.3g\n",

@@ -152,9 +152,9 @@ static void check_linear(const char *ref)
     for (int s = 0; s < c.B && !st; s++) {
         linear_pool(W, b, h + (size_t)s * c.L * D, D, want);
         for (int i = 0; i < D; i++) {
-            d_lin = fmax(d_lin, fabs(pooled[(size_t)s * D + i] - want[i]));
-            d_tanh = fmax(d_tanh, fabs(tanh(want[i]) - tanh_ref[(size_t)s * D + i]));
-            apart = fmax(apart, fabs(pooled[(size_t)s * D + i] - tanh_ref[(size_t)s * D + i]));
+            d_lin = check_max_nan(d_lin, fabs(pooled[(size_t)s * D + i] - want[i]));
+            d_tanh = check_max_nan(d_tanh, fabs(tanh(want[i]) - tanh_ref[(size_t)s * D + i]));
+            apart = check_max_nan(apart, fabs(pooled[(size_t)s * D + i] - tanh_ref[(size_t)s * D + i]));
         }
     }
     printf("  tiny-word-mlm m01, linear pooler: max |diff| against W h[CLS] + b %.3g; "
@@ -176,7 +176,7 @@ static void check_linear(const char *ref)
         linear_pool(W, b, (const float *)t->data, D, want);
         double d = 0;
         for (int i = 0; i < D && !st; i++)
-            d = fmax(d, fabs(vec[i] - want[i]));
+            d = check_max_nan(d, fabs(vec[i] - want[i]));
         CHECK(!st && d <= 1e-4, "rf_embed pooler (linear) vs W h[CLS] + b: max |diff| %g", d);
         free(vec);
     } else {

@@ -99,7 +99,7 @@ static void test_classifier(const rf_model *m, const char *ref)
 
     /* HF's probability of "positive" (label 2), softmax computed here in double */
     const float *hf = e->data;
-    double mx = fmax(hf[0], fmax(hf[1], hf[2])), sum = 0;
+    double mx = check_max_nan(hf[0], check_max_nan(hf[1], hf[2])), sum = 0;
     for (int k = 0; k < 3; k++)
         sum += exp(hf[k] - mx);
     float want_prob = (float)(exp(hf[2] - mx) / sum);

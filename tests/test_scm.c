@@ -66,8 +66,6 @@ static void free_triplets(triplet_file *f)
     free(f->storage);
 }
 
-static bool same_bits(float a, float b) { return !memcmp(&a, &b, sizeof a); }
-
 static int64_t progress_done, progress_seen_total, progress_calls;
 static void count_progress(void *user, int64_t done, int64_t total)
 {
@@ -107,8 +105,8 @@ static void check_scm(rf_pipeline *pl, const triplet_file *f, rf_scm_params para
           what, err.message);
     int same = 0;
     for (int k = 0; k < n; k++)
-        same += items[k].status == RF_OK && same_bits(out[k].sim_ab, want_ab[k]) &&
-                same_bits(out[k].sim_ac, want_ac[k]) &&
+        same += items[k].status == RF_OK && check_same_finite(&out[k].sim_ab, &want_ab[k], 1) &&
+                check_same_finite(&out[k].sim_ac, &want_ac[k], 1) &&
                 out[k].prediction == (want_ab[k] >= want_ac[k] ? 'B' : 'C');
     CHECK(same == n, "%s: %d of %d triplets equal the building blocks to the bit", what, same, n);
     CHECK(n_documents == want_documents, "%s: %d distinct documents, expected %d", what,
@@ -123,8 +121,8 @@ static void check_scm(rf_pipeline *pl, const triplet_file *f, rf_scm_params para
     int repeated = 0;
     for (int k = 0; k < n; k++)
         repeated += again[k].prediction == out[k].prediction &&
-                    same_bits(again[k].sim_ab, out[k].sim_ab) &&
-                    same_bits(again[k].sim_ac, out[k].sim_ac);
+                    check_same_finite(&again[k].sim_ab, &out[k].sim_ab, 1) &&
+                    check_same_finite(&again[k].sim_ac, &out[k].sim_ac, 1);
     CHECK(st_ok && repeated == n,
           "%s: a second call, without items or a document count, gives the same bits (%d of %d)",
           what, repeated, n);
@@ -271,7 +269,7 @@ static void test_failures(const rf_model *mlm, const rf_model *cls)
               items[0].status == RF_OK && items[1].status == RF_ERR_INPUT && isnan(vecs[D]),
           "embed_documents: a bad document fails alone, its row NaN");
     CHECK(rf_embed(epl, docs, 1, RF_POOLING_CLS, false, one, NULL, &err) == RF_OK &&
-              !memcmp(one, vecs, sizeof(float) * (size_t)D),
+              check_same_finite(one, vecs, (size_t)D),
           "embed_documents: rf_embed's vector");
     CHECK(rf_scm_embed_documents(epl, docs, 2, RF_POOLING_CLS, vecs, NULL, &err) ==
                   RF_ERR_INPUT && strstr(err.message, "input 2:"),
