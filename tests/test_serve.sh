@@ -162,11 +162,13 @@ else
     check "limits server starts" false
 fi
 
-# ==== CORS and --max-batch-requests ====
+# ==== CORS, --max-batch-requests, --max-batch-tokens ====
 exits_with 2 "serve --cors-allow-origin '' is a usage error" \
     "$ROFORMER" serve -m "$MODEL" --port 0 --cors-allow-origin ''
 exits_with 2 "serve --max-batch-requests 0 is a usage error" \
     "$ROFORMER" serve -m "$MODEL" --port 0 --max-batch-requests 0
+exits_with 2 "serve --max-batch-tokens 0 is a usage error" \
+    "$ROFORMER" serve -m "$MODEL" --port 0 --max-batch-tokens 0
 if start cors "$MODEL" --api-key secret --max-batch-requests 2 \
         --cors-allow-origin http://a.example,http://b.example; then
     client cors
@@ -175,11 +177,47 @@ else
     check "cors server starts" false
 fi
 
-# ==== Shutdown with requests in flight ====
-if start shutdown "$MODEL"; then
-    client shutdown "$PID"
-    exits_0 shutdown TERM
+if start batching "$MODEL" --max-batch-tokens 64 --cors-allow-origin '*'; then
+    client batching
+    client cors_any
+    stop batching
 else
-    check "shutdown server starts" false
+    check "batching server starts" false
 fi
+
+# ==== --host ::1 ====
+if $PY -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    if start ipv6 "$MODEL" --host ::1; then client ipv6; stop ipv6; else check "ipv6 server starts" false; fi
+else
+    check_skip "this machine has no IPv6 loopback (::1): serve --host ::1 not run"
+fi
+
+# ==== --compute bf16 and --pooling: the CLI's bytes ====
+MODEL=$M/tiny-word-mlm
+# bf16 needs AVX512_BF16 or AMX-BF16 (x86-64), BF16 (ARM64): docs/compute.md
+if grep -qwE 'avx512_bf16|amx_bf16|bf16' /proc/cpuinfo 2>/dev/null; then
+    if start bf16 "$MODEL" --compute bf16; then client cli_bytes --compute bf16; stop bf16
+    else check "bf16 server starts" false; fi
+else
+    check_skip "this CPU has no bf16 instructions: serve --compute bf16 not run"
+fi
+# mean and max: neither is the model's default (its pooler)
+for pooling in mean max; do
+    if start "pooling_$pooling" "$MODEL" --pooling $pooling; then
+        client cli_bytes --pooling $pooling; stop "pooling_$pooling"
+    else
+        check "pooling_$pooling server starts" false
+    fi
+done
+
+# ==== Shutdown with requests in flight: SIGTERM, and SIGINT alike ====
+MODEL=$M/tiny-word-cls
+for sig in TERM INT; do
+    if start "shutdown_$sig" "$MODEL"; then
+        client shutdown "$PID" $sig
+        exits_0 "shutdown_$sig" $sig
+    else
+        check "shutdown_$sig server starts" false
+    fi
+done
 check_done
