@@ -1,4 +1,4 @@
-"""serve_client.py SUITE URL ROFORMER MODEL [SERVER_PID] — talks to a running
+"""serve_client.py SUITE URL ROFORMER MODEL [ARGS...] — talks to a running
 `roformer serve` on 127.0.0.1 with Python's requests, urllib and raw sockets,
 and prints one line per check: "ok WHAT" or "FAIL WHAT: detail". Expected
 numbers come from the `roformer` CLI run on the same model (ROFORMER), never
@@ -10,8 +10,15 @@ tei (/embed_all, /decode, x-* headers, te_* metrics, HF text-classification),
 mlm (/fill-mask, /embed pooler), hf_mlm and hf_ner (HuggingFace's fill-mask
 and token-classification shapes), ner, qa, limits (401, 413, 429 on a server
 started with small limits), cors (--cors-allow-origin, --max-batch-requests),
-shutdown (SIGTERM with requests in flight); rerank, reranker, rerank_cosine
-and similarity_prompt are in serve_rerank_client.py."""
+batching (--max-batch-tokens 64), cors_any (--cors-allow-origin '*'), ipv6
+(--host ::1), cli_bytes FLAGS... (a server started with the CLI flags FLAGS:
+its vectors are the CLI's bytes), shutdown PID SIGNAL (SIGTERM or SIGINT
+with requests in flight); rerank, reranker, rerank_cosine and
+similarity_prompt are in serve_rerank_client.py.
+
+Nothing here waits on a sleep: where a check needs the server in some state
+(a request holding the only slot, jobs queued behind a running batch, the
+listener closed), it polls GET /metrics for that state, with a deadline."""
 import base64
 import json
 import os
@@ -87,6 +94,28 @@ def concurrently(n, fn, timeout=60):
     for t in threads:
         t.join(timeout)
     return errors
+
+
+def metrics(url, headers=None):
+    """GET /metrics as {series: value}, a series being the name with its labels."""
+    text = requests.get(url + "/metrics", headers=headers or {}, timeout=10).text
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            out[series] = float(value)
+    return out
+
+
+def wait_for(cond, timeout=60):
+    """Polls cond() every 5 ms until it is true or `timeout` seconds have
+    passed; returns whether it became true."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def error_is(r, status, what, field=None):
@@ -285,11 +314,6 @@ def suite_cls(url, roformer, model):
           'roformer_request_duration_seconds_bucket{route="/predict",le="+Inf"}' in m and
           batches and multi)
     report("/metrics: requests by route and status, queue, batches, latency, inference time", ok, m[:300])
-    if ok:
-        n_batches = int(batches[0].split()[-1])
-        single = int(multi[0].split()[-1])
-        report("concurrent requests shared batches (some batch held more than one request)",
-               single < n_batches, "%d batches, %d of one request" % (n_batches, single))
 
     # urllib, the standard library's client
     req = urllib.request.Request(url + "/embed", data=json.dumps({"inputs": "你好"}).encode(),
@@ -406,14 +430,19 @@ def suite_qa(url, roformer, model):
 
 # ==== OpenAI's edge cases (on the cls server, --max-input-length 40) ====
 
+# OpenAI's error code by status (docs/serving.md); null for the others
+OPENAI_CODES = {401: "invalid_api_key", 404: "unknown_url", 429: "rate_limit_exceeded"}
+
+
 def openai_error_is(r, status, what, param=None):
-    """OpenAI's error shape: {"error": {"message", "type", "param", "code"}}."""
+    """OpenAI's error shape: {"error": {"message", "type", "param", "code"}},
+    `code` the one OpenAI gives that status."""
     try:
         e = r.json()["error"]
         ok = (r.status_code == status and isinstance(e, dict) and
               set(e) == {"message", "type", "param", "code"} and isinstance(e["message"], str) and
               e["type"] == ("server_error" if status >= 500 else "invalid_request_error") and
-              (param is None or e["param"] == param))
+              e["code"] == OPENAI_CODES.get(status) and (param is None or e["param"] == param))
     except (ValueError, KeyError, TypeError):
         ok = False
     return report(what, ok, "status %d, body %s" % (r.status_code, r.text[:200]))
@@ -449,7 +478,7 @@ def suite_openai(url, roformer, model):
     report("dimensions = hidden size: the whole normalized vector", all_close(vectors(r), norm[:1]),
            r.text[:200])
     openai_error_is(post(url, "/v1/embeddings", {"input": "x", "dimensions": 33}), 400,
-                    "dimensions over the hidden size is 400 in OpenAI's shape, param dimensions",
+                    "dimensions over the hidden size is 400 in OpenAI's shape, param dimensions, code null",
                     "dimensions")
     openai_error_is(post(url, "/v1/embeddings", {"input": "x", "dimensions": 0}), 400,
                     "dimensions 0 is 400 naming it", "dimensions")
@@ -492,7 +521,7 @@ def suite_openai(url, roformer, model):
     openai_error_is(post(url, "/v1/embeddings", {"text": "x"}), 400, "missing input names it", "input")
     openai_error_is(post(url, "/v1/embeddings", {"input": ["x"] * 33}), 413, "33 inputs is 413")
     openai_error_is(requests.get(url + "/v1/embeddings", timeout=10), 405, "GET is 405")
-    openai_error_is(post(url, "/v1/nowhere", {}), 404, "an unknown /v1 route is 404")
+    openai_error_is(post(url, "/v1/nowhere", {}), 404, "an unknown /v1 route is 404, code unknown_url")
     error_is(post(url, "/embed", {"inputs": "x", "normalize": "yes"}), 422,
              "TEI routes keep TEI's error shape and 422", "normalize")
 
@@ -644,7 +673,7 @@ def suite_cors(url, roformer, model):
            r.status_code == 204 and h.get("Access-Control-Allow-Origin") == "http://a.example" and
            h.get("Access-Control-Allow-Methods") == "POST, OPTIONS" and
            h.get("Access-Control-Allow-Headers") == "authorization, content-type" and
-           h.get("Vary") == "Origin", dict(h))
+           h.get("Access-Control-Max-Age") == "86400" and h.get("Vary") == "Origin", dict(h))
     r = post(url, "/embed", {"inputs": "x"}, headers=dict(auth, Origin="http://b.example"))
     report("POST from the second listed origin: its origin allowed, x-* headers exposed",
            r.status_code == 200 and r.headers.get("Access-Control-Allow-Origin") == "http://b.example" and
@@ -718,6 +747,8 @@ def suite_limits(url, roformer, model):
     error_is(post(url, "/embed", {"inputs": "x"}, headers={"Authorization": "Bearer wrong"}), 401,
              "a wrong key is 401")
     error_is(requests.get(url + "/info", timeout=10), 401, "GET /info needs the key too")
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x"}, headers={"Authorization": "Bearer wrong"}),
+                    401, "a wrong key on /v1/embeddings: 401 in OpenAI's shape, code invalid_api_key")
     info = requests.get(url + "/info", headers={"Authorization": "Bearer secret"}, timeout=10).json()
     report("GET /info: the limits the server was started with",
            info.get("max_client_batch_size") == 4 and info.get("max_concurrent_requests") == 1 and
@@ -732,20 +763,170 @@ def suite_limits(url, roformer, model):
     # one request holds the only slot: its headers are in, its body is not
     body = json.dumps({"inputs": "今天天气很好"}).encode()
     held = raw_request(port, "/embed", body, send_all=False)
-    time.sleep(0.3)
+    report("the held request takes the only slot (roformer_requests_in_flight 1)",
+           wait_for(lambda: metrics(url, auth).get("roformer_requests_in_flight") == 1))
     error_is(post(url, "/embed", {"inputs": "x"}, headers=auth), 429,
              "a second request while --max-concurrent-requests 1 is taken is 429")
+    openai_error_is(post(url, "/v1/embeddings", {"input": "x"}, headers=auth), 429,
+                    "on /v1/embeddings: 429 in OpenAI's shape, code rate_limit_exceeded")
     held.sendall(body[5:])
     status, _ = read_status(held)
     report("the held request, finished, is 200", status == 200, status)
-    time.sleep(0.1)
+    # its slot is given back before its response is sent: no wait needed
     r = post(url, "/embed", {"inputs": "x"}, headers=auth)
     report("after it, the slot is free again", r.status_code == 200, r.status_code)
 
 
-# ==== shutdown: SIGTERM with requests in flight loses none ====
+# ==== --max-batch-tokens 64: a batch's real tokens stay within it ====
 
-def suite_shutdown(url, roformer, model, pid):
+def small_text(roformer, model, lo, hi):
+    """The shortest prefix of the joined SENTENCES whose tokens (the CLI's
+    count, [CLS] and [SEP] included) are from lo to hi; and that count."""
+    joined = "".join(SENTENCES)
+    prefixes = [joined[:k] for k in range(1, len(joined) + 1)]
+    out = subprocess.run([roformer, "tokenize", "-m", model], input=("\n".join(prefixes) + "\n").encode(),
+                         stdout=subprocess.PIPE, check=True, timeout=120).stdout.decode().splitlines()
+    for text, line in zip(prefixes, out):
+        n = len(json.loads(line)["input_ids"])
+        if lo <= n <= hi:
+            return text, n
+    raise ValueError("no prefix of %d to %d tokens" % (lo, hi))
+
+
+def suite_batching(url, roformer, model):
+    info = requests.get(url + "/info", timeout=10).json()
+    report("/info: max_batch_tokens 64", info.get("max_batch_tokens") == 64, info.get("max_batch_tokens"))
+    # three requests of t tokens, 2t <= 64 < 3t: two share a batch, the third
+    # cannot; without the bound the three would run as one batch of 3t
+    text, t = small_text(roformer, model, 22, 32)
+    want = cli(roformer, model, "embed", [{"text": text}])[0]["embedding"]
+    # a long windowed text keeps the engine busy while the three queue
+    # behind it: the one way to have them waiting together, whatever the
+    # machine's speed (it is taken alone, over the bound: the oldest job
+    # always is)
+    blocker = {"inputs": "今天天气很好，我们去公园散步。" * 40000, "window": 32, "stride": 8}
+    before = metrics(url)
+    answers = {}
+
+    def send(key, body):
+        data = json.dumps(body, ensure_ascii=False).encode()
+        rr = requests.post(url + "/embed", data=data, timeout=300,
+                           headers={"Content-Type": "application/json"})
+        answers[key] = rr.json()[0] if rr.status_code == 200 else rr.status_code
+    first = threading.Thread(target=send, args=("blocker", blocker))
+    first.start()
+    ran = wait_for(lambda: metrics(url).get("roformer_batch_running_jobs") == 1)
+    report("the long request runs alone (roformer_batch_running_jobs 1)", ran)
+    small = [threading.Thread(target=send, args=(i, {"inputs": text, "normalize": False})) for i in range(3)]
+    for th in small:
+        th.start()
+    queued = ran and wait_for(lambda: metrics(url).get("roformer_queue_size") == 3)
+    report("three %d-token requests wait behind it together (roformer_queue_size 3)" % t, queued)
+    for th in [first] + small:
+        th.join(300)
+    report("the long request is 200, the three get the CLI's vector",
+           isinstance(answers.get("blocker"), list) and
+           all(isinstance(answers.get(i), list) and maxdiff(answers[i], want) <= TOL for i in range(3)),
+           [a if not isinstance(a, list) else "ok" for a in (answers.get(k) for k in ("blocker", 0, 1, 2))])
+    after = metrics(url)
+
+    def grew(series):
+        return after.get(series, 0) - before.get(series, 0)
+    jobs = {le: grew('roformer_batch_jobs_bucket{le="%s"}' % le) for le in ("1", "2", "+Inf")}
+    tokens = {le: grew('roformer_batch_tokens_bucket{le="%s"}' % le) for le in ("64", "256", "+Inf")}
+    report("three batches: the long request, two of the three together, the third (roformer_batch_jobs)",
+           queued and jobs == {"1": 2, "2": 3, "+Inf": 3}, jobs)
+    report("no batch over --max-batch-tokens 64 but the long request (roformer_batch_tokens: "
+           "the pair's %d and the single's %d tokens in le=64, none in (64, 256])" % (2 * t, t),
+           queued and tokens == {"64": 2, "256": 2, "+Inf": 3}, tokens)
+    report("te_batch_next_tokens counts the same batches",
+           all(grew('te_batch_next_tokens_bucket{le="%s"}' % le) == n for le, n in tokens.items()),
+           {le: grew('te_batch_next_tokens_bucket{le="%s"}' % le) for le in tokens})
+    report("idle again: roformer_batch_running_jobs 0, roformer_queue_size 0",
+           after.get("roformer_batch_running_jobs") == 0 and after.get("roformer_queue_size") == 0,
+           {k: after.get(k) for k in ("roformer_batch_running_jobs", "roformer_queue_size")})
+
+
+# ==== --cors-allow-origin '*' ====
+
+EXPOSED = ("x-compute-type, x-compute-time, x-compute-characters, x-compute-tokens, x-total-time, "
+           "x-tokenization-time, x-queue-time, x-inference-time")
+
+
+def suite_cors_any(url, roformer, model):
+    r = requests.options(url + "/embed", timeout=10, headers={
+        "Origin": "http://any.example", "Access-Control-Request-Method": "POST"})
+    h = r.headers
+    report("'*': preflight OPTIONS /embed from any origin: 204, Access-Control-Allow-Origin *, no Vary, "
+           "the route's method, the default headers, Access-Control-Max-Age 86400",
+           r.status_code == 204 and h.get("Access-Control-Allow-Origin") == "*" and "Vary" not in h and
+           h.get("Access-Control-Allow-Methods") == "POST, OPTIONS" and
+           h.get("Access-Control-Allow-Headers") == "authorization, content-type" and
+           h.get("Access-Control-Max-Age") == "86400", dict(h))
+    r = requests.options(url + "/info", timeout=10, headers={
+        "Origin": "http://other.example", "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-custom"})
+    h = r.headers
+    report("'*': preflight OPTIONS /info: GET, the headers asked for, Max-Age 86400",
+           r.status_code == 204 and h.get("Access-Control-Allow-Origin") == "*" and
+           h.get("Access-Control-Allow-Methods") == "GET, OPTIONS" and
+           h.get("Access-Control-Allow-Headers") == "x-custom" and
+           h.get("Access-Control-Max-Age") == "86400", dict(h))
+    r = post(url, "/embed", {"inputs": "x"}, headers={"Origin": "http://any.example"})
+    h = r.headers
+    report("'*': POST /embed from any origin: 200, Access-Control-Allow-Origin *, the x-* headers exposed, "
+           "no Vary, no Max-Age (a preflight's)",
+           r.status_code == 200 and h.get("Access-Control-Allow-Origin") == "*" and
+           h.get("Access-Control-Expose-Headers") == EXPOSED and "Vary" not in h and
+           "Access-Control-Max-Age" not in h, dict(h))
+    r = post(url, "/embed", {"inputs": "x"})
+    report("'*': a request without Origin gets no CORS header",
+           r.status_code == 200 and not any(k.lower().startswith("access-control-") for k in r.headers),
+           dict(r.headers))
+
+
+# ==== --host ::1 ====
+
+def suite_ipv6(url, roformer, model):
+    report("the server's URL is an IPv6 one", url.startswith("http://[::1]:"), url)
+    r = requests.get(url + "/health", timeout=10)
+    report("GET /health over IPv6 is 200", r.status_code == 200, r.status_code)
+    want = cli(roformer, model, "embed", [{"text": SENTENCES[0]}], "--normalize")[0]["embedding"]
+    r = post(url, "/embed", {"inputs": SENTENCES[0]})
+    report("POST /embed over IPv6: the CLI's vector",
+           r.status_code == 200 and maxdiff(r.json()[0], want) <= TOL, r.text[:200])
+
+
+# ==== a server started with CLI flags (--compute, --pooling) ====
+
+def suite_cli_bytes(url, roformer, model, *flags):
+    """A request alone in its batch with the inputs of one `roformer embed`
+    run, both with `flags` and the same threads: the same library calls on
+    the same batch, printed by the same float writer, so the same bytes."""
+    opts = dict(zip(flags[::2], flags[1::2]))
+    info = requests.get(url + "/info", timeout=10).json()
+    dtype = {"f32": "float32", "bf16": "bfloat16", "int8": "int8"}[opts.get("--compute", "f32")]
+    report("/info: model_dtype %s%s" % (dtype, ", pooling " + opts["--pooling"] if "--pooling" in opts else ""),
+           info.get("model_dtype") == dtype and info.get("pooling") == opts.get("--pooling", info.get("pooling")),
+           {k: info.get(k) for k in ("model_dtype", "pooling")})
+    args = ["--threads", "2", *flags]
+    for normalize in (False, True):
+        out = subprocess.run([roformer, "embed", "-m", model, "--no-progress", *args] +
+                             (["--normalize"] if normalize else []),
+                             input=("\n".join(SENTENCES) + "\n").encode(), stdout=subprocess.PIPE,
+                             check=True, timeout=120).stdout.decode().splitlines()
+        prefix = '{"embedding":'
+        want = "[" + ",".join(l[len(prefix):-1] for l in out if l.startswith(prefix)) + "]"
+        r = post(url, "/embed", {"inputs": SENTENCES, "normalize": normalize})
+        report("/embed normalize %s: byte for byte `roformer embed %s%s`" %
+               (str(normalize).lower(), " ".join(args), " --normalize" if normalize else ""),
+               r.status_code == 200 and len(out) == len(SENTENCES) and r.text == want,
+               (r.text[:120], want[:120]))
+
+
+# ==== shutdown: SIGTERM or SIGINT with requests in flight loses none ====
+
+def suite_shutdown(url, roformer, model, pid, signame):
     port = int(url.rsplit(":", 1)[1])
     body = json.dumps({"inputs": SENTENCES}).encode()
     held = [raw_request(port, "/embed", body, send_all=False, key="") for _ in range(4)]
@@ -758,21 +939,37 @@ def suite_shutdown(url, roformer, model, pid):
     busy = [threading.Thread(target=client) for _ in range(8)]
     for t in busy:
         t.start()
-    time.sleep(0.3)
-    os.kill(pid, signal.SIGTERM)
-    time.sleep(0.3)
+    # all 12 have begun: each is in flight, or already answered
+    def begun():
+        m = metrics(url)
+        done = sum(v for k, v in m.items() if k.startswith('roformer_requests_total{route="/embed",'))
+        return m.get("roformer_requests_in_flight", 0) + done >= 12
+    report("12 requests begun before SIG%s (roformer_requests_in_flight + answered)" % signame,
+           wait_for(begun))
+    # the drain is watched on a connection opened before the signal: /metrics
+    # still answers there, and says so once the listener is shut
+    watch = requests.Session()
+    watch.get(url + "/metrics", timeout=10)
+    os.kill(pid, getattr(signal, "SIG" + signame))
+    try:
+        drained = wait_for(lambda: "\nroformer_draining 1\n" in watch.get(url + "/metrics", timeout=10).text,
+                           30)
+        detail = ""
+    except requests.RequestException as e:
+        drained, detail = False, repr(e)
+    report("after SIG%s /metrics on an open connection says roformer_draining 1" % signame, drained, detail)
     refused = False
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     except OSError:
         refused = True
-    report("after SIGTERM no new connection is accepted", refused)
+    report("after SIG%s no new connection is accepted" % signame, refused)
     for s in held:
         s.sendall(body[5:])
     statuses = [read_status(s)[0] for s in held]
     for t in busy:
         t.join(30)
-    report("requests begun before SIGTERM all get 200",
+    report("requests begun before SIG%s all get 200" % signame,
            statuses == [200] * 4 and results == [200] * 8 and not errors,
            "held %s, busy %s %s" % (statuses, results, errors[:2]))
 
@@ -780,9 +977,9 @@ def suite_shutdown(url, roformer, model, pid):
 def main():
     suite, url, roformer, model = sys.argv[1:5]
     if suite == "shutdown":
-        suite_shutdown(url, roformer, model, int(sys.argv[5]))
+        suite_shutdown(url, roformer, model, int(sys.argv[5]), sys.argv[6])
     elif "suite_" + suite in globals():
-        globals()["suite_" + suite](url, roformer, model)
+        globals()["suite_" + suite](url, roformer, model, *sys.argv[5:])
     else:
         import serve_rerank_client
         getattr(serve_rerank_client, "suite_" + suite)(url, roformer, model)

@@ -56,7 +56,7 @@ async function check(what, fn) {
 
 async function suiteOpenai() {
     const OpenAI = clientRequire("openai");
-    const client = new OpenAI({ baseURL: url + "/v1", apiKey: "not-checked", maxRetries: 0 });
+    const client = new OpenAI({ baseURL: url + "/v1", apiKey: "not-checked", maxRetries: 0, timeout: 60000 });
     const raw = cli("embed", SENTENCES.map((text) => ({ text }))).map((e) => e.embedding);
     await check("openai embeddings.create, default encoding (base64 on the wire)", async () => {
         const r = await client.embeddings.create({ model: "tiny", input: SENTENCES });

@@ -1,12 +1,14 @@
 # serve_helpers.sh — what the tests of `roformer serve` share, sourced after
 # tests/check.sh: servers started on 127.0.0.1 (port 0) in the background
-# and killed at exit, client programs whose output lines are checks, and a
-# bounded stop. Every wait is bounded.
+# and killed at exit, client programs whose output lines are checks, a
+# bounded stop, and serve runs that must refuse to start. Every wait is
+# bounded: what outlives its deadline is killed and fails its check.
 pids=""
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 # start NAME MODEL ARGS...: starts a server in the background; sets PID and
-# URL, or returns 1 when it did not start listening within 60 s.
+# URL (from the address it prints: --host ::1 gives http://[::1]:PORT), or
+# returns 1 when it did not start listening within 60 s.
 start() {
     name=$1; model=$2; shift 2
     : >"$TMP/$name.log"
@@ -14,8 +16,8 @@ start() {
     PID=$!; pids="$pids $PID"
     i=0
     while [ $i -lt 600 ]; do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$TMP/$name.log")
-        [ -n "$port" ] && { URL="http://127.0.0.1:$port"; return 0; }
+        URL=$(sed -n 's|.*listening on \(http://[^ ]*:[0-9]*\) .*|\1|p' "$TMP/$name.log")
+        [ -n "$URL" ] && return 0
         kill -0 "$PID" 2>/dev/null || break
         sleep 0.1; i=$((i + 1))
     done
@@ -40,13 +42,35 @@ client_checks() {
     [ $rc -eq 0 ] || tail -n 5 "$TMP/err"
 }
 
-# stop NAME: SIGTERM, then the server must exit 0 within 30 s.
-stop() {
-    kill -TERM "$PID"
+# exits_0 NAME SIGNAL: the server $PID, sent SIGNAL, must exit 0 within
+# 60 s (its drain waits 30 s at most); past that it is killed and the check
+# fails naming it.
+exits_0() {
     i=0
-    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    while kill -0 "$PID" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    if kill -0 "$PID" 2>/dev/null; then
+        kill -9 "$PID"; wait "$PID"
+        check "$1: exits within 60 s of SIG$2 (killed)" false
+        return
+    fi
     wait "$PID"
-    check "$1: exits 0 after SIGTERM" [ $? -eq 0 ]
+    check "$1: exits 0 after SIG$2" [ $? -eq 0 ]
+}
+
+# stop NAME [SIGNAL]: SIGTERM (or SIGNAL), then exits_0.
+stop() {
+    kill -"${2:-TERM}" "$PID"
+    exits_0 "$1" "${2:-TERM}"
+}
+
+# exits_with STATUS WHAT COMMAND...: COMMAND (a serve that must not start
+# serving) exits STATUS within 60 s; one that does not is killed and fails.
+exits_with() {
+    want=$1; what=$2; shift 2
+    timeout -k 5 60 "$@" >/dev/null 2>"$TMP/err"
+    rc=$?
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "$what: still running after 60 s, killed"
+    check "$what" [ $rc -eq "$want" ]
 }
 
 # st_folder DIR MODEL [normalize]: a sentence-transformers folder over the

@@ -15,23 +15,22 @@ fi
 M=$REF/models
 . tests/serve_helpers.sh
 
-# client SUITE [PID]: runs a suite of serve_client.py; each line is a check.
+# client SUITE [ARGS...]: runs a suite of serve_client.py; each line is a check.
 client() {
-    client_checks "serve_client.py $1" $PY tests/serve_client.py "$1" "$URL" "$ROFORMER" "$MODEL" $2
+    suite=$1; shift
+    client_checks "serve_client.py $suite" $PY tests/serve_client.py "$suite" "$URL" "$ROFORMER" "$MODEL" "$@"
 }
 
-# ==== Usage ====
-"$ROFORMER" serve --help | grep -q 'usage: roformer serve'
+# ==== Usage (each under a deadline: a serve that should refuse must not serve) ====
+timeout 60 "$ROFORMER" serve --help | grep -q 'usage: roformer serve'
 check "serve --help" [ $? -eq 0 ]
-"$ROFORMER" serve >/dev/null 2>&1
-check "serve without -m is a usage error" [ $? -eq 2 ]
-"$ROFORMER" serve -m "$M/tiny-word-cls" --port 70000 >/dev/null 2>&1
-check "serve --port 70000 is a usage error" [ $? -eq 2 ]
-"$ROFORMER" serve -m "$M/tiny-word-cls" --log-format xml >/dev/null 2>&1
-check "serve --log-format xml is a usage error" [ $? -eq 2 ]
-"$ROFORMER" serve -m "$M/tiny-word-cls" --host not-an-address >/dev/null 2>"$TMP/err"
-check "serve --host not-an-address fails with a message" \
-    sh -c "[ $? -eq 1 ] && grep -q 'not an IPv4' '$TMP/err'"
+exits_with 2 "serve without -m is a usage error" "$ROFORMER" serve --port 0
+exits_with 2 "serve --port 70000 is a usage error" "$ROFORMER" serve -m "$M/tiny-word-cls" --port 70000
+exits_with 2 "serve --log-format xml is a usage error" \
+    "$ROFORMER" serve -m "$M/tiny-word-cls" --port 0 --log-format xml
+exits_with 1 "serve --host not-an-address fails" \
+    "$ROFORMER" serve -m "$M/tiny-word-cls" --port 0 --host not-an-address
+check "serve --host not-an-address names the address" grep -q "'not-an-address' is not an IPv4" "$TMP/err"
 
 # ==== A classifier: every TEI / OpenAI route and error ====
 MODEL=$M/tiny-word-cls
@@ -39,15 +38,15 @@ if start cls "$MODEL" --max-input-length 40; then
     client cls
     client openai
     client tei
-    out=$(curl -s -w ' %{http_code}' -H 'Content-Type: application/json' \
+    out=$(curl -s --max-time 30 -w ' %{http_code}' -H 'Content-Type: application/json' \
         -d '{"inputs": "今天天气很好"}' "$URL/predict")
     check "curl POST /predict: 200 and labels" sh -c "echo '$out' | grep -q '\"label\":\"negative\".* 200\$'"
-    out=$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")
+    out=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' "$URL/health")
     check "curl GET /health: 200" [ "$out" = 200 ]
-    out=$(curl -s -w ' %{http_code}' -X DELETE "$URL/embed")
+    out=$(curl -s --max-time 30 -w ' %{http_code}' -X DELETE "$URL/embed")
     check "curl DELETE /embed: 405 with TEI's error shape" \
         sh -c "echo '$out' | grep -q '\"error_type\":\"MethodNotAllowed\"}.405\$'"
-    curl -s "$URL/metrics" | grep -q '^roformer_requests_total{route="/predict",status="200"} [1-9]'
+    curl -s --max-time 30 "$URL/metrics" | grep -q '^roformer_requests_total{route="/predict",status="200"} [1-9]'
     check "curl GET /metrics: Prometheus text" [ $? -eq 0 ]
     stop cls
     check "cls: one text log line per request" \
@@ -148,9 +147,9 @@ MODEL=$M/tiny-word-cls
 if start limits "$MODEL" --api-key secret --max-client-batch-size 4 --payload-limit 1000 \
         --max-concurrent-requests 1 --log-format json; then
     client limits
-    out=$(curl -s -o /dev/null -w '%{http_code}' -d '{"inputs": "x"}' "$URL/embed")
+    out=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -d '{"inputs": "x"}' "$URL/embed")
     check "curl without the key: 401" [ "$out" = 401 ]
-    out=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer secret' \
+    out=$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer secret' \
         -d '{"inputs": "x"}' "$URL/embed")
     check "curl with the key: 200" [ "$out" = 200 ]
     stop limits
@@ -163,11 +162,13 @@ else
     check "limits server starts" false
 fi
 
-# ==== CORS and --max-batch-requests ====
-"$ROFORMER" serve -m "$MODEL" --cors-allow-origin '' >/dev/null 2>&1
-check "serve --cors-allow-origin '' is a usage error" [ $? -eq 2 ]
-"$ROFORMER" serve -m "$MODEL" --max-batch-requests 0 >/dev/null 2>&1
-check "serve --max-batch-requests 0 is a usage error" [ $? -eq 2 ]
+# ==== CORS, --max-batch-requests, --max-batch-tokens ====
+exits_with 2 "serve --cors-allow-origin '' is a usage error" \
+    "$ROFORMER" serve -m "$MODEL" --port 0 --cors-allow-origin ''
+exits_with 2 "serve --max-batch-requests 0 is a usage error" \
+    "$ROFORMER" serve -m "$MODEL" --port 0 --max-batch-requests 0
+exits_with 2 "serve --max-batch-tokens 0 is a usage error" \
+    "$ROFORMER" serve -m "$MODEL" --port 0 --max-batch-tokens 0
 if start cors "$MODEL" --api-key secret --max-batch-requests 2 \
         --cors-allow-origin http://a.example,http://b.example; then
     client cors
@@ -176,14 +177,47 @@ else
     check "cors server starts" false
 fi
 
-# ==== Shutdown with requests in flight ====
-if start shutdown "$MODEL"; then
-    client shutdown "$PID"
-    i=0
-    while kill -0 "$PID" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    wait "$PID"
-    check "shutdown: exits 0 after answering them" [ $? -eq 0 ]
+if start batching "$MODEL" --max-batch-tokens 64 --cors-allow-origin '*'; then
+    client batching
+    client cors_any
+    stop batching
 else
-    check "shutdown server starts" false
+    check "batching server starts" false
 fi
+
+# ==== --host ::1 ====
+if $PY -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    if start ipv6 "$MODEL" --host ::1; then client ipv6; stop ipv6; else check "ipv6 server starts" false; fi
+else
+    check_skip "this machine has no IPv6 loopback (::1): serve --host ::1 not run"
+fi
+
+# ==== --compute bf16 and --pooling: the CLI's bytes ====
+MODEL=$M/tiny-word-mlm
+# bf16 needs AVX512_BF16 or AMX-BF16 (x86-64), BF16 (ARM64): docs/compute.md
+if grep -qwE 'avx512_bf16|amx_bf16|bf16' /proc/cpuinfo 2>/dev/null; then
+    if start bf16 "$MODEL" --compute bf16; then client cli_bytes --compute bf16; stop bf16
+    else check "bf16 server starts" false; fi
+else
+    check_skip "this CPU has no bf16 instructions: serve --compute bf16 not run"
+fi
+# mean and max: neither is the model's default (its pooler)
+for pooling in mean max; do
+    if start "pooling_$pooling" "$MODEL" --pooling $pooling; then
+        client cli_bytes --pooling $pooling; stop "pooling_$pooling"
+    else
+        check "pooling_$pooling server starts" false
+    fi
+done
+
+# ==== Shutdown with requests in flight: SIGTERM, and SIGINT alike ====
+MODEL=$M/tiny-word-cls
+for sig in TERM INT; do
+    if start "shutdown_$sig" "$MODEL"; then
+        client shutdown "$PID" $sig
+        exits_0 "shutdown_$sig" $sig
+    else
+        check "shutdown_$sig server starts" false
+    fi
+done
 check_done

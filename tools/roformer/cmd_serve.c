@@ -272,8 +272,11 @@ int cmd_serve(int argc, char **argv)
     char threads[32] = "all cores";
     if (s->threads > 0)
         snprintf(threads, sizeof threads, "%d threads", s->threads);
-    fprintf(stderr, "roformer serve: listening on http://%s:%d (model %s, head %s, %s)\n",
-            s->host, serve_http_port(http), s->model_id, rf_head_name(hp->head), threads);
+    /* an IPv6 address goes in brackets in a URL (RFC 3986) */
+    bool v6 = strchr(s->host, ':') != NULL;
+    fprintf(stderr, "roformer serve: listening on http://%s%s%s:%d (model %s, head %s, %s)\n",
+            v6 ? "[" : "", s->host, v6 ? "]" : "", serve_http_port(http), s->model_id,
+            rf_head_name(hp->head), threads);
 
     int sig = 0;
     sigwait(&stop_signals, &sig);

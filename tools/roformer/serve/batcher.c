@@ -24,6 +24,7 @@ struct serve_batcher {
     pthread_cond_t work;  /* a job was queued, or stop was asked */
     serve_job *head, *tail;
     int queued;
+    int running;          /* jobs in the batch being run; 0: idle */
     bool stopping;
     pthread_t thread;
     serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
@@ -77,6 +78,7 @@ static void *batcher_main(void *arg)
         if (!b->head)
             break; /* stopping, and nothing left */
         int n = take_batch(b, batch);
+        b->running = n;
         pthread_mutex_unlock(&b->lock);
 
         int32_t inputs = 0, tokens = 0;
@@ -91,6 +93,7 @@ static void *batcher_main(void *arg)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
         pthread_mutex_lock(&b->lock);
+        b->running = 0;
         for (int j = 0; j < n; j++) {
             batch[j]->forward_seconds = seconds;
             batch[j]->done = true;
@@ -146,6 +149,14 @@ int serve_batcher_queued(serve_batcher *b)
 {
     pthread_mutex_lock(&b->lock);
     int n = b->queued;
+    pthread_mutex_unlock(&b->lock);
+    return n;
+}
+
+int serve_batcher_running(serve_batcher *b)
+{
+    pthread_mutex_lock(&b->lock);
+    int n = b->running;
     pthread_mutex_unlock(&b->lock);
     return n;
 }

@@ -29,6 +29,8 @@ int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t 
 void serve_batcher_run(serve_batcher *b, serve_job *job);
 /* Jobs waiting (not yet taken into a batch). */
 int serve_batcher_queued(serve_batcher *b);
+/* Jobs in the batch the engine is running now; 0 when idle. */
+int serve_batcher_running(serve_batcher *b);
 /* Runs whatever is still queued, then stops and joins the thread. */
 void serve_batcher_stop(serve_batcher *b);
 

@@ -13,6 +13,10 @@
  * headers, and OPTIONS on any path is a preflight answered 204 before any
  * other check (browsers send no credentials with it). Engine requests
  * answer with TEI's x-* timing headers.
+ *
+ * After a stop signal the listener is shut and every request begun is
+ * answered; a new request on a connection already open gets 503, but for
+ * GET /metrics, which keeps answering so that the drain can be watched.
  */
 #include "serve/http.h"
 
@@ -36,7 +40,7 @@ struct serve_http {
     struct MHD_Daemon *daemon;
     atomic_int in_flight;  /* admitted engine requests, for the 429 limit */
     atomic_int active;     /* every request begun and not yet answered */
-    atomic_bool draining;
+    atomic_bool draining;  /* the listener is shut: new requests get 503 */
 };
 
 typedef struct {
@@ -50,6 +54,8 @@ typedef struct {
     bool openai;           /* refusals in OpenAI's error shape */
     bool admitted;         /* counted in in_flight */
     bool answered;
+    bool draining;         /* h->draining when answered: "Connection: close", and what
+                              /metrics says, from one reading */
     char *body;
     size_t len, cap;
 } request_state;
@@ -116,7 +122,7 @@ static void judge(serve_http *h, request_state *rq, struct MHD_Connection *c, co
         refuse(rq, 413, "Validation", msg);
         return;
     }
-    if (atomic_load(&h->draining)) {
+    if (atomic_load(&h->draining) && !serve_route_answers_draining(r)) {
         refuse(rq, 503, "Unhealthy", "the server is shutting down");
         return;
     }
@@ -240,7 +246,7 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rq->allow);
     if (resp->status == 401)
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-    if (atomic_load(&h->draining))
+    if (rq->draining)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)resp->status, r);
     MHD_destroy_response(r);
@@ -292,6 +298,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
     serve_response resp;
     serve_log_entry log = {0};
+    rq->draining = atomic_load(&h->draining);
     if (rq->preflight) {
         resp = (serve_response){.status = 204, .body = strdup(""), .len = 0};
     } else if (rq->refused) {
@@ -302,8 +309,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         log.error_type = rq->refused_type;
         snprintf(log.error, sizeof log.error, "%s", rq->refused_msg);
     } else {
-        serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len,
-                           atomic_load(&h->in_flight), &resp, &log);
+        serve_gauges gauges = {.in_flight = atomic_load(&h->in_flight),
+                               .draining = rq->draining};
+        serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len, &gauges, &resp,
+                           &log);
     }
     /* the request's work is done: its slot is free before the response
        goes out, so a client's next request never finds its own last one
@@ -382,13 +391,15 @@ void serve_http_stop(serve_http *h, double grace_seconds)
 {
     if (!h)
         return;
-    atomic_store(&h->draining, true);
     MHD_socket listen = MHD_quiesce_daemon(h->daemon);
     /* libmicrohttpd no longer accepts, but the kernel would still complete
        connections on the open socket (which must stay open until the daemon
        stops): take it out of the listening state so they are refused. */
     if (listen != MHD_INVALID_SOCKET)
         shutdown(listen, SHUT_RDWR);
+    /* only now: a client that sees roformer_draining 1 (or a 503) knows
+       that a new connection is refused */
+    atomic_store(&h->draining, true);
     double until = now_seconds() + grace_seconds;
     while (atomic_load(&h->active) > 0 && now_seconds() < until)
         usleep(10000);

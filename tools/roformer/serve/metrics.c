@@ -201,7 +201,7 @@ static void print_tei(FILE *f, const serve_metrics *m, int queued)
                           &m->forward, latency_le, N_LATENCY);
 }
 
-char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
+char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
 {
     char *text = NULL;
     size_t size = 0;
@@ -227,10 +227,17 @@ char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
                         latency_le, N_LATENCY);
     }
     print_header(f, "roformer_queue_size", "gauge", "jobs waiting for the batcher");
-    fprintf(f, "roformer_queue_size %d\n", queued);
+    fprintf(f, "roformer_queue_size %d\n", g->queued);
     print_header(f, "roformer_requests_in_flight", "gauge",
                  "requests admitted and not yet answered (limit: --max-concurrent-requests)");
-    fprintf(f, "roformer_requests_in_flight %d\n", in_flight);
+    fprintf(f, "roformer_requests_in_flight %d\n", g->in_flight);
+    print_header(f, "roformer_batch_running_jobs", "gauge",
+                 "requests in the batch the engine is running now (0: idle)");
+    fprintf(f, "roformer_batch_running_jobs %d\n", g->running);
+    print_header(f, "roformer_draining", "gauge",
+                 "1 once SIGTERM or SIGINT has closed the listener and the requests begun "
+                 "are being answered, else 0");
+    fprintf(f, "roformer_draining %d\n", g->draining ? 1 : 0);
     print_plain_histogram(f, "roformer_batch_jobs", "requests run together in one batch",
                           &m->batch_jobs, count_le, N_COUNT);
     print_plain_histogram(f, "roformer_batch_inputs", "inputs (sequences) per batch",
@@ -239,7 +246,7 @@ char *serve_metrics_render(serve_metrics *m, int queued, int in_flight)
                           &m->batch_tokens, tokens_le, N_TOKENS);
     print_plain_histogram(f, "roformer_inference_duration_seconds", "forward-pass time per batch",
                           &m->forward, latency_le, N_LATENCY);
-    print_tei(f, m, queued);
+    print_tei(f, m, g->queued);
     pthread_mutex_unlock(&m->lock);
     if (fclose(f) != 0) {
         free(text);

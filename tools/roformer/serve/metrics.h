@@ -5,12 +5,16 @@
  * batch), forward-pass time per batch, the queue. Beside them, the same
  * facts under text-embeddings-inference's names and labels (te_*), for the
  * dashboards made for TEI. Thread-safe.
+ *
+ * The gauges are read from the parts that own them when /metrics is asked
+ * (serve_gauges); the rest is counted here as requests and batches end.
  */
 #ifndef RF_SERVE_METRICS_H
 #define RF_SERVE_METRICS_H
 
 #include "serve/log.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct serve_metrics serve_metrics;
@@ -26,7 +30,16 @@ void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_ent
                                double seconds);
 void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tokens,
                          double forward_seconds);
+/* The server's state at the moment /metrics is asked. */
+typedef struct {
+    int queued;     /* jobs waiting for the batcher */
+    int running;    /* jobs in the batch the engine is running; 0: idle */
+    int in_flight;  /* engine requests admitted and not yet answered */
+    bool draining;  /* a stop signal has closed the listener; what has begun is
+                       being answered */
+} serve_gauges;
+
 /* The exposition text (malloc'd, NUL-terminated), or NULL when out of memory. */
-char *serve_metrics_render(serve_metrics *m, int queued, int in_flight);
+char *serve_metrics_render(serve_metrics *m, const serve_gauges *g);
 
 #endif

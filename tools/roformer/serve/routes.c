@@ -101,6 +101,11 @@ bool serve_route_is_public(int route)
     return route == ROUTE_HEALTH;
 }
 
+bool serve_route_answers_draining(int route)
+{
+    return route == ROUTE_METRICS;
+}
+
 /* ==== Responses ==== */
 
 static void respond_json(serve_response *resp, int status, cJSON *json)
@@ -245,9 +250,11 @@ static void handle_info(const serve_server *s, serve_response *resp)
     respond_json(resp, 200, o);
 }
 
-static void handle_metrics(const serve_server *s, int in_flight, serve_response *resp)
+static void handle_metrics(const serve_server *s, serve_gauges g, serve_response *resp)
 {
-    char *text = serve_metrics_render(s->metrics, serve_batcher_queued(s->batcher), in_flight);
+    g.queued = serve_batcher_queued(s->batcher);
+    g.running = serve_batcher_running(s->batcher);
+    char *text = serve_metrics_render(s->metrics, &g);
     if (!text) {
         serve_response_error(resp, 500, "Backend", "out of memory writing the metrics");
         return;
@@ -625,7 +632,7 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
 }
 
 void serve_route_handle(const serve_server *s, int route, const char *body, size_t len,
-                        int in_flight, serve_response *resp, serve_log_entry *log)
+                        const serve_gauges *http, serve_response *resp, serve_log_entry *log)
 {
     log->openai = serve_route_speaks_openai(route, "");
     switch (route) {
@@ -634,7 +641,7 @@ void serve_route_handle(const serve_server *s, int route, const char *body, size
                                  .body = strdup("{}"), .len = 2};
         break;
     case ROUTE_INFO: handle_info(s, resp); break;
-    case ROUTE_METRICS: handle_metrics(s, in_flight, resp); break;
+    case ROUTE_METRICS: handle_metrics(s, *http, resp); break;
     default: handle_engine(s, routes[route].api, body, len, resp, log); break;
     }
 }

@@ -29,14 +29,19 @@ int serve_route_find(const char *method, const char *path, int *route, const cha
 bool serve_route_uses_engine(int route);
 /* True for routes that need no API key (GET /health). */
 bool serve_route_is_public(int route);
+/* True for routes still answered while the server drains after a stop
+ * signal (GET /metrics, so that a scrape sees the drain); the others are 503. */
+bool serve_route_answers_draining(int route);
 /* True where errors take OpenAI's shape (openai.h): paths under /v1/ (the path, for a
  * route not in the table) and /embeddings. */
 bool serve_route_speaks_openai(int route, const char *path);
 /* The method a route takes; NULL for "unknown". */
 const char *serve_route_method(int route);
 
+/* `http` carries the gauges the HTTP side owns (in_flight, draining), for
+ * /metrics. */
 void serve_route_handle(const serve_server *s, int route, const char *body, size_t len,
-                        int in_flight, serve_response *resp, serve_log_entry *log);
+                        const serve_gauges *http, serve_response *resp, serve_log_entry *log);
 
 /* An error response in TEI's shape {"error": ..., "error_type": ...}. */
 void serve_response_error(serve_response *resp, int status, const char *type, const char *msg);
