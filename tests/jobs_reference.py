@@ -119,7 +119,7 @@ class Checker:
         if got.shape != want.shape:
             return self.fail("%s: shape %s, expected %s" % (what, got.shape, want.shape))
         diff = float(np.max(np.abs(got - want))) if got.size else 0.0
-        self.max_diff = max(self.max_diff, diff)
+        self.max_diff = diff if diff != diff else max(self.max_diff, diff)
         if not diff <= atol:
             self.fail("%s: max |diff| %.3g > %.3g" % (what, diff, atol))
 

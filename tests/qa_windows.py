@@ -68,7 +68,7 @@ def main():
         score, w, (s, e) = best
         pieces = [strip_wp(t) for t in rows[w]["tokens"][s:e + 1]]
         print(f"input {k + 1}: {len(wins)} windows, best in window {w + 1}")
-        if abs(out["score"] - score) > 1e-5 * max(1.0, score):
+        if not abs(out["score"] - score) <= 1e-5 * max(1.0, score):
             failures += 1
             print(f"input {k + 1}: score {out['score']} want {score}")
         if x["context"][out["start"]:out["end"]] != out["answer"]:

@@ -71,7 +71,11 @@ def close(a, b):
 
 
 def maxdiff(a, b):
-    return max(abs(x - y) for x, y in zip(a, b))
+    """The largest |a[i] - b[i]|, or NaN when any difference is NaN (a null,
+    NaN or Inf from the server): max() keeps NaN only when it comes first, so
+    it is looked for, and a NaN fails every `<= TOL` it meets."""
+    diffs = [abs(x - y) for x, y in zip(a, b)]
+    return float("nan") if any(d != d for d in diffs) else max(diffs, default=0.0)
 
 
 def post(url, path, body, **kw):
