@@ -202,21 +202,35 @@ def test_ended_threads_give_their_contexts_back(mlm):
     assert len(mlm._state.slots) == base
 
 
-def test_close_waits_for_calls_in_other_threads():
-    m = roformer.Model(model_dir("small-fp16"), threads=1)
-    started, result = threading.Event(), []
-    texts = ["今天天气很好，" * 100] * 8
+def test_close_waits_for_calls_in_other_threads(monkeypatch):
+    """close() while another thread's call is under way returns only after
+    that call has returned, and the call's result is whole. The worker's
+    call goes into the library only once close() has begun (the model
+    marked closed), so close() is waiting the whole time the call runs."""
+    m = roformer.Model(model_dir("tiny-word-mlm"), threads=1)
+    entered, returned, result = threading.Event(), threading.Event(), []
+    embed = _capi.rf_embed
+
+    def after_close_began(*args):
+        entered.set()
+        deadline = time.monotonic() + 60
+        while not m._state.closed and time.monotonic() < deadline:
+            time.sleep(0.001)  # polls the flag close() sets before it waits
+        status = embed(*args)
+        returned.set()
+        return status
 
     def work():
-        started.set()
-        result.append(m.encode(texts, batch_size=8).shape)
+        result.append(m.encode(["今天天气很好"] * 8, batch_size=8).shape)
 
+    monkeypatch.setattr(_capi, "rf_embed", after_close_began)
     t = threading.Thread(target=work)
     t.start()
-    started.wait()
-    time.sleep(0.05)
+    assert entered.wait(timeout=60), "the call did not start in 60 s"
     m.close()
-    t.join()
+    assert returned.is_set(), "close() returned before the call in the other thread"
+    t.join(timeout=60)
+    assert not t.is_alive()
     assert result == [(8, m.hidden_size)]
 
 
