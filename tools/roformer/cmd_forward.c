@@ -33,9 +33,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: roformer forward -m MODEL [--head auto|none|mlm|cls|token|qa] [--hidden-states]\n"
-            "                        [--max-length N] [--threads N] [--max-line-bytes N]\n"
+            "                        [--max-length N] [--threads N] [--max-line-bytes N] [-]\n"
             "\n"
-            "Reads stdin, one input per line:\n"
+            "Reads stdin (also named '-'), one input per line:\n"
             "  {\"text\": ..., \"text_pair\": ...}                      text, tokenized by the model\n"
             "  any line that is not a JSON object                   the text itself\n"
             "  {\"input_ids\": [...], \"token_type_ids\": [...], \"attention_mask\": [...]}\n"
@@ -448,6 +448,7 @@ int cmd_forward(int argc, char **argv)
     }
     const char *model_path = NULL, *head_name = "auto";
     int hidden_states = 0;
+    bool dash = false; /* "-", stdin: what forward reads anyway */
     int32_t max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
     int32_t compute = RF_COMPUTE_F32;
     cli_position_opts positions = {0};
@@ -467,6 +468,8 @@ int cmd_forward(int argc, char **argv)
                 return CLI_USAGE;
         } else if (!strcmp(a, "--hidden-states"))
             hidden_states = 1;
+        else if (!strcmp(a, "-") && !dash)
+            dash = true;
         else
             return cli_usage_error("forward", "unknown option '%s'", a);
     }

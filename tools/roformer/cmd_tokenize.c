@@ -15,9 +15,9 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: roformer tokenize -m MODEL [--max-length N] [--max-line-bytes N]\n"
+    "usage: roformer tokenize -m MODEL [--max-length N] [--max-line-bytes N] [-]\n"
     "\n"
-    "Tokenizes stdin, one input per line, exactly as HuggingFace's tokenizer\n"
+    "Tokenizes stdin (also named '-'), one input per line, exactly as HuggingFace's tokenizer\n"
     "for the model does (tok(text, text_pair, truncation=True, max_length=N)).\n"
     "A line whose first non-blank character is '{' is a JSON object\n"
     "{\"text\": ..., \"text_pair\": ...} (text_pair optional); any other line is\n"
@@ -68,6 +68,7 @@ int cmd_tokenize(int argc, char **argv)
 {
     const char *path = NULL;
     int32_t max_length = 0, max_line = CLI_DEFAULT_MAX_LINE;
+    bool dash = false; /* "-", stdin: what tokenize reads anyway */
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
@@ -81,6 +82,8 @@ int cmd_tokenize(int argc, char **argv)
                                      &max_line))) {
             if (r < 0)
                 return CLI_USAGE;
+        } else if (!strcmp(argv[i], "-") && !dash) {
+            dash = true;
         } else {
             return cli_usage_error("tokenize", "unexpected argument '%s'", argv[i]);
         }

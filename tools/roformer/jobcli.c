@@ -103,7 +103,8 @@ void cli_job_help(const char *usage)
           "  --timings             at the end, where the time went on stderr: encoder,\n"
           "                        tokenizer, and the rest (reading, writing, JSON)\n"
           "  --version, -h/--help\n"
-          "\ninput: texts as arguments, or stdin one per line; a line that is a JSON object\n"
+          "\ninput: texts as arguments, or stdin one per line (also for a lone argument '-';\n"
+          "'-' beside other arguments is a usage error); a line that is a JSON object\n"
           "is read by field name, any other line is the text. One output line per input,\n"
           "in order; a bad input gives {\"error\": \"...\", \"line\": N} in its place.\n"
           "exit status: 0 ok, 1 some inputs failed or runtime error, 2 usage error\n",
@@ -296,6 +297,15 @@ int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc,
             return CLI_USAGE;
         if (r == 0)
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    }
+    /* A lone "-" is stdin, as if no input argument were given; beside
+     * other arguments it would be read as the text "-", so it is refused. */
+    for (int k = 0; k < o->n_args; k++) {
+        if (strcmp(o->args[k], "-"))
+            continue;
+        if (o->n_args > 1)
+            return cli_usage_error(cmd, "'-' (read stdin) must be the only input argument");
+        o->n_args = 0;
     }
     return -1;
 }

@@ -76,8 +76,9 @@ void cli_apply_item(cli_record *rec, const rf_item_status *item);
 typedef int (*cli_own_option_fn)(void *cmd, const char *name, int argc, char **argv, int *i);
 
 /* Parses the whole command line: --help, shared options, the command's own
- * (through `own`, may be NULL), positional arguments. Returns -1 when the
- * command should go on, otherwise the exit code to return. */
+ * (through `own`, may be NULL), positional arguments; a lone "-" leaves
+ * none (read stdin), "-" beside others is a usage error. Returns -1 when
+ * the command should go on, otherwise the exit code to return. */
 int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv,
                   cli_own_option_fn own, void *own_arg);
 
