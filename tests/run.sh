@@ -19,6 +19,11 @@
 # as a failure, so a hang fails the run instead of stopping it. With
 # ROFORMER_REQUIRE_REFERENCE=1 (CI sets it) an absent reference directory is
 # a failure, not the skips of the tests that need it.
+#
+# RF_TEST_EXCLUDE names tests (file names, as test_no_alloc or
+# test_pip_install.sh) that this build does not run, because what they
+# measure is not there (make asan: the sanitizers' allocator and shadow
+# memory); one NOT RUN line names them, and the plain build runs them.
 jobs=1
 case $1 in
 -j) jobs=$2; shift 2 ;;
@@ -40,12 +45,15 @@ trap '[ -n "$pids" ] && kill $pids 2>/dev/null; exit 130' INT TERM
 i=0
 for t in "$@" ${RF_TEST_SCRIPTS-tests/test_*.sh}; do
     [ -f "$t" ] || continue
+    case " ${RF_TEST_EXCLUDE-} " in *" $(basename "$t") "*) continue ;; esac
     i=$((i + 1))
     case "$t" in *.sh) untimed=1000000 ;; *) untimed=999999 ;; esac
     s=$(awk -v t="$t" -v u="$untimed" '$2 == t { s = $1 } END { print s == "" ? u : s }' \
         "$build/test-times" 2>/dev/null || echo "$untimed")
     echo "$s $i $t"
 done | sort -k1,1nr -k2,2n >"$work/list"
+
+[ -n "${RF_TEST_EXCLUDE-}" ] && echo "NOT RUN in $build (RF_TEST_EXCLUDE; the plain build runs them): $RF_TEST_EXCLUDE"
 
 # ==== Running, N at a time ====
 passed=0; failed=0; skipped=0
@@ -76,7 +84,7 @@ report() { # report INDEX: prints one finished test's lines, adds up its counts
     out=$work/$1.out t=$4 rc=$2
     echo "$3 $t" >>"$work/times"
     line=$(grep -E '^[A-Za-z0-9_]+: [0-9]+ ok, [0-9]+ failed, [0-9]+ skipped$' "$out" | tail -n 1)
-    grep -E '^(FAIL|SKIP) ' "$out"
+    grep -E '^(FAIL|SKIP|NOT RUN) ' "$out"
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "TIMEOUT $t: still running after $limit s (TEST_TIMEOUT), killed; its last lines:"
         tail -n 20 "$out"

@@ -12,14 +12,20 @@ if ! $PY -c 'import numpy, pytest' 2>/dev/null; then
 fi
 # An ASan build's library needs the sanitizer runtimes loaded first; Python
 # itself is not instrumented, so leak reports would be about the interpreter.
+# The leak test measures malloc's heap and RSS, which are the sanitizer's
+# there: the plain build runs it.
+not_run=""
 case "$build" in
 *asan*)
     export LD_PRELOAD="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
-    export ASAN_OPTIONS=detect_leaks=0 ;;
+    export ASAN_OPTIONS=detect_leaks=0
+    not_run="tests/python/test_robustness.py::test_no_leak_over_12000_calls"
+    echo "NOT RUN in $build (the plain build runs it): $not_run" ;;
 esac
 export ROFORMER_LIBRARY="$build/libroformer.so" PYTHONPATH="tools/python:tests/python"
 export ROFORMER_REFERENCE="${REF:-../shared/reference}" TMPDIR="$TMP"
-timeout 900 $PY -m pytest -q -rfEs -p no:cacheprovider tests/python >"$TMP/pytest.log" 2>&1
+timeout 840 $PY -m pytest -q -rfEs -p no:cacheprovider ${not_run:+--deselect "$not_run"} tests/python \
+    >"$TMP/pytest.log" 2>&1
 rc=$?
 sed -n 's/^FAILED /FAIL test_python: /p; s/^ERROR /FAIL test_python: /p; s/^SKIPPED \[[0-9]*\] /SKIP test_python: /p' \
     "$TMP/pytest.log"
