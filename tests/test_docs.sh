@@ -78,7 +78,7 @@ run_docs() {
         esac
     done <"$TMP/result"
     marks=$(cat "$@" | grep -cE '^[[:space:]]*<!-- runnable -->[[:space:]]*$')
-    check "doc_commands.py answered all $marks marked blocks ($answered) and exited $rc" \
+    check "doc_commands.py answers all $marks marked blocks (it answered $answered, exit $rc)" \
         [ "$answered" -eq "$marks" -a \( "$rc" -eq 0 -a "$failed_blocks" -eq 0 -o "$rc" -eq 1 -a "$failed_blocks" -gt 0 \) ]
 }
 docs=README.md
