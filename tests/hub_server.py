@@ -26,6 +26,10 @@ The owner picks a fault, so one server serves every test case:
     private        needs "Authorization: Bearer hf_test_token": 401 without
                    it, 403 with another token
     slow           weight bytes in 16 KiB pieces every 10 ms
+    stall          a weight file requested without Range: half its bytes,
+                   then nothing until the client hangs up (or --timeout),
+                   so that a test can interrupt a download surely under way
+                   (a Range request is served)
 A name roformer_chinese_sim_X serves the reference model X, standing in for
 the RoFormer-Sim repositories (which pull with a linear pooler).
 """
@@ -39,7 +43,7 @@ import threading
 import time
 import urllib.parse
 
-OWNERS = {"test", "drop", "badsum", "nosafetensors", "noweights", "private", "slow"}
+OWNERS = {"test", "drop", "badsum", "nosafetensors", "noweights", "private", "slow", "stall"}
 REVISIONS = {"main", "v1.0", "refs/pr/1"}
 WEIGHTS = {"model.safetensors", "pytorch_model.bin"}
 TOKEN = "hf_test_token"
@@ -158,6 +162,17 @@ class Hub(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body[:len(body) // 2])
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+            return
+        if owner == "stall" and not rng:
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            # the client sends nothing more: recv returns when it hangs up
+            self.connection.settimeout(args.timeout)
+            try:
+                self.connection.recv(1)
+            except OSError:
+                pass
             self.close_connection = True
             return
         if owner == "slow":

@@ -2,6 +2,7 @@
 # test_cli_convert.sh — `roformer convert` and `roformer info`: results on
 # stdout, one-line errors on stderr, exit codes 0 / 1 / 2.
 . tests/check.sh
+. tests/check_cmd.sh
 
 # runs the CLI; keeps stdout in $TMP/out, stderr in $TMP/err, exit code in $rc
 run() { "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
@@ -74,11 +75,13 @@ check "info -m HF directory: gelu_new" out_has "hidden_act:          gelu_new"
 run convert "$M/tiny-char-proj" -o "$TMP/char.gguf" --tokenizer bert --dtype f16
 check "convert --tokenizer bert --dtype f16 exits 0" exit_is 0
 run info -m "$TMP/char.gguf"
+check "info on it exits 0" exit_is 0
 check "info: bert tokenizer" out_has "tokenizer:           bert (do_lower_case true)"
 check "info: f16 storage" out_has "dtype:               f16"
 run convert "$M/small-fp16" -o "$TMP/small.gguf" --dtype bf16
 check "convert --dtype bf16 exits 0" exit_is 0
 run info -m "$TMP/small.gguf"
+check "info on it exits 0" exit_is 0
 check "info: bf16 storage" out_has "dtype:               bf16"
 check "info: no head" out_has "head:                none"
 run convert "$M/tiny-word-cls" -o "$TMP/cls-q8.gguf" --dtype q8
@@ -86,6 +89,7 @@ check "convert --dtype q8 exits 0" exit_is 0
 check "the q8 file is smaller than the f32 one" \
     test "$(wc -c <"$TMP/cls-q8.gguf")" -lt "$(wc -c <"$TMP/cls.gguf")"
 run info -m "$TMP/cls-q8.gguf"
+check "info on it exits 0" exit_is 0
 check "info: q8 storage" out_has "dtype:               q8"
 printf '{"text": "这家酒店服务很好"}\n' >"$TMP/q8.in"
 "$ROFORMER" forward -m "$TMP/cls-q8.gguf" --compute int8 <"$TMP/q8.in" >"$TMP/out" 2>"$TMP/err"; rc=$?
@@ -119,6 +123,7 @@ check "info v2: rms_norm" out_has "norm_type:           rms_norm (RoFormer-v2, n
 check "info v2: no encoder biases" out_has "encoder biases:      false"
 check "info v2: mlm head" out_has "head:                mlm"
 run info -m "$TMP/cls.gguf"
+check "info on a v1 model exits 0" exit_is 0
 check "info v1: layer_norm" out_has "norm_type:           layer_norm"
 check "info v1: encoder biases" out_has "encoder biases:      true"
 
@@ -126,8 +131,10 @@ check "info v1: encoder biases" out_has "encoder biases:      true"
 run convert "$M/tiny-word-mlm" -o "$TMP/linear.gguf" --pooler-activation linear
 check "convert --pooler-activation linear exits 0" exit_is 0
 run info -m "$TMP/linear.gguf"
+check "info on it exits 0" exit_is 0
 check "info shows the linear pooler" out_has "pooler:              linear"
 run info -m "$M/tiny-word-mlm"
+check "info on tiny-word-mlm exits 0" exit_is 0
 check "info: config.json's pooler (tanh) by default" out_has "pooler:              tanh"
 run convert "$M/tiny-word-mlm" -o "$TMP/x.gguf" --pooler-activation relu
 check "bad --pooler-activation is a usage error" exit_is 2
@@ -138,8 +145,10 @@ check "--pooler-activation without a pooler: one line" one_error_line
 check "--pooler-activation without a pooler: said" err_has "the checkpoint has no pooler"
 check "--pooler-activation without a pooler: nothing written" test ! -e "$TMP/x.gguf"
 # embed --pooling pooler honours it: linear = atanh of tanh's output
-"$ROFORMER" embed -m "$TMP/linear.gguf" --pooling pooler 今天天气很好 >"$TMP/lin.json"
-"$ROFORMER" embed -m "$M/tiny-word-mlm" --pooling pooler 今天天气很好 >"$TMP/tanh.json"
+check "embed --pooling pooler on the linear pooler exits 0" \
+    run_ok "$TMP/lin.json" "$ROFORMER" embed -m "$TMP/linear.gguf" --pooling pooler 今天天气很好
+check "embed --pooling pooler on the tanh pooler exits 0" \
+    run_ok "$TMP/tanh.json" "$ROFORMER" embed -m "$M/tiny-word-mlm" --pooling pooler 今天天气很好
 check "embed --pooling pooler: tanh(linear pooler) = the tanh pooler" /usr/bin/python3 -c '
 import json, math, sys
 lin = json.load(open(sys.argv[1]))["embedding"]

@@ -5,6 +5,7 @@
 # numpy; flat input and text input; --head choices; bad lines answered in
 # place with {"error", "line"} and exit status 1.
 . tests/check.sh
+. tests/check_cmd.sh
 PY=/usr/bin/python3
 
 if [ -z "$REF" ]; then
@@ -107,14 +108,16 @@ done
 
 # flat input lists give outputs without the batch dimension
 $PY "$TMP/cases.py" "$M/tiny-qa" flat > "$TMP/flat.in"
-"$ROFORMER" forward -m "$M/tiny-qa" < "$TMP/flat.in" > "$TMP/flat.out"
-check "flat input: 2-D last_hidden_state, 1-D start_logits" $PY -c '
+check "flat input: exit 0" run_ok "$TMP/flat.out" "$ROFORMER" forward -m "$M/tiny-qa" < "$TMP/flat.in"
+check "flat input: 2-D last_hidden_state, 1-D start_logits, a line per input" $PY -c '
 import json, sys
-for line in open(sys.argv[1]):
+lines = open(sys.argv[1]).readlines()
+assert len(lines) == len(open(sys.argv[2]).readlines()) > 0, len(lines)
+for line in lines:
     o = json.loads(line)
     assert len(o["start_logits"]) == len(o["last_hidden_state"]) and not isinstance(o["start_logits"][0], list)
     assert isinstance(o["last_hidden_state"][0][0], float)
-' "$TMP/flat.out"
+' "$TMP/flat.out" "$TMP/flat.in"
 
 # text input goes through the model's tokenizer: the same numbers as its
 # ids, as a JSON object and as a plain text line
@@ -123,11 +126,12 @@ import json, sys
 c = json.loads(open(sys.argv[1]).readline())
 print(json.dumps({"text": c["text"]}))
 ' "$M/tiny-word-cls/cases.jsonl" > "$TMP/text.in"
-"$ROFORMER" forward -m "$M/tiny-word-cls" < "$TMP/text.in" > "$TMP/text.out"
+check "text input: exit 0" run_ok "$TMP/text.out" "$ROFORMER" forward -m "$M/tiny-word-cls" < "$TMP/text.in"
 check "text input: tokenized and run like the reference case" \
     $PY "$TMP/compare.py" "$M/tiny-word-cls" "$TMP/text.out" --flat c00
 $PY -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["text"])' \
-    "$M/tiny-word-cls/cases.jsonl" | "$ROFORMER" forward -m "$M/tiny-word-cls" > "$TMP/plain.out"
+    "$M/tiny-word-cls/cases.jsonl" > "$TMP/plain.in"
+check "plain text line: exit 0" run_ok "$TMP/plain.out" "$ROFORMER" forward -m "$M/tiny-word-cls" < "$TMP/plain.in"
 check "plain text line: the same" \
     $PY "$TMP/compare.py" "$M/tiny-word-cls" "$TMP/plain.out" --flat c00
 
@@ -138,12 +142,14 @@ c = [json.loads(l) for l in open(sys.argv[1])][0]
 assert c["id"] == "q00" and c["max_length"] == 300
 print(json.dumps({"text": c["text"], "text_pair": c["text_pair"]}))
 ' "$M/tiny-qa/cases.jsonl" > "$TMP/pair.in"
-"$ROFORMER" forward -m "$M/tiny-qa" --max-length 300 < "$TMP/pair.in" > "$TMP/pair.out"
+check "text pair with --max-length 300: exit 0" \
+    run_ok "$TMP/pair.out" "$ROFORMER" forward -m "$M/tiny-qa" --max-length 300 < "$TMP/pair.in"
 check "text pair with --max-length 300: like the reference case" \
     $PY "$TMP/compare.py" "$M/tiny-qa" "$TMP/pair.out" --flat q00
 
 # --head none: the encoder only; a head the model lacks is refused
-echo '{"input_ids": [101, 102]}' | "$ROFORMER" forward -m "$M/tiny-word-cls" --head none > "$TMP/none.out"
+echo '{"input_ids": [101, 102]}' > "$TMP/ids.in"
+check "--head none: exit 0" run_ok "$TMP/none.out" "$ROFORMER" forward -m "$M/tiny-word-cls" --head none < "$TMP/ids.in"
 check "--head none prints only last_hidden_state" \
     $PY -c 'import json, sys; assert list(json.load(open(sys.argv[1]))) == ["last_hidden_state"]' "$TMP/none.out"
 echo '{"input_ids": [101, 102]}' | "$ROFORMER" forward -m "$M/tiny-word-cls" --head qa > /dev/null 2> "$TMP/qa.err"

@@ -61,17 +61,25 @@ case "$build" in
     export ASAN_OPTIONS=detect_leaks=0 ;;
 esac
 
-# run_docs FILE...: one check per block, from doc_commands.py's lines.
+# run_docs FILE...: one check per block, from doc_commands.py's lines; and
+# one more that it answered for every marked block and exited 0, or 1 with
+# a FAIL line (a crash part-way would leave the blocks after it unrun).
 run_docs() {
     $PY "$here/tests/doc_commands.py" --dir "$W" "$@" >"$TMP/result" 2>&1
+    rc=$?
+    answered=0; failed_blocks=0
     while IFS= read -r line; do
         case "$line" in
-        "ok "*) check_passed=$((check_passed + 1)) ;;
-        "SKIP "*) check_skip "${line#SKIP }" ;;
-        "FAIL "*) check_failed=$((check_failed + 1)); echo "FAIL test_docs: ${line#FAIL }" >&2 ;;
+        "ok "*) check_passed=$((check_passed + 1)); answered=$((answered + 1)) ;;
+        "SKIP "*) check_skip "${line#SKIP }"; answered=$((answered + 1)) ;;
+        "FAIL "*) check_failed=$((check_failed + 1)); answered=$((answered + 1))
+                  failed_blocks=$((failed_blocks + 1)); echo "FAIL test_docs: ${line#FAIL }" >&2 ;;
         *) echo "$line" >&2 ;;
         esac
     done <"$TMP/result"
+    marks=$(cat "$@" | grep -cE '^[[:space:]]*<!-- runnable -->[[:space:]]*$')
+    check "doc_commands.py answers all $marks marked blocks (it answered $answered, exit $rc)" \
+        [ "$answered" -eq "$marks" -a \( "$rc" -eq 0 -a "$failed_blocks" -eq 0 -o "$rc" -eq 1 -a "$failed_blocks" -gt 0 \) ]
 }
 docs=README.md
 for f in docs/*.md; do [ -f "$f" ] && docs="$docs $f"; done

@@ -86,7 +86,7 @@ checker >"$TMP/good" 2>&1; rc=$?
 check "without them: exit 0 ($(tail -n 1 "$TMP/good"))" \
     sh -c "[ $rc -eq 0 ] && grep -qx 'no cycles or upward dependencies between 4 modules' '$TMP/good'"
 mkdir -p "$T/src/new"; printf 'int z;\n' >"$T/src/new/z.h"
-checker >"$TMP/nolayer" 2>&1
-check "a module in no layer is reported" grep -qx 'no layer: src/new/z' "$TMP/nolayer"
+checker >"$TMP/nolayer" 2>&1; rc=$?
+check "a module in no layer is reported, exit 1" sh -c "[ $rc -eq 1 ] && grep -qx 'no layer: src/new/z' '$TMP/nolayer'"
 
 check_done

@@ -68,8 +68,10 @@ for job in embed:$ST rerank:$M/tiny-word-cls qa:$M/tiny-qa scm:$M/tiny-word-mlm;
     if start "$name" "$model"; then
         echo "$URL" >"$TMP/url.$name"
         timeout 120 $PY tests/front_ends/compare.py server "$name" "$model" "$TMP" \
-            >"$TMP/server.$name" 2>"$TMP/server.$name.err" ||
-            { echo "compare.py server $name:"; tail -n 5 "$TMP/server.$name.err"; }
+            >"$TMP/server.$name" 2>"$TMP/server.$name.err"
+        rc=$?
+        check "the server answers $name within 120 s (compare.py exit $rc)" [ $rc -eq 0 ]
+        [ $rc -eq 0 ] || tail -n 5 "$TMP/server.$name.err"
         stop "$name"
     else
         check "server $name starts" false

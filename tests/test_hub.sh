@@ -4,8 +4,9 @@
 # gives the local directory's outputs, a complete cache makes no request,
 # a cut download resumes with a Range request and ends with the right
 # bytes, a bad checksum leaves nothing, and every failure is one line with
-# exit status 1 (2 for usage errors).
+# exit status 1 (2 for usage errors). Every wait is bounded.
 . tests/check.sh
+. tests/check_cmd.sh
 
 run() { "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 exit_is() { [ "$rc" -eq "$1" ]; }
@@ -64,6 +65,10 @@ server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT
 i=0
 while [ ! -s "$TMP/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ ! -s "$TMP/port" ]; then
+    check "the stand-in hub listens within 10 s" false
+    check_done; exit
+fi
 export HF_ENDPOINT="http://127.0.0.1:$(cat "$TMP/port")"
 : >"$TMP/log"
 requests() { wc -l <"$TMP/log"; }
@@ -77,17 +82,18 @@ check "pull is silent on stderr without a terminal" test ! -s "$TMP/err"
 check "the weights came through the CDN redirect" grep -q "^GET /cdn/test/tiny-word-mlm/main/model.safetensors" "$TMP/log"
 check "no .part file is left" no_file "$C"/test/tiny-word-mlm/main/*.part
 check "the downloaded weights are the hub's bytes" cmp -s "$C/test/tiny-word-mlm/main/model.safetensors" "$M/tiny-word-mlm/model.safetensors"
-"$ROFORMER" convert "$M/tiny-word-mlm" -o "$TMP/local.gguf"
-check "the pulled GGUF equals a local conversion" cmp -s "$C/test/tiny-word-mlm/main/model-f32.gguf" "$TMP/local.gguf"
+check "a local conversion exits 0" "$ROFORMER" convert "$M/tiny-word-mlm" -o "$TMP/local.gguf"
+check "the pulled GGUF equals a local conversion" same "$C/test/tiny-word-mlm/main/model-f32.gguf" "$TMP/local.gguf"
 n=$(requests)
 echo '{"text": "今天天气不错"}' >"$TMP/in"
-"$ROFORMER" forward -m hf:test/tiny-word-mlm <"$TMP/in" >"$TMP/hub.jsonl" 2>"$TMP/err"
-"$ROFORMER" forward -m "$M/tiny-word-mlm" <"$TMP/in" >"$TMP/dir.jsonl"
-check "forward -m hf: gives the local directory's outputs" cmp -s "$TMP/hub.jsonl" "$TMP/dir.jsonl"
+check "forward -m hf: exits 0" run_ok "$TMP/hub.jsonl" "$ROFORMER" forward -m hf:test/tiny-word-mlm <"$TMP/in"
+check "forward -m DIR exits 0" run_ok "$TMP/dir.jsonl" "$ROFORMER" forward -m "$M/tiny-word-mlm" <"$TMP/in"
+check "forward -m hf: gives the local directory's outputs" same "$TMP/hub.jsonl" "$TMP/dir.jsonl"
 check "... and its output is not empty" grep -q last_hidden_state "$TMP/hub.jsonl"
-printf '今天天气很好\t今天天气不错\n' | "$ROFORMER" similarity -m hf:test/tiny-word-mlm >"$TMP/hub.jsonl"
-printf '今天天气很好\t今天天气不错\n' | "$ROFORMER" similarity -m "$M/tiny-word-mlm" >"$TMP/dir.jsonl"
-check "similarity -m hf: gives the local directory's outputs" cmp -s "$TMP/hub.jsonl" "$TMP/dir.jsonl"
+printf '今天天气很好\t今天天气不错\n' >"$TMP/pair"
+check "similarity -m hf: exits 0" run_ok "$TMP/hub.jsonl" "$ROFORMER" similarity -m hf:test/tiny-word-mlm <"$TMP/pair"
+check "similarity -m DIR exits 0" run_ok "$TMP/dir.jsonl" "$ROFORMER" similarity -m "$M/tiny-word-mlm" <"$TMP/pair"
+check "similarity -m hf: gives the local directory's outputs" same "$TMP/hub.jsonl" "$TMP/dir.jsonl"
 run pull test/tiny-word-mlm
 check "a second pull exits 0" exit_is 0
 check "a cached model makes no request" test "$(requests)" -eq "$n"
@@ -98,19 +104,24 @@ check "pull --dtype f16 of a cached checkpoint exits 0" exit_is 0
 check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f16.gguf"
 check "... converted from the cache with no request" test "$(requests)" -eq "$n"
 run info -m "$C/test/tiny-word-mlm/main/model-f16.gguf"
+check "... its info exits 0" exit_is 0
 check "... and stored as f16" out_has "dtype:               f16"
 run pull test/tiny-word-mlm --pooler-activation linear
 check "pull --pooler-activation linear exits 0" exit_is 0
 check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f32-pooler-linear.gguf"
 check "... converted from the cache with no request" test "$(requests)" -eq "$n"
 run info -m "$C/test/tiny-word-mlm/main/model-f32-pooler-linear.gguf"
+check "... its info exits 0" exit_is 0
 check "... and pools with linear" out_has "pooler:              linear"
 run pull test/roformer_chinese_sim_tiny-word-mlm
+check "a RoFormer-Sim repository pulls (exit 0)" exit_is 0
 check "a RoFormer-Sim repository pulls with a linear pooler by default" \
     out_is "$C/test/roformer_chinese_sim_tiny-word-mlm/main/model-f32-pooler-linear.gguf"
 run info -m hf:test/roformer_chinese_sim_tiny-word-mlm
+check "... info -m hf: of it exits 0" exit_is 0
 check "... and -m hf: of it pools with linear" out_has "pooler:              linear"
 run pull test/roformer_chinese_sim_tiny-word-mlm --pooler-activation tanh
+check "... --pooler-activation tanh pulls (exit 0)" exit_is 0
 check "... unless told otherwise" out_has "model-f32-pooler-tanh.gguf"
 run pull test/tiny-word-mlm --pooler-activation relu
 check "a bad --pooler-activation is a usage error" exit_is 2
@@ -124,6 +135,7 @@ run pull test/tiny-char-proj --tokenizer bert
 check "pull --tokenizer bert exits 0" exit_is 0
 check "... into its own file" out_is "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
 run info -m "$C/test/tiny-char-proj/main/model-f32-bert.gguf"
+check "... its info exits 0" exit_is 0
 check "... with the bert tokenizer" out_has "tokenizer:           bert"
 
 run pull test/tiny-qa --pooler-activation linear
@@ -137,23 +149,27 @@ check "a sentence-transformers repository pulls" exit_is 0
 check "... fetching the Pooling config from its folder" \
     cmp -s "$C/test/tiny-st/main/1_Pooling/config.json" "$TMP/hub/tiny-st/1_Pooling/config.json"
 check "... and sentence_bert_config.json" test -f "$C/test/tiny-st/main/sentence_bert_config.json"
-"$ROFORMER" convert "$TMP/hub/tiny-st" -o "$TMP/st-local.gguf"
-check "the pulled GGUF equals a local conversion" cmp -s "$C/test/tiny-st/main/model-f32.gguf" "$TMP/st-local.gguf"
+check "a local conversion of it exits 0" "$ROFORMER" convert "$TMP/hub/tiny-st" -o "$TMP/st-local.gguf"
+check "the pulled GGUF equals a local conversion" same "$C/test/tiny-st/main/model-f32.gguf" "$TMP/st-local.gguf"
 run info -m hf:test/tiny-st
+check "info -m hf: of it exits 0" exit_is 0
 check "... and info shows its settings" \
     out_has "sentence-transformers: pooling mean, normalize true, max_seq_length 64"
 check "a plain repository's modules.json is asked for once, and is absent" \
     test "$(grep -c "^GET /test/tiny-word-mlm/resolve/main/modules.json" "$TMP/log")" -eq 1
 
 # ==== two pulls of one repository at once: one downloads, the other waits ====
-"$ROFORMER" pull slow/tiny-qa >"$TMP/out1" 2>&1 &
+# each at most 120 s: one waiting on the other's lock for ever is a deadlock
+timeout -k 10 120 "$ROFORMER" pull slow/tiny-qa >"$TMP/out1" 2>&1 &
 p1=$!
-"$ROFORMER" pull slow/tiny-qa >"$TMP/out2" 2>&1 &
+timeout -k 10 120 "$ROFORMER" pull slow/tiny-qa >"$TMP/out2" 2>&1 &
 p2=$!
 wait $p1; rc1=$?
 wait $p2; rc2=$?
+check "two pulls at once end within 120 s (exit 124 or 137: hung; got $rc1 and $rc2)" \
+    test "$rc1" -ne 124 -a "$rc1" -ne 137 -a "$rc2" -ne 124 -a "$rc2" -ne 137
 check "two pulls at once both exit 0" test "$rc1" -eq 0 -a "$rc2" -eq 0
-check "... and print the same path" cmp -s "$TMP/out1" "$TMP/out2"
+check "... and print the same path" same "$TMP/out1" "$TMP/out2"
 check "... the weights downloaded once" test "$(grep -c "^GET /cdn/slow/tiny-qa/" "$TMP/log")" -eq 1
 
 # ==== revisions ====
@@ -231,23 +247,30 @@ check "... one line" one_error_line
 check "... saying so" err_has "Could not resolve host"
 check "... and that local files work offline" err_has "works offline"
 
-# ==== a slow link, interrupted, then resumed with a progress bar ====
-"$ROFORMER" pull slow/tiny-word-cls --progress >"$TMP/out" 2>"$TMP/err" &
+# ==== a download interrupted under way, then resumed with a progress bar ====
+# The hub sends half the weights and then holds the connection, so the pull
+# is still running when it is signalled, with exactly half on disk.
+timeout -k 10 120 "$ROFORMER" pull stall/tiny-word-cls --progress >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-part="$C/slow/tiny-word-cls/main/model.safetensors.part"
+part="$C/stall/tiny-word-cls/main/model.safetensors.part"
+part_size() { if [ -f "$part" ]; then wc -c <"$part"; else echo 0; fi; }
 i=0
-while [ "$(cat "$part" 2>/dev/null | wc -c)" -lt 100000 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(part_size)" -lt $((size / 2)) ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+check "the stalled pull has half the weights on disk within 60 s ($(part_size) of $size bytes)" \
+    test "$(part_size)" -eq $((size / 2))
 kill -TERM $pid
 wait $pid
 rc=$?
-check "an interrupted pull exits non-zero" test "$rc" -ne 0
-check "... leaving a partial download only" test -s "$part" -a ! -e "$C/slow/tiny-word-cls/main/model.safetensors"
-run pull slow/tiny-word-cls --progress
+check "an interrupted pull exits non-zero, and not by its time limit ($rc)" \
+    test "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137
+check "... leaving the half it had as a partial download only" \
+    test "$(part_size)" -eq $((size / 2)) -a ! -e "$C/stall/tiny-word-cls/main/model.safetensors"
+run pull stall/tiny-word-cls --progress
 check "the next pull resumes and exits 0" exit_is 0
-check "... from the bytes it had" grep -q "^GET /cdn/slow/tiny-word-cls/main/model.safetensors range=bytes=[1-9][0-9]*-" "$TMP/log"
-check "... ending with the right bytes" cmp -s "$C/slow/tiny-word-cls/main/model.safetensors" "$M/tiny-word-cls/model.safetensors"
+check "... from the bytes it had" grep -q "^GET /cdn/stall/tiny-word-cls/main/model.safetensors range=bytes=$((size / 2))-" "$TMP/log"
+check "... ending with the right bytes" cmp -s "$C/stall/tiny-word-cls/main/model.safetensors" "$M/tiny-word-cls/model.safetensors"
 check "--progress draws the bar on stderr" grep -q "model.safetensors \[#*\] 100%" "$TMP/err"
-check "... and keeps stdout for the path" out_is "$C/slow/tiny-word-cls/main/model-f32.gguf"
+check "... and keeps stdout for the path" out_is "$C/stall/tiny-word-cls/main/model-f32.gguf"
 
 # ==== a full disk (a 1 MB tmpfs in a user and mount namespace) ====
 if command -v unshare >/dev/null && unshare -rm sh -c "mount -t tmpfs -o size=1m tmpfs '$TMP/cache'" 2>/dev/null; then

@@ -33,7 +33,9 @@ check "--max-length over the model's maximum is a usage error" [ $? -eq 2 ]
 # run_job NAME MODEL JOB CLI-ARGS...: every max_length group of the job's cases.
 run_job() {
     name=$1; model=$2; job=$3; shift 3
-    for ml in $($PY tests/jobs_reference.py maxlens "$M/$model" "$job"); do
+    mls=$($PY tests/jobs_reference.py maxlens "$M/$model" "$job")
+    check "$name: the reference lists its max_length groups" [ $? -eq 0 -a -n "$mls" ]
+    for ml in $mls; do
         opt=""; [ "$ml" = none ] || opt="--max-length $ml"
         $PY tests/jobs_reference.py inputs "$M/$model" "$job" "$ml" >"$TMP/in.jsonl"
         $ROFORMER "$@" -m "$M/$model" $opt --batch-size 3 <"$TMP/in.jsonl" >"$TMP/out.jsonl"
@@ -138,11 +140,12 @@ check "an answer comes before the next line is written" \
 $ROFORMER embed -m "$M/tiny-word-mlm" --format npy -o "$TMP/e.npy" <"$TMP/mixed.txt" 2>/dev/null
 check "npy with a bad line: exit 1" [ $? -eq 1 ]
 $ROFORMER embed -m "$M/tiny-word-mlm" <"$TMP/mixed.txt" >"$TMP/e.jsonl" 2>/dev/null
+check "jsonl with a bad line: exit 1" [ $? -eq 1 ]
 check "npy loads with numpy: N x D, NaN rows where lines failed, same values as jsonl" $PY -c '
 import json, sys, numpy as np
 x = np.load(sys.argv[1])
 rows = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
-assert x.dtype == np.float32 and x.shape == (6, 64), (x.dtype, x.shape)
+assert x.dtype == np.float32 and x.shape == (6, 64) and len(rows) == 6, (x.dtype, x.shape, len(rows))
 for r, row in zip(x, rows):
     if "error" in row: assert np.isnan(r).all()
     else: assert np.max(np.abs(r - np.array(row["embedding"]))) < 1e-6
@@ -203,8 +206,10 @@ check "no progress bar when stderr is not a terminal" [ ! -s "$TMP/quiet.err" ]
 # ==== --timings ====
 printf '%s\n' '今天天气不错' '{"text": "法院认为", "text_pair": "被告人"}' '{"nope": 1}' >"$TMP/t.in"
 $ROFORMER embed -m "$M/tiny-word-mlm" --timings <"$TMP/t.in" >"$TMP/t.out" 2>"$TMP/t.err"
+check "--timings with a bad line: exit 1" [ $? -eq 1 ]
 $ROFORMER embed -m "$M/tiny-word-mlm" <"$TMP/t.in" >"$TMP/t-plain.out" 2>/dev/null
-check "--timings leaves stdout as it is" cmp -s "$TMP/t.out" "$TMP/t-plain.out"
+check "without --timings: exit 1" [ $? -eq 1 ]
+check "--timings leaves stdout as it is" sh -c "[ -s '$TMP/t.out' ] && cmp -s '$TMP/t.out' '$TMP/t-plain.out'"
 # the token count is the tokenizer's, over the two inputs that ran
 tokens=$(head -n 2 "$TMP/t.in" | $ROFORMER tokenize -m "$M/tiny-word-mlm" |
          $PY -c 'import json,sys; print(sum(len(json.loads(l)["input_ids"]) for l in sys.stdin))')

@@ -7,6 +7,7 @@
 # the errors, the checkpoint's default scaling through config.json and
 # GGUF, and that below max_position nothing changes.
 . tests/check.sh
+. tests/check_cmd.sh
 PY=/usr/bin/python3
 
 require_reference "long-position tests"
@@ -18,6 +19,7 @@ ids() { # ids N: one JSON line of N token ids (5 .. 4999)
 # ---- errors: one line, exit 2 for bad option values ----
 ids 513 >"$TMP/513.jsonl"
 $ROFORMER forward -m "$M/tiny-v2-mlm" <"$TMP/513.jsonl" >"$TMP/out" 2>/dev/null
+check "forward past max_position without the option: exit 1" [ $? -eq 1 ]
 check "forward past max_position without the option: an error line naming extend_positions" \
     grep -q 'longer than the model.s max_position_embeddings (512); truncate it, or set extend_positions' "$TMP/out"
 $ROFORMER embed -m "$M/tiny-v2-mlm" --max-length 600 x >/dev/null 2>"$TMP/err"; rc=$?
@@ -33,19 +35,23 @@ check "ner --window: a usage error (windows pool vectors)" [ $? -eq 2 ]
 
 # ---- below max_position: the same bytes with --extend-positions ----
 ids 512 >"$TMP/512.jsonl"
-$ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states <"$TMP/512.jsonl" >"$TMP/plain" &&
-    $ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states --extend-positions <"$TMP/512.jsonl" >"$TMP/ext"
-check "512 tokens on a 512-position model: --extend-positions changes no byte" cmp -s "$TMP/plain" "$TMP/ext"
-$ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling none --rope-factor 8 <"$TMP/512.jsonl" >"$TMP/none8"
-$ROFORMER forward -m "$M/tiny-v2-mlm" <"$TMP/512.jsonl" >"$TMP/plain1"
-check "--rope-scaling none ignores the factor" cmp -s "$TMP/none8" "$TMP/plain1"
+check "512 tokens, --hidden-states: exit 0" \
+    run_ok "$TMP/plain" $ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states <"$TMP/512.jsonl"
+check "512 tokens, --hidden-states --extend-positions: exit 0" \
+    run_ok "$TMP/ext" $ROFORMER forward -m "$M/tiny-v2-mlm" --hidden-states --extend-positions <"$TMP/512.jsonl"
+check "512 tokens on a 512-position model: --extend-positions changes no byte" same "$TMP/plain" "$TMP/ext"
+check "--rope-scaling none --rope-factor 8: exit 0" \
+    run_ok "$TMP/none8" $ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling none --rope-factor 8 <"$TMP/512.jsonl"
+check "512 tokens: exit 0" run_ok "$TMP/plain1" $ROFORMER forward -m "$M/tiny-v2-mlm" <"$TMP/512.jsonl"
+check "--rope-scaling none ignores the factor" same "$TMP/none8" "$TMP/plain1"
 
 # ---- scaling stretches the accepted length: max_position x factor ----
 ids 2048 >"$TMP/2048.jsonl"
-$ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling linear --rope-factor 4 <"$TMP/2048.jsonl" >"$TMP/lin"
-check "linear x4 takes 4 x 512 tokens without --extend-positions" [ $? -eq 0 ]
-ids 2049 | $ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 4 >"$TMP/out" 2>/dev/null
-check "linear x4 refuses 2049 tokens" grep -q '"error"' "$TMP/out"
+check "linear x4 takes 4 x 512 tokens without --extend-positions" \
+    run_ok "$TMP/lin" $ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling linear --rope-factor 4 <"$TMP/2048.jsonl"
+ids 2049 >"$TMP/2049.jsonl"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 4 <"$TMP/2049.jsonl" >"$TMP/out" 2>/dev/null
+check "linear x4 refuses 2049 tokens: exit 1, an error line" sh -c "[ $? -eq 1 ] && grep -q '\"error\"' '$TMP/out'"
 
 # ---- the checkpoint's default: config.json rope_scaling -> GGUF -> context ----
 mkdir "$TMP/scaled"
@@ -55,12 +61,15 @@ $PY -c 'import json,sys; c=json.load(open(sys.argv[1])); c["rope_scaling"]={"typ
     "$M/tiny-v2-mlm/config.json" "$TMP/scaled/config.json"
 $ROFORMER convert "$TMP/scaled" -o "$TMP/scaled.gguf" >/dev/null 2>&1
 check "convert: a config with rope_scaling" [ $? -eq 0 ]
-check "info: the GGUF records linear x4" sh -c "$ROFORMER info -m '$TMP/scaled.gguf' | grep -q 'rope_scaling: *linear, factor 4'"
-$ROFORMER forward -m "$TMP/scaled.gguf" --head none <"$TMP/2048.jsonl" >"$TMP/lin-default"
+check "info on it exits 0" run_ok "$TMP/info" $ROFORMER info -m "$TMP/scaled.gguf"
+check "info: the GGUF records linear x4" grep -q 'rope_scaling: *linear, factor 4' "$TMP/info"
+check "forward on it: exit 0" run_ok "$TMP/lin-default" $ROFORMER forward -m "$TMP/scaled.gguf" --head none <"$TMP/2048.jsonl"
 check "the recorded scaling is the default: same output as --rope-scaling linear --rope-factor 4" \
-    cmp -s "$TMP/lin" "$TMP/lin-default"
+    same "$TMP/lin" "$TMP/lin-default"
 $ROFORMER convert "$M/tiny-v2-mlm" -o "$TMP/plain.gguf" >/dev/null 2>&1
-check "info: no rope_scaling line for a model without one" sh -c "! $ROFORMER info -m '$TMP/plain.gguf' | grep -q rope_scaling"
+check "convert: a config without rope_scaling" [ $? -eq 0 ]
+check "info on it exits 0" run_ok "$TMP/info" $ROFORMER info -m "$TMP/plain.gguf"
+check "info: no rope_scaling line for a model without one" sh -c "! grep -q rope_scaling '$TMP/info'"
 
 # ---- against the float64 reference ----
 if ! $PY -c 'import numpy' 2>/dev/null; then

@@ -23,7 +23,14 @@ if ! "$TMP/venv/bin/python" -c 'import numpy' 2>/dev/null; then
     check_done; exit
 fi
 unset ROFORMER_LIBRARY PYTHONPATH
-ROFORMER_BUILD=$build PIP_NO_CACHE_DIR=1 "$TMP/venv/bin/pip" install --no-build-isolation \
+# The make the package's build runs must find the library built and build
+# nothing (make -q): tests/run.sh runs tests two at a time, and
+# test_install.sh reads the same build. A stale build fails here instead.
+if ! make -s -q BUILD="$build" "$build/libroformer.so" >/dev/null 2>&1; then
+    check "$build/libroformer.so is up to date with its sources (make -q)" false
+    check_done; exit
+fi
+ROFORMER_BUILD=$build MAKEFLAGS=q PIP_NO_CACHE_DIR=1 "$TMP/venv/bin/pip" install --no-build-isolation \
     --no-index ./tools/python >"$TMP/pip.log" 2>&1
 rc=$?
 check "pip install --no-build-isolation ./tools/python exits 0" test $rc -eq 0

@@ -43,8 +43,8 @@ check "qa --doc-stride without --max-length: runs over the model's maximum" [ $?
 check "qa --doc-stride without --max-length: windows of 1536 tokens" \
     $PY tests/qa_windows.py "$ROFORMER" "$M" "$TMP/long.jsonl" 1536 128 "$TMP/out-long.jsonl"
 $ROFORMER qa -m "$M" <"$TMP/long.jsonl" >"$TMP/no-windows.jsonl" 2>/dev/null
-check "qa without --doc-stride or --max-length: too long is an error line" \
-    sh -c "[ \$(grep -c '\"error\":\"input is [0-9]* tokens long' '$TMP/no-windows.jsonl') -ge 1 ]"
+check "qa without --doc-stride or --max-length: too long is an error line, exit 1" \
+    sh -c "[ $? -eq 1 ] && [ \$(grep -c '\"error\":\"input is [0-9]* tokens long' '$TMP/no-windows.jsonl') -ge 1 ]"
 
 # The first window is what HF's tokenizer gives with truncation="only_second"
 # (here longest_first, which cuts only the longer context): case q00.

@@ -30,7 +30,10 @@ check "readelf -d: SONAME libroformer.so.$major ($(grep SONAME "$TMP/dynamic"))"
 # ==== The exports: exactly the header's functions ====
 if [ -x "$PY" ] && command -v nm >/dev/null 2>&1; then
     $PY tests/public_symbols.py include/roformer.h >"$TMP/header"
-    nm -D --defined-only "$so" | awk '{ print $NF }' | sort >"$TMP/exported"
+    check "public_symbols.py reads include/roformer.h" [ $? -eq 0 ]
+    nm -D --defined-only "$so" >"$TMP/nm"
+    check "nm -D reads $so" [ $? -eq 0 ]
+    awk '{ print $NF }' "$TMP/nm" | sort >"$TMP/exported"
     n_header=$(wc -l <"$TMP/header"); n_exported=$(wc -l <"$TMP/exported")
     check "the header declares functions ($n_header)" [ "$n_header" -gt 50 ]
     # lines only in the header: declared but not exported (a missing RF_API);
@@ -71,7 +74,7 @@ check "a program links with -lroformer ($(cat "$TMP/cc.log"))" [ -x "$TMP/versio
 readelf -d "$TMP/version" >"$TMP/needed" 2>&1
 check "it needs libroformer.so.$major, the SONAME" \
     grep -q "(NEEDED) *Shared library: \\[libroformer.so.$major\\]" "$TMP/needed"
-LD_LIBRARY_PATH=$build "$TMP/version" >"$TMP/version.out" 2>&1
-check "rf_version() is \"$version\", as RF_VERSION and the macros ($(cat "$TMP/version.out"))" \
-    [ "$(cat "$TMP/version.out")" = "$version $version $version 1 0 0" ]
+LD_LIBRARY_PATH=$build "$TMP/version" >"$TMP/version.out" 2>&1; rc=$?
+check "rf_version() is \"$version\", as RF_VERSION and the macros ($(cat "$TMP/version.out")), exit $rc" \
+    [ $rc -eq 0 -a "$(cat "$TMP/version.out")" = "$version $version $version 1 0 0" ]
 check_done

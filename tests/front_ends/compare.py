@@ -129,6 +129,9 @@ def main():
         if job == "scm" and not inp["triplets"]:
             continue
         cli = cli_answers(tmp, job)
+        if not cli:
+            print("FAIL cli %s: no lines to compare with" % job)
+            continue
         path = os.path.join(tmp, "server." + job)
         if os.path.exists(path) and os.path.getsize(path):
             with open(path, encoding="utf-8") as f:
