@@ -3,6 +3,7 @@
 # expected.safetensors (tests/jobs_reference.py), scm over the shared
 # CAIL2019-SCM triplets, bad lines in place, .npy output, shared options.
 . tests/check.sh
+. tests/check_cmd.sh
 PY=/usr/bin/python3
 DATA=${ROFORMER_DATA:-../shared/data}
 SCM=$DATA/cail2019_scm/stage1_train.jsonl
@@ -37,7 +38,8 @@ run_job() {
     check "$name: the reference lists its max_length groups" [ $? -eq 0 -a -n "$mls" ]
     for ml in $mls; do
         opt=""; [ "$ml" = none ] || opt="--max-length $ml"
-        $PY tests/jobs_reference.py inputs "$M/$model" "$job" "$ml" >"$TMP/in.jsonl"
+        check "$name max_length=$ml: the reference gives its inputs" \
+            run_ok "$TMP/in.jsonl" $PY tests/jobs_reference.py inputs "$M/$model" "$job" "$ml"
         $ROFORMER "$@" -m "$M/$model" $opt --batch-size 3 <"$TMP/in.jsonl" >"$TMP/out.jsonl"
         check "$name max_length=$ml: exit 0" [ $? -eq 0 ]
         check "$name max_length=$ml matches the reference" \
@@ -59,7 +61,7 @@ run_job "classify (v2)" tiny-v2-cls classify classify
 run_job "fill-mask (v2)" tiny-v2-mlm fill-mask fill-mask --top-k 5
 printf '今天天气很好\t今天天气不错\n' | $ROFORMER similarity -m "$M/tiny-v2-mlm" >"$TMP/sim.json"
 check "similarity (v2): exit 0" [ $? -eq 0 ]
-$ROFORMER embed -m "$M/tiny-v2-mlm" --pooling cls 今天天气很好 今天天气不错 >"$TMP/emb.json"
+check "embed (v2): exit 0" run_ok "$TMP/emb.json" $ROFORMER embed -m "$M/tiny-v2-mlm" --pooling cls 今天天气很好 今天天气不错
 check "similarity (v2) is the cosine of the two [CLS] embeddings" $PY -c '
 import json, sys
 from vectors import cosine, embeddings
@@ -81,7 +83,8 @@ long=$($PY -c 'print("长" * 1100)')
 $ROFORMER embed -m "$M/tiny-char-proj" <"$TMP/mixed.txt" >"$TMP/mixed.out" 2>"$TMP/mixed.err"
 check "bad lines: exit 1" [ $? -eq 1 ]
 check "bad lines: one output line per input line" [ "$(wc -l <"$TMP/mixed.out")" -eq 6 ]
-$ROFORMER embed -m "$M/tiny-char-proj" '今天天气很好' '北京是中国的首都' >"$TMP/alone.out"
+check "the good lines alone: exit 0" \
+    run_ok "$TMP/alone.out" $ROFORMER embed -m "$M/tiny-char-proj" '今天天气很好' '北京是中国的首都'
 check "bad lines: errors in place with their line numbers, good lines as alone" $PY - "$TMP/mixed.out" "$TMP/alone.out" <<'PYEOF'
 import json, sys
 import numpy as np
@@ -94,12 +97,14 @@ for got, want in ((out[0], alone[0]), (out[5], alone[1])):
     assert np.max(np.abs(np.array(got["embedding"]) - want["embedding"])) < 1e-5
 PYEOF
 check "bad lines: summary on stderr" grep -q '4 of 6 inputs failed' "$TMP/mixed.err"
-printf 'short\n%s\nshort\n' "$($PY -c 'print("x" * 300)')" |
-    $ROFORMER embed -m "$M/tiny-char-proj" --max-line-bytes 100 >"$TMP/cap.out" 2>/dev/null
+printf 'short\n%s\nshort\n' "$($PY -c 'print("x" * 300)')" >"$TMP/cap.in"
+check "--max-line-bytes: exit 1 for the long line" \
+    run_rc 1 "$TMP/cap.out" $ROFORMER embed -m "$M/tiny-char-proj" --max-line-bytes 100 <"$TMP/cap.in"
 check "--max-line-bytes: the long line fails alone" sh -c \
     "[ \$(grep -c embedding '$TMP/cap.out') -eq 2 ] && sed -n 2p '$TMP/cap.out' | grep -q 'longer than 100 bytes'"
-printf '{"text": "a"} trailing\n{"text": "北京\\u0000欢迎你"}\n北京欢迎你\n' |
-    $ROFORMER embed -m "$M/tiny-char-proj" >"$TMP/nul.out" 2>/dev/null
+printf '{"text": "a"} trailing\n{"text": "北京\\u0000欢迎你"}\n北京欢迎你\n' >"$TMP/nul.in"
+check "JSON: exit 1 for the line with trailing bytes" \
+    run_rc 1 "$TMP/nul.out" $ROFORMER embed -m "$M/tiny-char-proj" <"$TMP/nul.in"
 check "JSON: trailing bytes fail the line" sh -c "sed -n 1p '$TMP/nul.out' | grep -q 'bad JSON'"
 # BERT's text cleaning drops U+0000, so a kept NUL gives the text without it.
 check "JSON: a \\u0000 escape does not cut the text short" $PY -c '
@@ -107,15 +112,19 @@ import json, sys, numpy as np
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert np.max(np.abs(np.array(rows[1]["embedding"]) - rows[2]["embedding"])) < 1e-5
 ' "$TMP/nul.out"
-printf '{"text": "没有掩码"}\n{"text": "有[MASK]码"}\n' |
-    $ROFORMER fill-mask -m "$M/tiny-word-mlm" >"$TMP/fm.out" 2>/dev/null
+printf '{"text": "没有掩码"}\n{"text": "有[MASK]码"}\n' >"$TMP/fm.in"
+check "fill-mask: exit 1 for the text without [MASK]" \
+    run_rc 1 "$TMP/fm.out" $ROFORMER fill-mask -m "$M/tiny-word-mlm" <"$TMP/fm.in"
 check "fill-mask: a text without [MASK] fails alone" sh -c \
     "sed -n 1p '$TMP/fm.out' | grep -q 'no \\[MASK\\]' && sed -n 2p '$TMP/fm.out' | grep -q '\"masks\"'"
 
 # ==== Batching keeps input order ====
-$PY tests/jobs_reference.py inputs "$M/tiny-word-mlm" embed-cls none >"$TMP/order.jsonl"
-$ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 1 <"$TMP/order.jsonl" >"$TMP/b1.out"
-$ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 16 <"$TMP/order.jsonl" >"$TMP/b16.out"
+check "batching: the reference gives its inputs" \
+    run_ok "$TMP/order.jsonl" $PY tests/jobs_reference.py inputs "$M/tiny-word-mlm" embed-cls none
+check "--batch-size 1: exit 0" \
+    run_ok "$TMP/b1.out" $ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 1 <"$TMP/order.jsonl"
+check "--batch-size 16: exit 0" \
+    run_ok "$TMP/b16.out" $ROFORMER embed -m "$M/tiny-word-mlm" --batch-size 16 <"$TMP/order.jsonl"
 check "batch size 1 and 16 give the same rows in the same order" $PY -c '
 import json, sys, numpy as np
 a = [json.loads(l)["embedding"] for l in open(sys.argv[1])]
@@ -133,6 +142,7 @@ assert len(a) == len(b) > 3 and np.max(np.abs(np.array(a) - np.array(b))) < 1e-5
     [ -s "$TMP/co.out" ] && echo answered >"$TMP/co.flag"
     echo '明天'
 } | $ROFORMER embed -m "$M/tiny-word-mlm" >"$TMP/co.out"
+check "line by line: exit 0" [ $? -eq 0 ]
 check "an answer comes before the next line is written" \
     sh -c "[ -f '$TMP/co.flag' ] && [ \$(wc -l <'$TMP/co.out') -eq 2 ]"
 
@@ -150,7 +160,9 @@ for r, row in zip(x, rows):
     if "error" in row: assert np.isnan(r).all()
     else: assert np.max(np.abs(r - np.array(row["embedding"]))) < 1e-6
 ' "$TMP/e.npy" "$TMP/e.jsonl"
-$ROFORMER embed -m "$M/tiny-word-mlm" --format npy --normalize 一 二 三 | cat >"$TMP/pipe.npy"
+{ $ROFORMER embed -m "$M/tiny-word-mlm" --format npy --normalize 一 二 三; echo $? >"$TMP/pipe.rc"; } |
+    cat >"$TMP/pipe.npy"
+check "npy through a pipe: exit 0" [ "$(cat "$TMP/pipe.rc")" = 0 ]
 check "npy through a pipe, normalized rows" $PY -c '
 import sys, numpy as np
 x = np.load(sys.argv[1]); assert x.shape == (3, 64)
@@ -161,7 +173,8 @@ assert np.allclose(np.linalg.norm(x, axis=1), 1, atol=1e-5)
 printf '今天天气很好\t今天天气不错\n{"text_a": "下雨了", "text_b": "下雨了"}\nno tab here\n' |
     $ROFORMER similarity -m "$M/tiny-word-mlm" --pooling mean >"$TMP/sim.out" 2>/dev/null
 check "similarity: exit 1 for the line without TAB" [ $? -eq 1 ]
-$ROFORMER embed -m "$M/tiny-word-mlm" --pooling mean 今天天气很好 今天天气不错 >"$TMP/sim.emb"
+check "embed --pooling mean: exit 0" \
+    run_ok "$TMP/sim.emb" $ROFORMER embed -m "$M/tiny-word-mlm" --pooling mean 今天天气很好 今天天气不错
 check "similarity: cosine of the two embeddings; identical texts give 1" $PY -c '
 import json, sys
 from vectors import cosine, embeddings
@@ -191,6 +204,7 @@ for i, l in enumerate(sys.stdin):
 ' >"$TMP/scm4.jsonl"
     $ROFORMER scm -m "$M/tiny-word-cls" --mode pair --max-length 256 - <"$TMP/scm4.jsonl" \
         >"$TMP/pair.out" 2>"$TMP/pair.err"
+    check "scm --mode pair: exit 0" [ $? -eq 0 ]
     check "scm --mode pair: 4 predictions and the accuracy on stderr" sh -c \
         "[ \$(grep -c prediction '$TMP/pair.out') -eq 4 ] && grep -q 'accuracy .* of 4 labelled' '$TMP/pair.err'"
 else
@@ -198,10 +212,10 @@ else
 fi
 
 # ==== progress bar ====
-$ROFORMER embed -m "$M/tiny-word-mlm" --progress a b c >/dev/null 2>"$TMP/progress.err"
-check "--progress draws on stderr" grep -q '3 inputs' "$TMP/progress.err"
-$ROFORMER embed -m "$M/tiny-word-mlm" a b c >/dev/null 2>"$TMP/quiet.err"
-check "no progress bar when stderr is not a terminal" [ ! -s "$TMP/quiet.err" ]
+check "--progress: exit 0" run_ok "$TMP/progress.out" $ROFORMER embed -m "$M/tiny-word-mlm" --progress a b c
+check "--progress draws on stderr" grep -q '3 inputs' "$TMP/progress.out.err"
+check "without --progress: exit 0" run_ok "$TMP/quiet.out" $ROFORMER embed -m "$M/tiny-word-mlm" a b c
+check "no progress bar when stderr is not a terminal" [ ! -s "$TMP/quiet.out.err" ]
 
 # ==== --timings ====
 printf '%s\n' '今天天气不错' '{"text": "法院认为", "text_pair": "被告人"}' '{"nope": 1}' >"$TMP/t.in"
@@ -211,8 +225,9 @@ $ROFORMER embed -m "$M/tiny-word-mlm" <"$TMP/t.in" >"$TMP/t-plain.out" 2>/dev/nu
 check "without --timings: exit 1" [ $? -eq 1 ]
 check "--timings leaves stdout as it is" sh -c "[ -s '$TMP/t.out' ] && cmp -s '$TMP/t.out' '$TMP/t-plain.out'"
 # the token count is the tokenizer's, over the two inputs that ran
-tokens=$(head -n 2 "$TMP/t.in" | $ROFORMER tokenize -m "$M/tiny-word-mlm" |
-         $PY -c 'import json,sys; print(sum(len(json.loads(l)["input_ids"]) for l in sys.stdin))')
+head -n 2 "$TMP/t.in" >"$TMP/t2.in"
+check "tokenize: exit 0" run_ok "$TMP/t2.tok" $ROFORMER tokenize -m "$M/tiny-word-mlm" <"$TMP/t2.in"
+tokens=$($PY -c 'import json,sys; print(sum(len(json.loads(l)["input_ids"]) for l in sys.stdin))' <"$TMP/t2.tok")
 check "--timings: inputs, real tokens and batches counted" \
     grep -q "^roformer: timings: 2 inputs, $tokens tokens, 1 batches; " "$TMP/t.err"
 check "--timings: the three parts add up to the total" $PY -c '
