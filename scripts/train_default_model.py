@@ -215,8 +215,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=0.1, help="fraction of the steps")
     ap.add_argument("--seed", type=int, default=20210420)
     ap.add_argument("--threads", type=int, default=1,
-                    help="PyTorch threads; 1 because two OpenMP threads on two cores shared with "
-                    "other work ran 8x slower here (spinning), not faster")
+                    help="PyTorch threads; 1 because OpenMP threads spin, and on cores shared with "
+                    "other work more of them ran slower, not faster (docs/performance.md)")
     args = ap.parse_args()
 
     start = time.time()

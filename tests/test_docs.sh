@@ -2,8 +2,9 @@
 # and print what they show (tests/doc_commands.py: the blocks marked
 # `<!-- runnable -->`, each one check named FILE:LINE); README.md stays a
 # short document that still holds the setup and test commands, its C
-# example compiles against include/roformer.h; and the
-# checker itself fails on a block whose shown output was changed.
+# example compiles against include/roformer.h; every relative link and
+# #anchor of README.md, docs/*.md and models/README.md resolves
+# (tests/doc_links.py); and both checkers fail on what they must catch.
 #
 # The blocks run in a scratch copy of the places they name: build/ (the
 # build under test), models/, tools/, scripts/, include/, the reference
@@ -28,6 +29,42 @@ check "README.md shows the test command" grep -q '^make test' README.md
 } >"$TMP/readme_example.c"
 check "README.md's C example compiles" \
     ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude -fsyntax-only "$TMP/readme_example.c"
+
+# ==== Links: the file exists, the #anchor is one of its headings ====
+for f in README.md docs/*.md models/README.md; do
+    $PY tests/doc_links.py "$f" >"$TMP/links" 2>&1
+    rc=$?
+    check "$f: every relative link and #anchor resolves ($(sed -n 's/^links .*: //p' "$TMP/links"))" \
+        [ $rc -eq 0 ]
+    grep -v '^links ' "$TMP/links" | sed 's/^/    /' >&2
+done
+# The checker on links it must pass and links it must fail.
+mkdir -p "$TMP/links.d/sub"
+cat >"$TMP/links.d/a.md" <<'EOF'
+# Serving: load test
+## Serving: load test
+See [b](sub/b.md#the-section), [here](#serving-load-test), [again](#serving-load-test-1),
+[c](sub/c.md), [anchor](sub/b.md#the-sectionx), [web](https://example.com/x.md),
+`[code](nowhere.md)`.
+```
+[fenced](nowhere.md)
+```
+[def]: sub/missing.md#x
+EOF
+printf '## The section\n' >"$TMP/links.d/sub/b.md"
+$PY tests/doc_links.py "$TMP/links.d/a.md" >"$TMP/links" 2>&1
+check "doc_links: links and anchors that resolve pass" \
+    sh -c "! grep -q -e 'sub/b.md#the-section:' -e '#serving-load-test' '$TMP/links'"
+check "doc_links: a missing file fails, naming FILE:LINE" \
+    grep -q "^FAIL $TMP/links.d/a.md:4: sub/c.md: no such file" "$TMP/links"
+check "doc_links: a missing anchor fails" \
+    grep -q "^FAIL $TMP/links.d/a.md:4: sub/b.md#the-sectionx: no heading" "$TMP/links"
+check "doc_links: a reference definition is checked" \
+    grep -q "^FAIL $TMP/links.d/a.md:9: sub/missing.md#x: no such file" "$TMP/links"
+check "doc_links: URLs and code are not links" \
+    sh -c "! grep -q -e example.com -e nowhere.md '$TMP/links'"
+check "doc_links: exit status 1 on a failure" \
+    sh -c "! $PY tests/doc_links.py '$TMP/links.d/a.md' >/dev/null"
 
 if ! $PY -c 'import numpy' 2>/dev/null; then
     check_skip "$PY with numpy absent: the documents' commands"

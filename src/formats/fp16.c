@@ -1,11 +1,11 @@
 /*
  * fp16.c — widening whole f16 / bf16 tensors to f32 at load time.
  *
- * A base-size model holds ~10^8 weights; converted one at a time they take
- * about half a second, with the CPU's conversion instructions (x86 F16C for
- * f16, AVX2 shifts for bf16) a few milliseconds. The instructions are
- * chosen at run time, so the build needs no -march flag; the scalar loop
- * (fp16.h) is the reference and the fallback. Both are exact.
+ * A base-size model holds ~10^8 weights, so the loop is worth the CPU's
+ * conversion instructions (x86 F16C for f16, AVX2 shifts for bf16; the
+ * times: docs/performance.md). The instructions are chosen at run time,
+ * so the build needs no -march flag; the scalar loop (fp16.h) is the
+ * reference and the fallback. Both are exact.
  */
 #include "formats/fp16.h"
 

@@ -351,6 +351,23 @@ def test_package_version_is_the_librarys():
     assert not _capi.rf_version_matches(_capi.RF_VERSION_MAJOR + 1, 0)
 
 
+def test_model_module_names_stay_importable():
+    """Every name roformer.model defined when it held the whole class (the
+    jobs now live in modules beside it) still imports from it, and Error
+    pickles (as Dask sends it back from a worker) under its documented name."""
+    import roformer.model as model
+    names = ["Error", "Model", "_COMPUTES", "_Call", "_ERRORS", "_HEADS", "_OUTPUT_VALUES",
+             "_PIPELINES_PER_THREAD", "_POOLINGS", "_Progress", "_ROPE_SCALINGS", "_Slots",
+             "_State", "_TRUNCATION_SIDES", "_Texts", "_Ticket", "_as_str", "_c_array",
+             "_check_errors", "_chunks", "_is_single", "_prefixed", "_raise", "_scm_results",
+             "_scm_score", "_sentence_config", "_settle", "_status_code", "_status_name",
+             "_text_pair", "_torch", "_tqdm", "_triplet", "_utf8"]
+    assert [n for n in names if not hasattr(model, n)] == []
+    assert model.Model is roformer.Model and model.Error is roformer.Error
+    e = pickle.loads(pickle.dumps(roformer.Error("bad", "bad input", 3)))
+    assert (type(e), str(e), e.status, e.index) == (roformer.Error, "inputs[3]: bad", "bad input", 3)
+
+
 def test_library_found_beside_the_build(monkeypatch):
     """Without $ROFORMER_LIBRARY the package finds the build tree's library."""
     env = dict(os.environ)

@@ -36,7 +36,10 @@ import dask.bag
 import numpy as np
 
 from . import _capi as C
-from .model import Error, Model, _scm_score, _triplet, _utf8
+from ._errors import Error
+from ._inputs import _triplet, _utf8
+from ._scm import _scm_score
+from .model import Model
 
 _cache = {}
 _cache_lock = threading.Lock()
