@@ -223,9 +223,12 @@ int cmd_serve(int argc, char **argv)
     serve_http *http = NULL;
     char id[512], errbuf[256];
     rc = CLI_FAILED;
-    rf_context_params limit_params = rf_context_default_params();
-    cli_position_apply(&o.positions, &limit_params);
-    int32_t limit = rf_context_length_limit(model, &limit_params);
+    /* the context's parameters, here only: the limit below and the pipeline use them */
+    rf_context_params cp = rf_context_default_params();
+    cp.n_threads = s->threads;
+    cp.compute = s->compute;
+    cli_position_apply(&o.positions, &cp);
+    int32_t limit = rf_context_length_limit(model, &cp);
     if (s->max_input_length > limit) {
         rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d%s",
                              s->max_input_length, limit,
@@ -246,12 +249,8 @@ int cmd_serve(int argc, char **argv)
        connections that was about 6% faster than passes of 32, which pad
        more. */
     rf_pipeline_params pp = rf_pipeline_default_params();
+    pp.context = cp;
     pp.max_length = s->max_input_length;
-    pp.n_threads = s->threads;
-    pp.compute = s->compute;
-    pp.extend_positions = limit_params.extend_positions;
-    pp.rope_scaling = limit_params.rope_scaling;
-    pp.rope_factor = limit_params.rope_factor;
     rf_error err;
     if (serve_runner_create(model, &pp, s->pooling, &runner, &err) != RF_OK) {
         cli_error("%s", err.message);

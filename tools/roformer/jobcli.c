@@ -121,7 +121,10 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         return CLI_FAILED;
     rf_error err;
     const rf_hparams *hp = rf_model_hparams(*model);
+    /* the context's parameters, here only: the limit below and the pipeline use them */
     rf_context_params cp = rf_context_default_params();
+    cp.n_threads = o->threads;
+    cp.compute = o->compute;
     cli_position_apply(&o->positions, &cp);
     int32_t limit = rf_context_length_limit(*model, &cp), max_position = hp->max_position;
     int32_t window = o->window;
@@ -164,12 +167,8 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         pp.max_length = o->max_length;
     else if (o->truncate_default && !window)
         pp.max_length = rf_model_max_input_length(*model);
+    pp.context = cp;
     pp.batch_size = o->batch_size;
-    pp.n_threads = o->threads;
-    pp.compute = o->compute;
-    pp.extend_positions = cp.extend_positions;
-    pp.rope_scaling = cp.rope_scaling;
-    pp.rope_factor = cp.rope_factor;
     pp.window = window;
     pp.stride = o->stride; /* -1: the library's default, rf_window_default_stride */
     pp.truncation_side = o->truncation_side;
