@@ -30,8 +30,12 @@ OPT ?= -O2 -g
 # -ffp-contract=fast: a * b + c becomes one FMA where the target has FMA (the
 # AVX2 and AVX-512 kernel builds, simd.h; -std=c11 alone turns it off). The
 # baseline x86-64 build has no FMA, so its code is unchanged.
+# Only include/ is on everyone's include path: src/ is added for the library
+# and the tests of its internals, never for the tools (the CLI, the examples
+# and the fuzz targets of the CLI's parts), so that the compiler holds them
+# to the public header.
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-psabi -ffp-contract=fast -fPIC \
-              -Iinclude -Isrc \
+              -Iinclude \
               $(shell $(PKG_CONFIG) --cflags $(PKGS)) $(OPT) $(SANITIZE) $(CFLAGS)
 LDLIBS_ALL := $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread -lm $(LDLIBS)
 LDFLAGS_ALL := $(SANITIZE) $(LDFLAGS)
@@ -54,6 +58,8 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:tools/examples/%.c=$(BUILD)/examples/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
+FUZZ_CLI := input serve_request
+fuzz_includes = $(if $(filter $(1),$(FUZZ_CLI)),-Itools/roformer,-Isrc)
 HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
              tests/fuzz/*.h)
 # only the CLI and the fuzz targets include the server's headers
@@ -73,7 +79,7 @@ $(BUILD)/libroformer.a: $(LIB_OBJ)
 # Only the functions include/roformer.h marks RF_API leave the shared
 # library; the static archive, which the CLI and the tests link, keeps every
 # symbol (hidden visibility binds nothing inside one program).
-$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
+$(LIB_OBJ): CFLAGS_ALL += -Isrc -fvisibility=hidden
 
 $(BUILD)/libroformer.so.$(VERSION): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
@@ -95,14 +101,15 @@ $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Isrc $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 $(BUILD)/examples/%: tools/examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 # The CLI's parts (all but main) in one archive, for the fuzz targets of its
-# input readers.
+# input readers. Those targets (FUZZ_CLI) are front ends, built as the CLI
+# is; the others fuzz the library's internals and see src/.
 $(BUILD)/libroformer-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
@@ -110,7 +117,7 @@ $(BUILD)/libroformer-cli.a: $(filter-out %/main.o,$(CLI_OBJ))
 $(BUILD)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libroformer-cli.a \
                             $(BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itools/roformer -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
+	$(CC) $(CFLAGS_ALL) $(call fuzz_includes,$*) -DFUZZ_TARGET='"$*"' $(LDFLAGS_ALL) -o $@ $< \
 	    tests/fuzz/replay.c $(BUILD)/libroformer-cli.a $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
 # The sub-makes of test, asan, fuzz-build and test-arm64 build JOBS files at
@@ -167,7 +174,7 @@ fuzz-lib:
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libroformer.a $(FUZZ_BUILD)/libroformer-cli.a \
                       $(HEADERS) $(SERVE_HEADERS)
-	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) -Itools/roformer -O1 -g -fsanitize=fuzzer \
+	$(FUZZ_CC) $(filter-out $(SANITIZE),$(CFLAGS_ALL)) $(call fuzz_includes,$*) -O1 -g -fsanitize=fuzzer \
 	    $(FUZZ_SANITIZE) -o $@ $< $(FUZZ_BUILD)/libroformer-cli.a $(FUZZ_BUILD)/libroformer.a \
 	    $(LDLIBS_ALL)
 

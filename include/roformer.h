@@ -74,11 +74,16 @@ extern "C" {
 /* The version of this header. rf_version() gives the library's: a program
  * built against one header and run with another library can compare them
  * (rf_version_matches). The library's file is libroformer.so.MAJOR: a new
- * MAJOR breaks the ABI, a new MINOR only adds. */
-#define RF_VERSION_MAJOR 0
-#define RF_VERSION_MINOR 1
+ * MAJOR breaks the ABI, a new MINOR only adds.
+ *
+ * 1.0.0: rf_pipeline_params holds its context's parameters (`.context`, an
+ * rf_context_params) where 0.x repeated five of them (n_threads, compute,
+ * extend_positions, rope_scaling, rope_factor): pp.n_threads is now
+ * pp.context.n_threads. The struct's layout changed, hence the MAJOR. */
+#define RF_VERSION_MAJOR 1
+#define RF_VERSION_MINOR 0
 #define RF_VERSION_PATCH 0
-#define RF_VERSION "0.1.0"
+#define RF_VERSION "1.0.0"
 
 /* What libroformer.so exports: the functions marked RF_API below, and
  * nothing else (the library is built with -fvisibility=hidden). */
@@ -153,7 +158,7 @@ typedef enum {
  *   linear: position interpolation, pos / factor (a trained range of P
  *           positions stretched over P * factor);
  *   ntk:    NTK-aware scaling, base * factor^(Dh / (Dh - 2)).
- * RF_ROPE_SCALING_DEFAULT in rf_context_params / rf_pipeline_params means
+ * RF_ROPE_SCALING_DEFAULT in rf_context_params (a pipeline's too) means
  * the model's own (rf_hparams.rope_scaling: none unless its file records
  * one). Quality past the trained length, scaled or not, belongs to the
  * checkpoint, not to the engine. */
@@ -564,18 +569,18 @@ typedef struct {
 } rf_item_status;
 
 typedef struct {
+    /* Its context's parameters: n_threads, compute and the positions
+     * (extend_positions, rope_scaling, rope_factor) as rf_context_params
+     * says. The pipeline sizes the context itself: max_batch, max_seq_len
+     * and skip_padding are ignored (it runs batch_size sequences, as long
+     * as the inputs need, skipping padding). */
+    rf_context_params context;
     int32_t max_length; /* truncate each input to this many tokens (HF longest_first);
                            0: no truncation, and an input longer than the
                            model's max_position fails; RF_MAX_LENGTH_MODEL (< 0,
                            the default): rf_model_default_max_length, none
                            with windows */
     int32_t batch_size; /* sequences per forward pass */
-    int32_t n_threads;  /* compute threads; <= 0 means all cores */
-    rf_compute_type compute; /* of its context (default RF_COMPUTE_F32) */
-    /* positions, as in rf_context_params: */
-    bool extend_positions;
-    rf_rope_scaling rope_scaling;
-    float rope_factor;
     /* Documents longer than a window (rf_embed, rf_similarity, rf_classify,
      * rf_classify_logits; 0: off). A single text of more than `window`
      * tokens is cut into overlapping windows of at most `window` tokens,

@@ -60,6 +60,21 @@ for cmd in classify forward tokenize serve bench info; do
     check "$cmd --model without a value: exit 2, said" \
         sh -c "[ $rc -eq 2 ] && grep -qF 'option --model needs a value' '$TMP/err'"
 done
+# every command reads its options through one table: the same refusal of an
+# unknown word, a value missing at the end, and NAME=VALUE, in each
+"$ROFORMER" bench -m "$M" --bogus </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "bench --bogus: exit 2, \"unknown option '--bogus'\" (not \"needs a value\")" \
+    sh -c "[ $rc -eq 2 ] && grep -qF \"unknown option '--bogus'\" '$TMP/err'"
+for opt in --log-format --host --pooling --port; do
+    "$ROFORMER" serve -m "$M" $opt </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "serve $opt without a value: exit 2 (no crash), said" \
+        sh -c "[ $rc -eq 2 ] && grep -qF 'option $opt needs a value' '$TMP/err'"
+done
+"$ROFORMER" convert "$M" --output="$TMP/eq.gguf" --dtype=f16 </dev/null >"$TMP/out" 2>"$TMP/err"
+check "convert takes --output= and --dtype= as the other commands take NAME=VALUE" \
+    sh -c "[ $? -eq 0 ] && [ -s '$TMP/eq.gguf' ]"
+"$ROFORMER" bench -m "$M" --seq-len=8 --batch=1 --runs=1 --warmup=0 </dev/null >"$TMP/out" 2>"$TMP/err"
+check "bench takes --seq-len= --batch= --runs= --warmup=" sh -c "[ $? -eq 0 ] && grep -qF 'batch: 1 x 8' '$TMP/out'"
 echo 今天天气很好我们去公园散步吧 >"$TMP/in"
 "$ROFORMER" forward --model="$M" --threads=1 --max-length=8 <"$TMP/in" >"$TMP/out" 2>"$TMP/err"
 check "forward --model= --threads= --max-length=: exit 0" [ $? -eq 0 ]

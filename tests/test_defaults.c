@@ -31,6 +31,11 @@ static void test_plain_rules(void)
     rf_pipeline_params pp = rf_pipeline_default_params();
     CHECK(pp.max_length == RF_MAX_LENGTH_MODEL && pp.stride == RF_STRIDE_DEFAULT,
           "pipeline defaults: max_length %d, stride %d", pp.max_length, pp.stride);
+    rf_context_params cp = rf_context_default_params();
+    CHECK(pp.context.n_threads == cp.n_threads && pp.context.compute == cp.compute &&
+              pp.context.extend_positions == cp.extend_positions &&
+              pp.context.rope_scaling == cp.rope_scaling && pp.context.rope_factor == cp.rope_factor,
+          "a pipeline's context defaults are rf_context_default_params'");
     size_t bad = 0;
     CHECK(rf_utf8_validate("ok", 2, &bad), "valid UTF-8");
     CHECK(!rf_utf8_validate("ab\xff", 3, &bad) && bad == 2, "invalid byte at 2: %zu", bad);
@@ -118,7 +123,7 @@ static void test_model_defaults(const char *ref)
           st, st ? err.message : "");
     rf_context_free(ctx);
     rf_pipeline_params pp = rf_pipeline_default_params();
-    pp.n_threads = RF_MAX_THREADS + 1;
+    pp.context.n_threads = RF_MAX_THREADS + 1;
     rf_pipeline *pl = NULL;
     st = rf_pipeline_create(mlm, &pp, &pl, &err);
     CHECK(st == RF_ERR_INPUT && strstr(err.message, "n_threads 65"), "pipeline, 65 threads: %d", st);
@@ -127,7 +132,7 @@ static void test_model_defaults(const char *ref)
 
     /* the jobs on encodings equal the jobs on the same texts */
     pp = rf_pipeline_default_params();
-    pp.n_threads = 1;
+    pp.context.n_threads = 1;
     if (rf_pipeline_create(mlm, &pp, &pl, &err) != RF_OK) {
         CHECK(0, "pipeline: %s", err.message);
         goto done;

@@ -167,7 +167,7 @@ static void check_linear(const char *ref)
     const rf_ck_tensor *t = rf_checkpoint_find(expected, "m00.last_hidden_state");
     char *text = case_text(dir, "m00");
     rf_pipeline_params pp = rf_pipeline_default_params();
-    pp.n_threads = 2;
+    pp.context.n_threads = 2;
     if (t && t->dtype == RF_CK_F32 && text && rf_pipeline_create(m, &pp, &pl, &err) == RF_OK) {
         rf_text in = {text, strlen(text), NULL, 0};
         float *vec = malloc((size_t)D * sizeof(float));

@@ -80,7 +80,7 @@ static rf_pipeline *pipeline(const rf_model *m, int32_t batch_size, int32_t max_
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.batch_size = batch_size;
     pp.max_length = max_length;
-    pp.n_threads = 2;
+    pp.context.n_threads = 2;
     rf_pipeline *pl = NULL;
     rf_error err;
     CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);

@@ -54,26 +54,20 @@ struct rf_pipeline {
 
 rf_pipeline_params rf_pipeline_default_params(void)
 {
-    return (rf_pipeline_params){.max_length = RF_MAX_LENGTH_MODEL, .batch_size = 8,
-                                .n_threads = 0, .compute = RF_COMPUTE_F32,
-                                .extend_positions = 0,
-                                .rope_scaling = RF_ROPE_SCALING_DEFAULT, .rope_factor = 0.0f,
+    return (rf_pipeline_params){.context = rf_context_default_params(),
+                                .max_length = RF_MAX_LENGTH_MODEL, .batch_size = 8,
                                 .window = 0, .stride = RF_STRIDE_DEFAULT,
                                 .truncation_side = RF_TRUNCATE_RIGHT};
 }
 
-/* The parameters of the pipeline's context for max_len tokens. */
+/* The parameters of the pipeline's context for max_len tokens: the
+ * caller's, sized by the pipeline. */
 static rf_context_params context_params(const rf_pipeline_params *p, int32_t max_len)
 {
-    rf_context_params cp = rf_context_default_params();
+    rf_context_params cp = p->context;
     cp.max_batch = p->batch_size;
     cp.max_seq_len = max_len;
-    cp.n_threads = p->n_threads;
     cp.skip_padding = 1; /* every job reads real-token outputs only */
-    cp.compute = p->compute;
-    cp.extend_positions = p->extend_positions;
-    cp.rope_scaling = p->rope_scaling;
-    cp.rope_factor = p->rope_factor;
     return cp;
 }
 
@@ -83,18 +77,19 @@ rf_status rf_pipeline_create(const rf_model *model, const rf_pipeline_params *pa
     *out = NULL;
     rf_pipeline_params p = params ? *params : rf_pipeline_default_params();
     const rf_hparams *hp = rf_model_hparams(model);
-    if (!(p.rope_factor <= 1024.0f) || (int)p.rope_scaling < RF_ROPE_SCALING_DEFAULT ||
-        p.rope_scaling > RF_ROPE_SCALING_NTK)
+    const rf_context_params *c = &p.context;
+    if (!(c->rope_factor <= 1024.0f) || (int)c->rope_scaling < RF_ROPE_SCALING_DEFAULT ||
+        c->rope_scaling > RF_ROPE_SCALING_NTK)
         return rf_fail(err, RF_ERR_INPUT, "rope scaling %d with factor %g is not valid",
-                       p.rope_scaling, (double)p.rope_factor);
+                       c->rope_scaling, (double)c->rope_factor);
     /* the defaults (roformer.h, "Defaults") */
     if (p.max_length < 0)
         p.max_length = p.window ? 0 : rf_model_default_max_length(model);
     if (p.stride < 0)
         p.stride = rf_window_default_stride(p.window);
-    if (p.n_threads > RF_MAX_THREADS)
+    if (c->n_threads > RF_MAX_THREADS)
         return rf_fail(err, RF_ERR_INPUT, "n_threads %d is over the most a context runs, %d",
-                       p.n_threads, RF_MAX_THREADS);
+                       c->n_threads, RF_MAX_THREADS);
     rf_context_params cp = context_params(&p, 0);
     int32_t limit = rf_context_length_limit(model, &cp);
     if (p.max_length > limit && limit == hp->max_position)

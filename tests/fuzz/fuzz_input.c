@@ -14,7 +14,7 @@
  */
 #include "fuzz.h"
 #include "input.h"
-#include "text/utf8.h"
+#include "roformer.h" /* rf_utf8_validate */
 
 #include <stdio.h>
 #include <string.h>

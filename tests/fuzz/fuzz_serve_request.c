@@ -14,8 +14,8 @@
  * valid UTF-8 and NUL-terminated at their length.
  */
 #include "fuzz.h"
+#include "roformer.h" /* rf_utf8_validate */
 #include "serve/request.h"
-#include "text/utf8.h"
 
 #include <string.h>
 

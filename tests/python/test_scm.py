@@ -41,7 +41,7 @@ def library_scm(m, lines, mode, pooling, max_length, batch_size):
             keep.append(b)
             array[k].doc[s], array[k].len[s] = b, len(b)
     pp = C.rf_pipeline_default_params()
-    pp.max_length, pp.batch_size, pp.n_threads = max_length, batch_size, 1
+    pp.max_length, pp.batch_size, pp.context.n_threads = max_length, batch_size, 1
     pl = C.c_void_p()
     err = C.rf_error()
     assert C.rf_pipeline_create(m._state.handle, byref(pp), byref(pl), byref(err)) == C.RF_OK

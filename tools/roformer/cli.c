@@ -58,16 +58,3 @@ int cli_parse_int(const char *s, long lo, long hi, long *out)
     *out = v;
     return 0;
 }
-
-int cli_parse_compute(const char *cmd, const char *value, int32_t *out)
-{
-    if (!strcmp(value, "f32"))
-        *out = RF_COMPUTE_F32;
-    else if (!strcmp(value, "bf16"))
-        *out = RF_COMPUTE_BF16;
-    else if (!strcmp(value, "int8"))
-        *out = RF_COMPUTE_INT8;
-    else
-        return cli_usage_error(cmd, "--compute is f32, bf16 or int8, not '%s'", value), -1;
-    return 0;
-}

@@ -21,9 +21,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_wants_help(int argc, char **argv);
 /* Parses a whole decimal int in [lo, hi]; returns 0 on success. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
-/* Parses a --compute value (f32, bf16 or int8) into an rf_compute_type; prints a
- * usage error for `cmd` and returns -1 on anything else. */
-int cli_parse_compute(const char *cmd, const char *value, int32_t *out);
 /* Seconds on the monotonic clock, for durations. */
 double cli_now_seconds(void);
 /* Each subcommand: argv[0] is the subcommand name. */

@@ -21,8 +21,7 @@
  * whatever --warmup says.
  */
 #include "cli.h"
-#include "position_options.h"
-#include "shared_options.h"
+#include "options.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -55,11 +54,9 @@ static const char usage[] =
 typedef struct {
     const char *model;
     long seq_len, batch, runs, warmup;
-    int32_t threads;
     const char *lengths_file, *kernel;
     int skip_padding;
-    int32_t compute; /* rf_compute_type */
-    cli_position_opts positions;
+    rf_context_params context; /* --threads, --compute, the position options */
 } bench_args;
 
 static int cmp_double(const void *x, const void *y)
@@ -151,44 +148,18 @@ static long peak_rss_mb(void)
 
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    *a = (bench_args){.seq_len = 128, .batch = 8, .runs = 10, .warmup = 2,
-                      .compute = RF_COMPUTE_F32};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        int r = cli_position_option(&a->positions, "bench", argc, argv, &i);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r > 0)
-            continue;
-        if (!strcmp(opt, "--skip-padding")) {
-            a->skip_padding = 1;
-            continue;
-        }
-        /* the options other commands share */
-        if ((r = cli_model_option("bench", argc, argv, &i, &a->model)) ||
-            (r = cli_int_option_take("bench", argc, argv, &i, CLI_OPT_THREADS, &a->threads)) ||
-            (r = cli_compute_option("bench", argc, argv, &i, &a->compute))) {
-            if (r < 0)
-                return CLI_USAGE;
-            continue;
-        }
-        if (i + 1 >= argc)
-            return cli_usage_error("bench", "option '%s' needs a value", opt);
-        const char *val = argv[++i];
-        long *num = !strcmp(opt, "--seq-len")  ? &a->seq_len
-                    : !strcmp(opt, "--batch")  ? &a->batch
-                    : !strcmp(opt, "--runs")   ? &a->runs
-                    : !strcmp(opt, "--warmup") ? &a->warmup
-                                               : NULL;
-        if (!strcmp(opt, "--lengths-from"))
-            a->lengths_file = val;
-        else if (!strcmp(opt, "--kernel"))
-            a->kernel = val;
-        else if (!num)
-            return cli_usage_error("bench", "unknown option '%s'", opt);
-        else if (cli_parse_int(val, num == &a->warmup ? 0 : 1, 1 << 20, num))
-            return cli_usage_error("bench", "%s: '%s' is not a valid count", opt, val);
-    }
+    cli_args args;
+    if (cli_options_parse("bench", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    *a = (bench_args){.model = cli_arg_text(&args, CLI_OPT_MODEL, NULL),
+                      .seq_len = cli_arg_int(&args, CLI_OPT_SEQ_LEN, 128),
+                      .batch = cli_arg_int(&args, CLI_OPT_BATCH, 8),
+                      .runs = cli_arg_int(&args, CLI_OPT_RUNS, 10),
+                      .warmup = cli_arg_int(&args, CLI_OPT_WARMUP, 2),
+                      .lengths_file = cli_arg_text(&args, CLI_OPT_LENGTHS_FROM, NULL),
+                      .kernel = cli_arg_text(&args, CLI_OPT_KERNEL, NULL),
+                      .skip_padding = args.given[CLI_OPT_SKIP_PADDING],
+                      .context = cli_context_params(&args)};
     if (!a->model)
         return cli_usage_error("bench", "-m MODEL is required");
     return CLI_OK;
@@ -198,7 +169,7 @@ int cmd_bench(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
-        fputs(cli_position_help, stdout);
+        cli_options_help(stdout, "bench");
         return CLI_OK;
     }
     bench_args a;
@@ -224,8 +195,7 @@ int cmd_bench(int argc, char **argv)
     }
     double load_ms = 1e3 * cli_now_seconds() - t0;
     const rf_hparams *hp = rf_model_hparams(model);
-    rf_context_params cp = rf_context_default_params();
-    cli_position_apply(&a.positions, &cp);
+    rf_context_params cp = a.context;
     int32_t limit = rf_context_length_limit(model, &cp);
 
     int batch = (int)a.batch, seq_len = (int)a.seq_len;
@@ -267,9 +237,7 @@ int cmd_bench(int argc, char **argv)
 
     cp.max_batch = batch;
     cp.max_seq_len = seq_len;
-    cp.n_threads = (int32_t)a.threads;
     cp.skip_padding = a.skip_padding;
-    cp.compute = a.compute;
     t0 = 1e3 * cli_now_seconds();
     if (rf_context_create(model, &cp, &ctx, &err) != RF_OK) {
         cli_error("%s", err.message);
@@ -300,12 +268,12 @@ int cmd_bench(int argc, char **argv)
     int runs = (int)a.runs;
     double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
     double tps = real_tokens / (med * 1e-3);
-    long threads = a.threads > 0 ? a.threads : sysconf(_SC_NPROCESSORS_ONLN);
+    long threads = cp.n_threads > 0 ? cp.n_threads : sysconf(_SC_NPROCESSORS_ONLN);
     if (threads > RF_MAX_THREADS) /* all cores, as many as a context runs */
         threads = RF_MAX_THREADS;
     rf_blas_info blas = rf_blas_get_info();
-    const char *compute_name = a.compute == RF_COMPUTE_BF16   ? "bf16"
-                               : a.compute == RF_COMPUTE_INT8 ? "int8" : "f32";
+    const char *compute_name = cp.compute == RF_COMPUTE_BF16   ? "bf16"
+                               : cp.compute == RF_COMPUTE_INT8 ? "int8" : "f32";
 
     printf("model: %s (%d layers, hidden %d, %d heads, FFN %d), loaded in %.1f ms, context %.1f ms\n",
            a.model, (int)hp->num_layers, (int)hp->hidden_size, (int)hp->num_heads,

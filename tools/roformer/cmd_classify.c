@@ -31,16 +31,6 @@ typedef struct {
     int32_t top_k;
 } classify_cmd;
 
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    classify_cmd *c = arg;
-    const char *v;
-    int r = cli_take_value(cmd, argc, argv, i, "--top-k", &v);
-    if (r <= 0)
-        return r;
-    return cli_int_value(cmd, "--top-k", v, 1, 1 << 20, &c->top_k) ? -1 : 1;
-}
-
 static cJSON *result(const classify_cmd *c, const float *probs, int32_t N, int32_t *order)
 {
     int32_t k = rf_top_k(probs, N, c->top_k > 0 ? c->top_k : N, order);
@@ -93,10 +83,10 @@ int cmd_classify(int argc, char **argv)
 {
     classify_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "classify", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "classify", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    c.top_k = cli_arg_int(&o.a, CLI_OPT_TOP_K, 0);
     char default_path[4096 + 64];
     if (!o.model_path) {
         if (cli_default_model(default_path, sizeof default_path))

@@ -3,7 +3,7 @@
  * [--jieba-dict PATH] [--tokenizer auto|wobert|bert] [--pooler-activation tanh|linear]`.
  */
 #include "cli.h"
-#include "convert_options.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,37 +31,17 @@ static const char usage[] =
 
 int cmd_convert(int argc, char **argv)
 {
-    rf_convert_params params = rf_convert_default_params();
-    const char *dir = NULL, *out = NULL;
-    rf_error err;
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        int taken = cli_convert_option("convert", argc, argv, &i, &params);
-        if (taken == 1)
-            continue;
-        if (taken)
-            return taken;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (!has_value)
-                return cli_usage_error("convert", "%s needs a path", a);
-            out = argv[++i];
-        } else if (!strcmp(a, "--jieba-dict")) {
-            if (!has_value)
-                return cli_usage_error("convert", "--jieba-dict needs a path");
-            params.jieba_dict = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("convert", "unknown option '%s'", a);
-        } else if (!dir) {
-            dir = a;
-        } else {
-            return cli_usage_error("convert", "more than one input directory ('%s', '%s')", dir, a);
-        }
-    }
+    cli_args args;
+    if (cli_options_parse("convert", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    rf_convert_params params = cli_convert_params(&args);
+    const char *dir = args.n_args ? args.args[0] : NULL;
+    const char *out = cli_arg_text(&args, CLI_OPT_OUTPUT, NULL);
+    rf_error err;
     if (!dir)
         return cli_usage_error("convert", "missing the HF checkpoint directory");
     if (!out)

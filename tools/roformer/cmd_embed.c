@@ -6,7 +6,6 @@
 #include "jobcli.h"
 #include "npy.h"
 #include "output.h"
-#include "pooling_option.h"
 
 #include <errno.h>
 #include <math.h>
@@ -35,7 +34,6 @@ static const char usage[] =
 
 typedef struct {
     rf_pipeline *pl;
-    int pooling;
     rf_pooling use;
     int normalize; /* -1: the model's default */
     bool npy;
@@ -44,40 +42,6 @@ typedef struct {
     int32_t D;
     cli_npy *writer;
 } embed_cmd;
-
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    embed_cmd *c = arg;
-    const char *v;
-    int r;
-    if (!strcmp(argv[*i], "--normalize") || !strcmp(argv[*i], "--no-normalize")) {
-        c->normalize = !strcmp(argv[*i], "--normalize");
-        return 1;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--prompt-name", &v))) {
-        c->prompt_name = v;
-        return r;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--prompt", &v))) {
-        c->prompt = v;
-        return r;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--pooling", &v)))
-        return r < 0 || cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "-o", &v))) {
-        c->out_path = v;
-        return r;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--format", &v))) {
-        if (r < 0)
-            return r;
-        if (strcmp(v, "jsonl") && strcmp(v, "npy"))
-            return cli_usage_error(cmd, "--format is jsonl or npy, not '%s'", v), -1;
-        c->npy = !strcmp(v, "npy");
-        return 1;
-    }
-    return 0;
-}
 
 /* Puts `prompt` before the first text of each input of the batch; the
  * batch's texts then point at the returned copies (free each, then the
@@ -169,12 +133,16 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_embed(int argc, char **argv)
 {
-    embed_cmd c = {.pooling = CLI_POOLING_DEFAULT, .normalize = -1};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "embed", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "embed", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    const cli_args *a = &o.a;
+    embed_cmd c = {.normalize = cli_arg_int(a, CLI_OPT_NORMALIZE, -1),
+                   .npy = cli_arg_int(a, CLI_OPT_FORMAT, CLI_FORMAT_JSONL) == CLI_FORMAT_NPY,
+                   .prompt_name = cli_arg_text(a, CLI_OPT_PROMPT_NAME, NULL),
+                   .prompt = cli_arg_text(a, CLI_OPT_PROMPT, NULL),
+                   .out_path = cli_arg_text(a, CLI_OPT_OUTPUT, NULL)};
     if (c.prompt && c.prompt_name)
         return cli_usage_error("embed", "--prompt and --prompt-name: give one");
     if (c.npy && !c.out_path && isatty(STDOUT_FILENO))
@@ -185,7 +153,7 @@ int cmd_embed(int argc, char **argv)
     c.D = rf_model_hparams(model)->hidden_size;
     if (c.normalize < 0)
         c.normalize = rf_model_sentence_config(model)->normalize;
-    if (cli_pooling_for("embed", model, c.pooling, &c.use))
+    if (cli_pooling_for("embed", model, &o.a, &c.use))
         rc = CLI_USAGE;
     else if (choose_prompt(&c, model))
         rc = CLI_USAGE;

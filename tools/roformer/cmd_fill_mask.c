@@ -24,16 +24,6 @@ typedef struct {
     int32_t top_k;
 } fill_mask_cmd;
 
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    fill_mask_cmd *c = arg;
-    const char *v;
-    int r = cli_take_value(cmd, argc, argv, i, "--top-k", &v);
-    if (r <= 0)
-        return r;
-    return cli_int_value(cmd, "--top-k", v, 1, 1 << 20, &c->top_k) ? -1 : 1;
-}
-
 static cJSON *result(const fill_mask_cmd *c, const rf_fill_mask_result *r)
 {
     cJSON *obj = cJSON_CreateObject(), *masks = cJSON_CreateArray();
@@ -81,12 +71,12 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_fill_mask(int argc, char **argv)
 {
-    fill_mask_cmd c = {.top_k = 5};
+    fill_mask_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "fill-mask", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "fill-mask", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    c.top_k = cli_arg_int(&o.a, CLI_OPT_TOP_K, 5);
     rf_model *model;
     if ((rc = cli_job_open(&o, "fill-mask", &model, &c.pl)) != CLI_OK)
         return rc;

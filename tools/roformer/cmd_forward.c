@@ -18,8 +18,7 @@
 #include "cli.h"
 #include "load_model.h"
 #include "input.h"
-#include "position_options.h"
-#include "shared_options.h"
+#include "options.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -55,7 +54,7 @@ static void usage(FILE *f)
             "                    f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n"
             "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"
             "                    line gives an error in its place\n");
-    fputs(cli_position_help, f);
+    cli_options_help(f, "forward");
 }
 
 /* ==== growing text buffer for the float arrays ==== */
@@ -263,9 +262,7 @@ typedef struct {
     const rf_hparams *hp;
     rf_head_kind head;      /* the head to run, RF_HEAD_NONE for none */
     int hidden_states;
-    int n_threads;
-    int32_t compute;        /* rf_compute_type */
-    cli_position_opts positions;
+    rf_context_params context; /* --threads, --compute, the position options */
     int32_t limit;          /* longest sequence accepted (rf_context_length_limit) */
     rf_context *ctx;
     int ctx_batch, ctx_len; /* what ctx is sized for */
@@ -288,12 +285,9 @@ static rf_status fit_context(forward_job *job, int B, int L, rf_error *err)
         }
         return st;
     }
-    rf_context_params cp = rf_context_default_params();
+    rf_context_params cp = job->context;
     cp.max_batch = nb;
     cp.max_seq_len = nl;
-    cp.n_threads = job->n_threads;
-    cp.compute = job->compute;
-    cli_position_apply(&job->positions, &cp);
     rf_status st = rf_context_create(job->model, &cp, &job->ctx, err);
     job->ctx_batch = st == RF_OK ? nb : 0;
     job->ctx_len = st == RF_OK ? nl : 0;
@@ -446,33 +440,13 @@ int cmd_forward(int argc, char **argv)
         usage(stdout);
         return CLI_OK;
     }
-    const char *model_path = NULL, *head_name = "auto";
-    int hidden_states = 0;
-    bool dash = false; /* "-", stdin: what forward reads anyway */
-    int32_t max_length = 0, n_threads = 0, max_line = CLI_DEFAULT_MAX_LINE;
-    int32_t compute = RF_COMPUTE_F32;
-    cli_position_opts positions = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r; /* the options other commands share, then forward's own */
-        if ((r = cli_model_option("forward", argc, argv, &i, &model_path)) ||
-            (r = cli_take_value("forward", argc, argv, &i, "--head", &head_name)) ||
-            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LENGTH,
-                                     &max_length)) ||
-            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_THREADS, &n_threads)) ||
-            (r = cli_compute_option("forward", argc, argv, &i, &compute)) ||
-            (r = cli_int_option_take("forward", argc, argv, &i, CLI_OPT_MAX_LINE_BYTES,
-                                     &max_line)) ||
-            (r = cli_position_option(&positions, "forward", argc, argv, &i))) {
-            if (r < 0)
-                return CLI_USAGE;
-        } else if (!strcmp(a, "--hidden-states"))
-            hidden_states = 1;
-        else if (!strcmp(a, "-") && !dash)
-            dash = true;
-        else
-            return cli_usage_error("forward", "unknown option '%s'", a);
-    }
+    cli_args args;
+    if (cli_options_parse("forward", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    const char *model_path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
+    const char *head_name = cli_arg_text(&args, CLI_OPT_HEAD, "auto");
+    int32_t max_length = cli_arg_int(&args, CLI_OPT_MAX_LENGTH, 0);
+    int32_t max_line = cli_arg_int(&args, CLI_OPT_MAX_LINE_BYTES, CLI_DEFAULT_MAX_LINE);
     if (!model_path)
         return cli_usage_error("forward", "-m MODEL is required");
     if (strcmp(head_name, "auto") && strcmp(head_name, "none") && strcmp(head_name, "mlm") &&
@@ -485,11 +459,9 @@ int cmd_forward(int argc, char **argv)
         return CLI_FAILED;
     rf_error err;
     forward_job job = {.model = model, .hp = rf_model_hparams(model),
-                       .hidden_states = hidden_states, .n_threads = (int)n_threads,
-                       .compute = compute, .positions = positions};
-    rf_context_params limit_params = rf_context_default_params();
-    cli_position_apply(&positions, &limit_params);
-    job.limit = rf_context_length_limit(model, &limit_params);
+                       .hidden_states = args.given[CLI_OPT_HIDDEN_STATES],
+                       .context = cli_context_params(&args)};
+    job.limit = rf_context_length_limit(model, &job.context);
     if (parse_head(head_name, job.hp, &job.head)) {
         cli_error("%s: --head %s, but the model's head is %s", model_path, head_name,
                   head_option(job.hp->head));

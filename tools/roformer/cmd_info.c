@@ -5,7 +5,7 @@
  */
 #include "cli.h"
 #include "load_model.h"
-#include "shared_options.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,18 +40,14 @@ static void print_sentence_config(const rf_sentence_config *sc)
 
 int cmd_info(int argc, char **argv)
 {
-    const char *path = NULL;
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        int r = cli_model_option("info", argc, argv, &i, &path);
-        if (r < 0)
-            return CLI_USAGE;
-        if (r == 0)
-            return cli_usage_error("info", "unexpected argument '%s'", argv[i]);
-    }
+    cli_args args;
+    if (cli_options_parse("info", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    const char *path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
     if (!path)
         return cli_usage_error("info", "missing -m MODEL");
     double t0 = 1e3 * cli_now_seconds();

@@ -91,8 +91,7 @@ int cmd_ner(int argc, char **argv)
 {
     ner_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "ner", usage, argc, argv, NULL, NULL);
+    int rc = cli_job_parse(&o, "ner", usage, argc, argv);
     if (rc >= 0)
         return rc;
     rf_model *model;

@@ -6,7 +6,7 @@
  * cache (rf_hub_pull), or what the cache holds.
  */
 #include "cli.h"
-#include "convert_options.h"
+#include "options.h"
 #include "download_bar.h"
 #include "progress.h"
 
@@ -106,36 +106,18 @@ static int list_cache(void)
 
 int cmd_pull(int argc, char **argv)
 {
-    rf_convert_params convert = rf_convert_default_params();
-    const char *spec = NULL;
-    int progress = CLI_PROGRESS_AUTO;
-    bool list = false;
-    char path[4096];
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int taken = cli_convert_option("pull", argc, argv, &i, &convert);
-        if (taken == 1)
-            continue;
-        if (taken)
-            return taken;
-        if (!strcmp(a, "--list")) {
-            list = true;
-        } else if (!strcmp(a, "--progress")) {
-            progress = CLI_PROGRESS_ON;
-        } else if (!strcmp(a, "--no-progress")) {
-            progress = CLI_PROGRESS_OFF;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("pull", "unknown option '%s'", a);
-        } else if (!spec) {
-            spec = a;
-        } else {
-            return cli_usage_error("pull", "more than one repository ('%s', '%s')", spec, a);
-        }
-    }
+    cli_args args;
+    if (cli_options_parse("pull", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    rf_convert_params convert = cli_convert_params(&args);
+    const char *spec = args.n_args ? args.args[0] : NULL;
+    int progress = cli_arg_int(&args, CLI_OPT_PROGRESS, CLI_PROGRESS_AUTO);
+    bool list = args.given[CLI_OPT_LIST];
+    char path[4096];
     if (list && spec)
         return cli_usage_error("pull", "--list takes no repository");
     if (list)

@@ -35,20 +35,6 @@ typedef struct {
     int32_t doc_stride; /* -1: no windows */
 } qa_cmd;
 
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    qa_cmd *c = arg;
-    const char *v;
-    int r = cli_take_value(cmd, argc, argv, i, "--doc-stride", &v);
-    if (r != 0)
-        return r < 0 || cli_int_value(cmd, "--doc-stride", v, 0, 1 << 20, &c->doc_stride) ? -1 : 1;
-    r = cli_take_value(cmd, argc, argv, i, "--max-answer-tokens", &v);
-    if (r <= 0)
-        return r;
-    return cli_int_value(cmd, "--max-answer-tokens", v, 1, 1 << 20, &c->max_answer_tokens) ? -1
-                                                                                            : 1;
-}
-
 static int run_chunk(void *arg, cli_record *recs, int n)
 {
     qa_cmd *c = arg;
@@ -85,12 +71,13 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_qa(int argc, char **argv)
 {
-    qa_cmd c = {.max_answer_tokens = 0, .doc_stride = -1}; /* 0: the library's default */
+    qa_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "qa", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "qa", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    c.max_answer_tokens = cli_arg_int(&o.a, CLI_OPT_MAX_ANSWER_TOKENS, 0); /* 0: the library's default */
+    c.doc_stride = cli_arg_int(&o.a, CLI_OPT_DOC_STRIDE, -1);
     rf_model *model;
     if ((rc = cli_job_open(&o, "qa", &model, &c.pl)) != CLI_OK)
         return rc;

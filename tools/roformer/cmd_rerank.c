@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "jobcli.h"
 #include "output.h"
-#include "pooling_option.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,32 +36,8 @@ typedef struct {
     int32_t top_n;
     int32_t positive_label;
     bool raw_scores;
-    int pooling; /* --pooling, or CLI_POOLING_DEFAULT: rf_rerank_params' default */
+    rf_pooling pooling; /* --pooling, or RF_POOLING_DEFAULT: rf_rerank_params' default */
 } rerank_cmd;
-
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    rerank_cmd *c = arg;
-    const char *v;
-    int r;
-    if (!strcmp(argv[*i], "--raw-scores")) {
-        c->raw_scores = true;
-        return 1;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--query", &v))) {
-        c->query = v;
-        return r;
-    }
-    if ((r = cli_take_value(cmd, argc, argv, i, "--top-n", &v)))
-        return r < 0 ? r : cli_int_value(cmd, "--top-n", v, 1, 1 << 30, &c->top_n) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--positive-label", &v)))
-        return r < 0 ? r
-               : cli_int_value(cmd, "--positive-label", v, 0, 1 << 20, &c->positive_label) ? -1
-                                                                                           : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--pooling", &v)))
-        return r < 0 ? r : cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
-    return 0;
-}
 
 /* Every record of the input, grown as read. */
 typedef struct {
@@ -170,12 +145,16 @@ done:
 
 int cmd_rerank(int argc, char **argv)
 {
-    rerank_cmd c = {.positive_label = -1, .pooling = CLI_POOLING_DEFAULT};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "rerank", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "rerank", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    const cli_args *a = &o.a;
+    rerank_cmd c = {.query = cli_arg_text(a, CLI_OPT_QUERY, NULL),
+                    .top_n = cli_arg_int(a, CLI_OPT_TOP_N, 0),
+                    .positive_label = cli_arg_int(a, CLI_OPT_POSITIVE_LABEL, -1),
+                    .raw_scores = a->given[CLI_OPT_RAW_SCORES],
+                    .pooling = (rf_pooling)cli_arg_int(a, CLI_OPT_POOLING, RF_POOLING_DEFAULT)};
     if (!c.query)
         return cli_usage_error("rerank", "--query Q is required");
     rf_model *model;

@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "jobcli.h"
 #include "output.h"
-#include "pooling_option.h"
 #include "progress.h"
 
 #include <stdint.h>
@@ -44,31 +43,12 @@ typedef struct {
     rf_pipeline *pl;
     const rf_model *model;
     bool pair_mode;
-    int pooling;     /* --pooling, or CLI_POOLING_DEFAULT */
     rf_pooling use;  /* the pooling embed mode runs */
     cli_record *recs;
     int n_recs;
     rf_scm_result *results; /* [n_recs] */
     int progress;
 } scm_cmd;
-
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    scm_cmd *c = arg;
-    const char *v;
-    int r;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--pooling", &v)))
-        return r < 0 || cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--mode", &v))) {
-        if (r < 0)
-            return r;
-        if (strcmp(v, "embed") && strcmp(v, "pair"))
-            return cli_usage_error(cmd, "--mode is embed or pair, not '%s'", v), -1;
-        c->pair_mode = !strcmp(v, "pair");
-        return 1;
-    }
-    return 0;
-}
 
 static void show_progress(void *bar, int64_t done, int64_t total)
 {
@@ -180,12 +160,12 @@ static int write_all(const scm_cmd *c)
 
 int cmd_scm(int argc, char **argv)
 {
-    scm_cmd c = {.pooling = CLI_POOLING_DEFAULT};
+    scm_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "scm", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "scm", usage, argc, argv);
     if (rc >= 0)
         return rc;
+    c.pair_mode = cli_arg_int(&o.a, CLI_OPT_MODE, CLI_MODE_EMBED) == CLI_MODE_PAIR;
     if (o.n_args > 1)
         return cli_usage_error("scm", "one input file (or -) expected, got %d", o.n_args);
     o.truncate_default = true;
@@ -194,7 +174,7 @@ int cmd_scm(int argc, char **argv)
     if ((rc = cli_job_open(&o, "scm", &model, &c.pl)) != CLI_OK)
         return rc;
     c.model = model;
-    if (!c.pair_mode && cli_pooling_for("scm", model, c.pooling, &c.use))
+    if (!c.pair_mode && cli_pooling_for("scm", model, &o.a, &c.use))
         rc = CLI_USAGE;
     if (rc == CLI_OK)
         rc = read_all(&c, &o, o.n_args ? o.args[0] : "-");

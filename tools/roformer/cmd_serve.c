@@ -6,12 +6,10 @@
  */
 #include "cli.h"
 #include "load_model.h"
-#include "pooling_option.h"
-#include "position_options.h"
+#include "options.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
-#include "shared_options.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -69,84 +67,36 @@ static const char usage[] =
     "                                model has one, else cls)\n"
     "  --log-format text|json        request log lines (default text)\n";
 
-typedef struct {
-    serve_server s;
-    cli_position_opts positions; /* --extend-positions, --rope-scaling, --rope-factor */
-    const char *model_path;
-    int pooling;
-} serve_opts;
-
-static int parse_size(const char *name, const char *v, long lo, long hi, int32_t *out)
+/* The command line into the server's settings; -1 when the command should
+ * go on, else the exit code. */
+static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
 {
-    return cli_int_value("serve", name, v, lo, hi, out);
-}
-
-/* The options other commands share, at argv[*i]: 1 taken, 0 not one of
- * them, -1 usage error printed. */
-static int shared_option(serve_opts *o, int argc, char **argv, int *i)
-{
-    int r;
-    if ((r = cli_model_option("serve", argc, argv, i, &o->model_path)) ||
-        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_THREADS, &o->s.threads)) ||
-        (r = cli_compute_option("serve", argc, argv, i, &o->s.compute)) ||
-        (r = cli_position_option(&o->positions, "serve", argc, argv, i)) ||
-        (r = cli_int_option_take("serve", argc, argv, i, CLI_OPT_MAX_INPUT_LENGTH,
-                                 &o->s.max_input_length)))
-        return r;
-    return 0;
-}
-
-static int parse_args(serve_opts *o, int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int r = 0, bad = 0;
-        int32_t n;
-        if (!strcmp(argv[i], "--auto-truncate")) {
-            o->s.auto_truncate = true;
-            continue;
-        }
-        if ((r = shared_option(o, argc, argv, &i)) < 0)
-            return CLI_USAGE;
-        if (r > 0)
-            continue;
-#define OPT(name) ((r = cli_take_value("serve", argc, argv, &i, name, &v)) != 0)
-        if (OPT("--host"))
-            o->s.host = v;
-        else if (OPT("--port"))
-            bad = parse_size("--port", v, 0, 65535, &n) || (o->s.port = n, 0);
-        else if (OPT("--max-batch-tokens"))
-            bad = parse_size("--max-batch-tokens", v, 1, 1 << 24, &o->s.max_batch_tokens);
-        else if (OPT("--max-batch-requests"))
-            bad = parse_size("--max-batch-requests", v, 1, 1 << 20, &o->s.max_batch_requests);
-        else if (OPT("--max-client-batch-size"))
-            bad = parse_size("--max-client-batch-size", v, 1, 4096, &o->s.max_client_batch);
-        else if (OPT("--max-concurrent-requests"))
-            bad = parse_size("--max-concurrent-requests", v, 1, 1 << 16, &o->s.max_concurrent);
-        else if (OPT("--payload-limit"))
-            bad = parse_size("--payload-limit", v, 1, 1 << 30, &n) || (o->s.payload_limit = (size_t)n, 0);
-        else if (OPT("--api-key"))
-            o->s.api_key = v;
-        else if (OPT("--cors-allow-origin"))
-            o->s.cors_origins = v;
-        else if (OPT("--pooling"))
-            bad = cli_parse_pooling("serve", v, &o->pooling);
-        else if (OPT("--log-format")) {
-            if (!strcmp(v, "text") || !strcmp(v, "json"))
-                o->s.log_format = !strcmp(v, "json") ? SERVE_LOG_JSON : SERVE_LOG_TEXT;
-            else
-                bad = (cli_usage_error("serve", "--log-format is text or json, not '%s'", v), 1);
-        } else
-            return cli_usage_error("serve", "unknown option or argument '%s'", argv[i]);
-#undef OPT
-        if (r < 0 || bad)
-            return CLI_USAGE;
-    }
-    if (!o->model_path)
+    if (cli_options_parse("serve", argc, argv, a) != 0)
+        return CLI_USAGE;
+    rf_context_params cp = cli_context_params(a);
+    *s = (serve_server){
+        .host = cli_arg_text(a, CLI_OPT_HOST, "127.0.0.1"),
+        .port = cli_arg_int(a, CLI_OPT_PORT, 8080),
+        .threads = cp.n_threads,
+        .compute = cp.compute,
+        .max_batch_tokens = cli_arg_int(a, CLI_OPT_MAX_BATCH_TOKENS, 16384),
+        .max_batch_requests = cli_arg_int(a, CLI_OPT_MAX_BATCH_REQUESTS, 0),
+        .max_client_batch = cli_arg_int(a, CLI_OPT_MAX_CLIENT_BATCH_SIZE, 32),
+        .max_concurrent = cli_arg_int(a, CLI_OPT_MAX_CONCURRENT_REQUESTS, 512),
+        .max_input_length = cli_arg_int(a, CLI_OPT_MAX_INPUT_LENGTH, 0),
+        .auto_truncate = a->given[CLI_OPT_AUTO_TRUNCATE],
+        .payload_limit = (size_t)cli_arg_int(a, CLI_OPT_PAYLOAD_LIMIT, 2000000),
+        .api_key = cli_arg_text(a, CLI_OPT_API_KEY, NULL),
+        .cors_origins = cli_arg_text(a, CLI_OPT_CORS_ALLOW_ORIGIN, NULL),
+        .log_format = cli_arg_int(a, CLI_OPT_LOG_FORMAT, CLI_LOG_TEXT) == CLI_LOG_JSON
+                          ? SERVE_LOG_JSON
+                          : SERVE_LOG_TEXT,
+    };
+    if (!a->given[CLI_OPT_MODEL])
         return cli_usage_error("serve", "-m MODEL is required");
-    if (o->s.api_key && !o->s.api_key[0])
+    if (s->api_key && !s->api_key[0])
         return cli_usage_error("serve", "--api-key is empty");
-    if (o->s.cors_origins && !o->s.cors_origins[0])
+    if (s->cors_origins && !s->cors_origins[0])
         return cli_usage_error("serve", "--cors-allow-origin is empty");
     return -1;
 }
@@ -190,21 +140,20 @@ int cmd_serve(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
-        fputs(cli_position_help, stdout);
+        cli_options_help(stdout, "serve");
         fputs("  requests to /embed, /v1/embeddings, /predict, /similarity and /scm may set\n"
               "  \"window\" and \"stride\": a text longer than the window is cut and pooled\n"
               "  (docs/long-inputs.md)\n",
               stdout);
         return CLI_OK;
     }
-    serve_opts o = {.s = {.host = "127.0.0.1", .port = 8080, .max_batch_tokens = 16384,
-                          .max_client_batch = 32, .max_concurrent = 512,
-                          .payload_limit = 2000000},
-                    .pooling = CLI_POOLING_DEFAULT};
-    int rc = parse_args(&o, argc, argv);
+    serve_server server;
+    serve_server *s = &server;
+    cli_args args;
+    int rc = parse_args(s, &args, argc, argv);
     if (rc >= 0)
         return rc;
-    serve_server *s = &o.s;
+    const char *model_path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
 
     /* SIGTERM / SIGINT are taken by sigwait below: block them before any
      * thread starts, so every thread inherits the mask. */
@@ -215,7 +164,7 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    rf_model *model = cli_load_model(o.model_path);
+    rf_model *model = cli_load_model(model_path);
     if (!model)
         return CLI_FAILED;
     const rf_hparams *hp = rf_model_hparams(model);
@@ -223,9 +172,8 @@ int cmd_serve(int argc, char **argv)
     serve_http *http = NULL;
     char id[512], errbuf[256];
     rc = CLI_FAILED;
-    rf_context_params limit_params = rf_context_default_params();
-    cli_position_apply(&o.positions, &limit_params);
-    int32_t limit = rf_context_length_limit(model, &limit_params);
+    rf_context_params cp = cli_context_params(&args);
+    int32_t limit = rf_context_length_limit(model, &cp);
     if (s->max_input_length > limit) {
         rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d%s",
                              s->max_input_length, limit,
@@ -235,8 +183,8 @@ int cmd_serve(int argc, char **argv)
     if (!s->max_input_length)
         s->max_input_length = rf_model_max_input_length(model);
     s->model = model;
-    s->model_id = model_id(o.model_path, id, sizeof id);
-    if (cli_pooling_for("serve", model, o.pooling, &s->pooling)) {
+    s->model_id = model_id(model_path, id, sizeof id);
+    if (cli_pooling_for("serve", model, &args, &s->pooling)) {
         rc = CLI_USAGE;
         goto done;
     }
@@ -246,12 +194,8 @@ int cmd_serve(int argc, char **argv)
        connections that was about 6% faster than passes of 32, which pad
        more. */
     rf_pipeline_params pp = rf_pipeline_default_params();
+    pp.context = cp;
     pp.max_length = s->max_input_length;
-    pp.n_threads = s->threads;
-    pp.compute = s->compute;
-    pp.extend_positions = limit_params.extend_positions;
-    pp.rope_scaling = limit_params.rope_scaling;
-    pp.rope_factor = limit_params.rope_factor;
     rf_error err;
     if (serve_runner_create(model, &pp, s->pooling, &runner, &err) != RF_OK) {
         cli_error("%s", err.message);

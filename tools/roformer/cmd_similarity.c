@@ -5,7 +5,6 @@
 #include "cli.h"
 #include "jobcli.h"
 #include "output.h"
-#include "pooling_option.h"
 
 #include <stdlib.h>
 
@@ -19,19 +18,8 @@ static const char usage[] =
 
 typedef struct {
     rf_pipeline *pl;
-    int pooling;
     rf_pooling use;
 } similarity_cmd;
-
-static int own_option(void *arg, const char *cmd, int argc, char **argv, int *i)
-{
-    similarity_cmd *c = arg;
-    const char *v;
-    int r = cli_take_value(cmd, argc, argv, i, "--pooling", &v);
-    if (r <= 0)
-        return r;
-    return cli_parse_pooling(cmd, v, &c->pooling) ? -1 : 1;
-}
 
 static int run_chunk(void *arg, cli_record *recs, int n)
 {
@@ -61,16 +49,15 @@ static int run_chunk(void *arg, cli_record *recs, int n)
 
 int cmd_similarity(int argc, char **argv)
 {
-    similarity_cmd c = {.pooling = CLI_POOLING_DEFAULT};
+    similarity_cmd c = {0};
     cli_job_opts o;
-    cli_job_opts_init(&o, argv);
-    int rc = cli_job_parse(&o, "similarity", usage, argc, argv, own_option, &c);
+    int rc = cli_job_parse(&o, "similarity", usage, argc, argv);
     if (rc >= 0)
         return rc;
     rf_model *model;
     if ((rc = cli_job_open(&o, "similarity", &model, &c.pl)) != CLI_OK)
         return rc;
-    if (cli_pooling_for("similarity", model, c.pooling, &c.use)) {
+    if (cli_pooling_for("similarity", model, &o.a, &c.use)) {
         rc = CLI_USAGE;
     } else {
         static const cli_input_spec spec = {

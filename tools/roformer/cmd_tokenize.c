@@ -7,7 +7,7 @@
 #include "load_model.h"
 #include "input.h"
 #include "output.h"
-#include "shared_options.h"
+#include "options.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -66,28 +66,16 @@ static cJSON *tokenize_record(const rf_model *model, cli_record *rec, int32_t ma
 
 int cmd_tokenize(int argc, char **argv)
 {
-    const char *path = NULL;
-    int32_t max_length = 0, max_line = CLI_DEFAULT_MAX_LINE;
-    bool dash = false; /* "-", stdin: what tokenize reads anyway */
     if (cli_wants_help(argc, argv)) {
         fputs(usage, stdout);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if ((r = cli_model_option("tokenize", argc, argv, &i, &path)) ||
-            (r = cli_int_option_take("tokenize", argc, argv, &i, CLI_OPT_MAX_LENGTH,
-                                     &max_length)) ||
-            (r = cli_int_option_take("tokenize", argc, argv, &i, CLI_OPT_MAX_LINE_BYTES,
-                                     &max_line))) {
-            if (r < 0)
-                return CLI_USAGE;
-        } else if (!strcmp(argv[i], "-") && !dash) {
-            dash = true;
-        } else {
-            return cli_usage_error("tokenize", "unexpected argument '%s'", argv[i]);
-        }
-    }
+    cli_args args; /* "-", stdin, is what tokenize reads anyway */
+    if (cli_options_parse("tokenize", argc, argv, &args) != 0)
+        return CLI_USAGE;
+    const char *path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
+    int32_t max_length = cli_arg_int(&args, CLI_OPT_MAX_LENGTH, 0);
+    int32_t max_line = cli_arg_int(&args, CLI_OPT_MAX_LINE_BYTES, CLI_DEFAULT_MAX_LINE);
     if (!path)
         return cli_usage_error("tokenize", "missing -m MODEL");
     rf_model *model = cli_load_model(path);

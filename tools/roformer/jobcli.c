@@ -12,98 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_job_opts_init(cli_job_opts *o, char **argv)
-{
-    *o = (cli_job_opts){.batch_size = rf_pipeline_default_params().batch_size,
-                        .stride = -1,
-                        .progress = CLI_PROGRESS_AUTO,
-                        .max_line = CLI_DEFAULT_MAX_LINE,
-                        .args = argv};
-}
-
-int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int *i)
-{
-    const char *arg = argv[*i], *v;
-    int r;
-    if (!strcmp(arg, "--version")) {
-        printf("roformer %s\n", RF_VERSION);
-        return 2;
-    }
-    if (!strcmp(arg, "--progress")) {
-        o->progress = CLI_PROGRESS_ON;
-        return 1;
-    }
-    if (!strcmp(arg, "--no-progress")) {
-        o->progress = CLI_PROGRESS_OFF;
-        return 1;
-    }
-    if (!strcmp(arg, "--timings")) {
-        o->timings = true;
-        return 1;
-    }
-    if ((r = cli_model_option(cmd, argc, argv, i, &o->model_path)))
-        return r;
-    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_MAX_LENGTH, &o->max_length)))
-        return r;
-    if ((r = cli_take_value(cmd, argc, argv, i, "--truncation-direction", &v))) {
-        if (r > 0 && !strcmp(v, "right"))
-            o->truncation_side = RF_TRUNCATE_RIGHT;
-        else if (r > 0 && !strcmp(v, "left"))
-            o->truncation_side = RF_TRUNCATE_LEFT;
-        else if (r > 0)
-            return cli_usage_error(cmd, "--truncation-direction is right or left, not '%s'", v),
-                   -1;
-        return r;
-    }
-    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_BATCH_SIZE, &o->batch_size)) ||
-        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_THREADS, &o->threads)) ||
-        (r = cli_compute_option(cmd, argc, argv, i, &o->compute)) ||
-        (r = cli_position_option(&o->positions, cmd, argc, argv, i)) ||
-        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_WINDOW, &o->window)) ||
-        (r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_STRIDE, &o->stride)))
-        return r;
-    int32_t max_line;
-    if ((r = cli_int_option_take(cmd, argc, argv, i, CLI_OPT_MAX_LINE_BYTES, &max_line)) > 0)
-        o->max_line = (size_t)max_line;
-    if (r)
-        return r;
-    if (arg[0] == '-' && arg[1] != '\0')
-        return 0; /* the command's own option, or unknown */
-    o->args[o->n_args++] = argv[*i];
-    return 1;
-}
-
-void cli_job_help(const char *usage)
+void cli_job_help(const char *cmd, const char *usage)
 {
     fputs(usage, stdout);
-    fputs("\nshared options:\n"
-          "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory;\n"
-          "                        required (only classify has a default model)\n"
-          "  --max-length N        truncate inputs to N tokens (default: the model's\n"
-          "                        sentence-transformers max_seq_length, else no truncation;\n"
-          "                        an input longer than the model's maximum is then an error line)\n"
-          "  --truncation-direction right|left  which end --max-length cuts: right keeps\n"
-          "                        the first tokens (default), left the last\n"
-          "  --batch-size N        sequences per forward pass (default 8)\n"
-          "  --threads N           compute threads, 0 to 64 (default 0: all cores)\n"
-          "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
-          "                        f32; bf16: bf16 rounding, needs AVX512_BF16 or ARM BF16;\n"
-          "                        int8: 8-bit weights and inputs, needs AVX2 or ARM64)\n"
-          "  --window N            a text longer than N tokens is cut into overlapping windows\n"
-          "                        of N tokens, each encoded, and pooled into one result: the\n"
-          "                        mean of the window vectors (embed, similarity, scm), of\n"
-          "                        the window logits (classify); --timings counts them\n"
-          "  --stride S            text tokens a window shares with the previous one (default\n"
-          "                        N / 4; below N - 2)\n",
-          stdout);
-    fputs(cli_position_help, stdout);
-    fputs("  --progress            progress bar on stderr (default: only when stderr is a\n"
-          "                        terminal and the job runs over a second); --no-progress\n"
-          "  --max-line-bytes N    longest input line accepted (default 1048576)\n"
-          "  --timings             at the end, where the time went on stderr: encoder,\n"
-          "                        tokenizer, and the rest (reading, writing, JSON)\n"
-          "  --version, -h/--help\n"
-          "\ninput: texts as arguments, or stdin one per line (also for a lone argument '-';\n"
+    fputs("\nshared options:\n", stdout);
+    cli_options_help(stdout, cmd);
+    fputs("\ninput: texts as arguments, or stdin one per line (also for a lone argument '-';\n"
           "'-' beside other arguments is a usage error); a line that is a JSON object\n"
           "is read by field name, any other line is the text. One output line per input,\n"
           "in order; a bad input gives {\"error\": \"...\", \"line\": N} in its place.\n"
@@ -121,8 +35,7 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         return CLI_FAILED;
     rf_error err;
     const rf_hparams *hp = rf_model_hparams(*model);
-    rf_context_params cp = rf_context_default_params();
-    cli_position_apply(&o->positions, &cp);
+    rf_context_params cp = o->context;
     int32_t limit = rf_context_length_limit(*model, &cp), max_position = hp->max_position;
     int32_t window = o->window;
     int32_t stride = o->stride >= 0 ? o->stride : rf_window_default_stride(window);
@@ -164,12 +77,8 @@ int cli_job_open(cli_job_opts *o, const char *cmd, rf_model **model, rf_pipeline
         pp.max_length = o->max_length;
     else if (o->truncate_default && !window)
         pp.max_length = rf_model_max_input_length(*model);
+    pp.context = cp;
     pp.batch_size = o->batch_size;
-    pp.n_threads = o->threads;
-    pp.compute = o->compute;
-    pp.extend_positions = cp.extend_positions;
-    pp.rope_scaling = cp.rope_scaling;
-    pp.rope_factor = cp.rope_factor;
     pp.window = window;
     pp.stride = o->stride; /* -1: the library's default, rf_window_default_stride */
     pp.truncation_side = o->truncation_side;
@@ -280,24 +189,36 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
     return rc != CLI_OK ? rc : failed ? CLI_FAILED : CLI_OK;
 }
 
-int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv,
-                  cli_own_option_fn own, void *own_arg)
+int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        cli_job_help(usage);
+        cli_job_help(cmd, usage);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        int r = own && argv[i][0] == '-' ? own(own_arg, cmd, argc, argv, &i) : 0;
-        if (r == 0)
-            r = cli_job_option(o, cmd, argc, argv, &i);
-        if (r == 2)
-            return CLI_OK;
-        if (r < 0)
-            return CLI_USAGE;
-        if (r == 0)
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+    cli_args args;
+    int r = cli_options_parse(cmd, argc, argv, &args);
+    if (r > 0) {
+        printf("roformer %s\n", RF_VERSION);
+        return CLI_OK;
     }
+    if (r < 0)
+        return CLI_USAGE;
+    const cli_args *a = &args;
+    *o = (cli_job_opts){
+        .a = args,
+        .model_path = cli_arg_text(a, CLI_OPT_MODEL, NULL),
+        .max_length = cli_arg_int(a, CLI_OPT_MAX_LENGTH, 0),
+        .truncation_side = cli_arg_int(a, CLI_OPT_TRUNCATION_DIRECTION, RF_TRUNCATE_RIGHT),
+        .batch_size = cli_arg_int(a, CLI_OPT_BATCH_SIZE, rf_pipeline_default_params().batch_size),
+        .context = cli_context_params(a),
+        .window = cli_arg_int(a, CLI_OPT_WINDOW, 0),
+        .stride = cli_arg_int(a, CLI_OPT_STRIDE, -1),
+        .progress = cli_arg_int(a, CLI_OPT_PROGRESS, CLI_PROGRESS_AUTO),
+        .max_line = (size_t)cli_arg_int(a, CLI_OPT_MAX_LINE_BYTES, CLI_DEFAULT_MAX_LINE),
+        .timings = a->given[CLI_OPT_TIMINGS],
+        .args = a->args,
+        .n_args = a->n_args,
+    };
     /* A lone "-" is stdin, as if no input argument were given; beside
      * other arguments it would be read as the text "-", so it is refused. */
     for (int k = 0; k < o->n_args; k++) {

@@ -8,20 +8,18 @@
 #define RF_CLI_JOBCLI_H
 
 #include "input.h"
-#include "position_options.h"
-#include "shared_options.h"
+#include "options.h"
 #include "roformer.h"
 
 #include <stdbool.h>
 
 typedef struct {
+    cli_args a;             /* the command line, the command's own options too */
     const char *model_path; /* -m */
     int32_t max_length;     /* --max-length; 0 = not given: the library's default */
     int32_t truncation_side; /* --truncation-direction: rf_truncation_side */
     int32_t batch_size;     /* --batch-size */
-    int32_t threads;        /* --threads; 0 = all cores */
-    int32_t compute;        /* --compute: rf_compute_type */
-    cli_position_opts positions; /* --extend-positions, --rope-scaling, --rope-factor */
+    rf_context_params context; /* --threads, --compute, the position options */
     int32_t window;         /* --window; 0 = off */
     int32_t stride;         /* --stride; -1 = not given */
     int progress;           /* CLI_PROGRESS_* */
@@ -34,16 +32,8 @@ typedef struct {
     int n_args;
 } cli_job_opts;
 
-/* Defaults; positional arguments are gathered in place at the front of argv. */
-void cli_job_opts_init(cli_job_opts *o, char **argv);
-
-/* One of the shared options, or a positional argument, at argv[*i].
- * 1: taken; 0: not a shared option (the command's own, or unknown);
- * -1: usage error printed; 2: --version was printed (exit 0). */
-int cli_job_option(cli_job_opts *o, const char *cmd, int argc, char **argv, int *i);
-
 /* Prints the command's usage (its own lines) followed by the shared options. */
-void cli_job_help(const char *usage);
+void cli_job_help(const char *cmd, const char *usage);
 
 /* Loads the model and creates a pipeline with the shared options; prints
  * the error and returns CLI_USAGE / CLI_FAILED on failure. */
@@ -71,16 +61,12 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec, const char *p
 /* Marks rec failed with the item's message when the item failed. */
 void cli_apply_item(cli_record *rec, const rf_item_status *item);
 
-/* A command's own option at argv[*i]: 1 taken (advance *i past any value),
- * 0 not known, -1 usage error printed. */
-typedef int (*cli_own_option_fn)(void *cmd, const char *name, int argc, char **argv, int *i);
-
-/* Parses the whole command line: --help, shared options, the command's own
- * (through `own`, may be NULL), positional arguments; a lone "-" leaves
- * none (read stdin), "-" beside others is a usage error. Returns -1 when
- * the command should go on, otherwise the exit code to return. */
-int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv,
-                  cli_own_option_fn own, void *own_arg);
+/* Parses the whole command line (options.h): --help, --version, the
+ * options, positional arguments (in place at the front of argv); a lone
+ * "-" leaves none (read stdin), "-" beside others is a usage error. The
+ * command reads its own options from o->a. Returns -1 when the command
+ * should go on, otherwise the exit code to return. */
+int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv);
 
 /* The records of a chunk that have not failed, as library inputs. */
 typedef struct {

@@ -51,7 +51,7 @@ lib, library_path = _load()
 
 # The header version these bindings mirror: the library loaded must have the
 # same MAJOR and at least this MINOR (rf_version_matches, checked below).
-RF_VERSION_MAJOR, RF_VERSION_MINOR = 0, 1
+RF_VERSION_MAJOR, RF_VERSION_MINOR = 1, 0
 RF_OK = 0
 RF_ERR_INPUT = 5
 RF_ERR_NOMEM = 7
@@ -174,13 +174,9 @@ class rf_item_status(Structure):
 
 class rf_pipeline_params(Structure):
     _fields_ = [
+        ("context", rf_context_params),  # n_threads, compute, the positions
         ("max_length", c_int32),
         ("batch_size", c_int32),
-        ("n_threads", c_int32),
-        ("compute", c_int32),
-        ("extend_positions", c_bool),
-        ("rope_scaling", c_int32),  # rf_rope_scaling
-        ("rope_factor", c_float),
         ("window", c_int32),
         ("stride", c_int32),
         ("truncation_side", c_int32),

@@ -189,8 +189,8 @@ class Model(_EncodeMethods, _JobMethods, _CrossEncoderMethods, _ScmMethods,
             self.path, self.info["head"], self.hidden_size)
 
     def _positions(self, params):
-        """params (rf_context_params or rf_pipeline_params) with the model's
-        position options."""
+        """params (an rf_context_params, a pipeline's .context too) with the
+        model's position options."""
         params.extend_positions = int(self.extend_positions)
         params.rope_scaling = _ROPE_SCALINGS[self.rope_scaling]
         params.rope_factor = float(self.rope_factor or 0.0)
@@ -233,12 +233,13 @@ class Model(_EncodeMethods, _JobMethods, _CrossEncoderMethods, _ScmMethods,
         if pl is not None:
             slots.pipelines.move_to_end(key)
             return pl
-        params = self._positions(C.rf_pipeline_default_params())
+        params = C.rf_pipeline_default_params()
+        self._positions(params.context)
+        params.context.n_threads = self.threads or 0
+        params.context.compute = _COMPUTES[self.compute]
         params.window, params.stride = self.window or 0, self.stride or 0
         params.max_length = max_length or 0
         params.batch_size = batch_size
-        params.n_threads = self.threads or 0
-        params.compute = _COMPUTES[self.compute]
         params.truncation_side = _TRUNCATION_SIDES[self.truncation_direction]
         pl = c_void_p()
         err = C.rf_error()
