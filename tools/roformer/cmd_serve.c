@@ -242,9 +242,8 @@ int cmd_serve(int argc, char **argv)
     }
 
     /* The batch's inputs run sorted by length in forward passes of the
-       pipeline's default 8 sequences: on chnsenticorp sentences at 32
-       connections that was about 6% faster than passes of 32, which pad
-       more. */
+       pipeline's default 8 sequences, which pad less than larger ones
+       (docs/performance.md, "roformer serve: sequences per forward pass"). */
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.max_length = s->max_input_length;
     pp.n_threads = s->threads;
