@@ -1031,6 +1031,54 @@ RF_API rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, i
  * parameters). */
 RF_API int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
 
+/* The jobs above on the caller's encodings of their inputs, for a caller
+ * that tokenized them already (to count them, to refuse a long one): each
+ * gives the bits of its text twin when encs[i] is what the pipeline would
+ * make of input i, that is rf_tokenize_truncated at the pipeline's
+ * max_length (0 on a pipeline with a window, or for rf_qa's windows:
+ * doc_stride >= 0) and truncation side. They run as given, per-input
+ * statuses as in the text jobs: an empty encoding, or one longer than
+ * rf_pipeline_length_limit that is not cut into windows, fails its input.
+ * Where the job reads the text (fill-mask's sequence, offsets in
+ * characters, scm's distinct documents) the texts come too. */
+
+/* rf_embed: with the pipeline's windows (an encoding of one text, its last
+ * type id 0, longer than the window is the mean of its windows), items and
+ * normalization, unlike rf_embed_encodings. */
+RF_API rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                             rf_pooling pooling, bool normalize, float *out,
+                                             rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                       float *probs, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify_logits_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                              float *logits, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_fill_mask_encodings(rf_pipeline *pl, const rf_text *inputs,
+                                        const rf_encoding *encs, int32_t n, int32_t top_k,
+                                        rf_fill_mask_result *out, rf_item_status *items,
+                                        rf_error *err);
+RF_API rf_status rf_token_classify_encodings(rf_pipeline *pl, const rf_text *inputs,
+                                             const rf_encoding *encs, int32_t n,
+                                             rf_ner_result *out, rf_item_status *items,
+                                             rf_error *err);
+/* encs[i]: the whole question and context (with doc_stride >= 0 not
+ * truncated: rf_qa's windows are cut from it). */
+RF_API rf_status rf_qa_encodings(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *encs,
+                                 int32_t n, int32_t max_answer_tokens, int32_t doc_stride,
+                                 rf_qa_result *out, rf_item_status *items, rf_error *err);
+/* A classifier's scores of the (query, document) pairs' encodings;
+ * RF_ERR_UNSUPPORTED for a model that scores by cosine, which embeds query
+ * and document apart (rf_rerank_score). */
+RF_API rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                           const rf_rerank_params *params, float *scores,
+                                           rf_item_status *items, rf_error *err);
+/* Embed mode only (RF_ERR_INPUT for RF_SCM_PAIR): encs[3 * k + s] is the
+ * encoding of triplets[k].doc[s]; equal documents are embedded once, from
+ * the encoding of their first appearance. */
+RF_API rf_status rf_scm_encodings(rf_pipeline *pl, const rf_triplet *triplets,
+                                  const rf_encoding *encs, int32_t n, const rf_scm_params *params,
+                                  rf_scm_result *out, int32_t *n_documents, rf_item_status *items,
+                                  rf_error *err);
+
 /* ==== Text ==== */
 
 /* True when s[0..len) is valid UTF-8 (no surrogates, nothing past

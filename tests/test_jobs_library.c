@@ -2,7 +2,8 @@
  * test_jobs_library.c — the job calls of the library on the reference
  * models: per-input failures with and without `items`, head checks,
  * batching that does not change results, and every result freed (the
- * sanitizer build checks the leaks). Numbers against HF are checked end to
+ * sanitizer build checks the leaks), and each *_encodings twin giving its
+ * text job's bytes. Numbers against HF are checked end to
  * end by test_jobs_cli.sh, except the classification logits, checked here
  * against the reference's expected.safetensors.
  */
@@ -218,6 +219,221 @@ done:
     rf_pipeline_free(pl);
 }
 
+/* ==== The *_encodings twins: the bits of the text jobs ==== */
+
+/* Tokenizes in[n] as a pipeline with this max_length does (right side). */
+static rf_encoding *encode_all(const rf_model *m, const rf_text *in, int32_t n, int32_t max_length)
+{
+    rf_encoding *encs = calloc((size_t)n, sizeof *encs);
+    rf_error err;
+    for (int32_t i = 0; encs && i < n; i++)
+        CHECK(rf_tokenize_truncated(m, in[i].text, in[i].text_len, in[i].pair, in[i].pair_len,
+                                    max_length, RF_TRUNCATE_RIGHT, &encs[i], &err) == RF_OK,
+              "tokenize input %d: %s", i, err.message);
+    return encs;
+}
+
+static void free_encodings(rf_encoding *encs, int32_t n)
+{
+    for (int32_t i = 0; encs && i < n; i++)
+        rf_encoding_free(&encs[i]);
+    free(encs);
+}
+
+/* Same statuses, same bytes. */
+static bool same_items(const rf_item_status *a, const rf_item_status *b, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (a[i].status != b[i].status)
+            return false;
+    return true;
+}
+
+/* A pipeline of batch 2 with this max_length, and a window when window > 0. */
+static rf_pipeline *twin_pipeline(const rf_model *m, int32_t max_length, int32_t window)
+{
+    rf_pipeline_params pp = rf_pipeline_default_params();
+    pp.batch_size = 2;
+    pp.max_length = max_length;
+    pp.window = window;
+    pp.stride = window ? 2 : RF_STRIDE_DEFAULT;
+    rf_pipeline *pl = NULL;
+    rf_error err;
+    CHECK(rf_pipeline_create(m, &pp, &pl, &err) == RF_OK, "pipeline: %s", err.message);
+    return pl;
+}
+
+static const char *const long_text = "一个长一点的句子，用来测试窗口和截断之后的结果是否一样。";
+
+/* Embeddings (with windows, and without), fill-mask and scm on an MLM model. */
+static void test_twins_mlm(const rf_model *m)
+{
+    rf_error err;
+    int32_t D = rf_model_hparams(m)->hidden_size;
+    rf_text in[4] = {txt("今天天气很好"), txt(long_text), txt("北京"), txt("北京是[MASK]国的首都")};
+    rf_item_status a[4], b[4];
+    float *va = malloc(sizeof(float) * 4 * (size_t)D), *vb = malloc(sizeof(float) * 4 * (size_t)D);
+    for (int32_t window = 0; window <= 8; window += 8) {
+        rf_pipeline *pl = twin_pipeline(m, window ? 0 : 12, window);
+        rf_encoding *encs = encode_all(m, in, 4, window ? 0 : 12);
+        if (!pl || !encs)
+            return;
+        CHECK(rf_embed(pl, in, 4, RF_POOLING_MEAN, true, va, a, &err) == RF_OK &&
+                  rf_embed_windowed_encodings(pl, encs, 4, RF_POOLING_MEAN, true, vb, b, &err) ==
+                      RF_OK &&
+                  same_items(a, b, 4) && !memcmp(va, vb, sizeof(float) * 4 * (size_t)D),
+              "embed (window %d): the encodings give rf_embed's bytes", window);
+        rf_pipeline_stats stats;
+        rf_pipeline_get_stats(pl, &stats);
+        CHECK(!window || stats.windowed_inputs == 2, "window 8: the long text ran as windows "
+              "both times (%lld)", (long long)stats.windowed_inputs);
+        free_encodings(encs, 4);
+        rf_pipeline_free(pl);
+    }
+    rf_pipeline *pl = twin_pipeline(m, 12, 0);
+    rf_encoding *encs = encode_all(m, in, 4, 12);
+    rf_encoding empty = {0};
+    CHECK(rf_embed_windowed_encodings(pl, &empty, 1, RF_POOLING_MEAN, false, vb, b, &err) ==
+                  RF_OK && b[0].status == RF_ERR_INPUT && isnan(vb[0]),
+          "an empty encoding fails its input alone");
+
+    rf_text masked[2] = {in[3], txt("没有掩码")};
+    rf_encoding *menc = encode_all(m, masked, 2, 12);
+    rf_fill_mask_result fa[2], fb[2];
+    CHECK(rf_fill_mask(pl, masked, 2, 3, fa, a, &err) == RF_OK &&
+              rf_fill_mask_encodings(pl, masked, menc, 2, 3, fb, b, &err) == RF_OK &&
+              same_items(a, b, 2) && fb[1].n_masks == 0,
+          "fill-mask: the same outcomes (%s)", err.message);
+    CHECK(fa[0].n_masks == fb[0].n_masks && fa[0].top_k == fb[0].top_k &&
+              !memcmp(fa[0].ids, fb[0].ids, sizeof(int32_t) * 3 * (size_t)fa[0].n_masks) &&
+              !memcmp(fa[0].scores, fb[0].scores, sizeof(float) * 3 * (size_t)fa[0].n_masks) &&
+              !strcmp(fa[0].sequence, fb[0].sequence),
+          "fill-mask: the encodings give the same ids, scores and sequence");
+    for (int i = 0; i < 2; i++) {
+        rf_fill_mask_result_free(&fa[i]);
+        rf_fill_mask_result_free(&fb[i]);
+    }
+    free_encodings(menc, 2);
+
+    /* triplets with a repeated document: A, B, C of each from in[] */
+    rf_triplet t[2] = {{{in[0].text, in[1].text, in[2].text}, {in[0].text_len, in[1].text_len,
+                                                              in[2].text_len}},
+                       {{in[2].text, in[1].text, in[0].text}, {in[2].text_len, in[1].text_len,
+                                                              in[0].text_len}}};
+    rf_encoding tenc[6] = {encs[0], encs[1], encs[2], encs[2], encs[1], encs[0]};
+    rf_scm_result sa[2], sb[2];
+    int32_t da = 0, db = 0;
+    rf_scm_params sp = rf_scm_default_params();
+    CHECK(rf_scm(pl, t, 2, &sp, sa, &da, a, &err) == RF_OK &&
+              rf_scm_encodings(pl, t, tenc, 2, &sp, sb, &db, b, &err) == RF_OK &&
+              same_items(a, b, 2) && da == 3 && db == 3 && !memcmp(sa, sb, sizeof sa),
+          "scm: the encodings give rf_scm's bytes, 3 distinct documents (%d)", db);
+    sp.mode = RF_SCM_PAIR;
+    CHECK(rf_scm_encodings(pl, t, tenc, 2, &sp, sb, &db, b, &err) == RF_ERR_INPUT,
+          "scm pair mode takes no document encodings");
+    float score;
+    CHECK(rf_rerank_score_encodings(pl, encs, 1, NULL, &score, NULL, &err) == RF_ERR_UNSUPPORTED,
+          "rerank by cosine takes no pair encodings");
+    free_encodings(encs, 4);
+    rf_pipeline_free(pl);
+    free(va);
+    free(vb);
+}
+
+/* Classification (probabilities, logits, pairs, windows) and rerank. */
+static void test_twins_cls(const rf_model *m)
+{
+    rf_error err;
+    int32_t N = rf_model_hparams(m)->num_labels;
+    rf_text in[3] = {txt("这家酒店服务很好"), {"房间很大", strlen("房间很大"), "早餐一般",
+                                               strlen("早餐一般")}, txt(long_text)};
+    rf_item_status a[3], b[3];
+    float pa[3 * 8], pb[3 * 8];
+    if (N > 8)
+        return;
+    for (int32_t window = 0; window <= 8; window += 8) {
+        rf_pipeline *pl = twin_pipeline(m, window ? 0 : 10, window);
+        rf_encoding *encs = encode_all(m, in, 3, window ? 0 : 10);
+        if (!pl || !encs)
+            return;
+        CHECK(rf_classify(pl, in, 3, pa, a, &err) == RF_OK &&
+                  rf_classify_encodings(pl, encs, 3, pb, b, &err) == RF_OK &&
+                  same_items(a, b, 3) && !memcmp(pa, pb, sizeof(float) * 3 * (size_t)N),
+              "classify (window %d): the encodings give rf_classify's bytes", window);
+        CHECK(rf_classify_logits(pl, in, 3, pa, a, &err) == RF_OK &&
+                  rf_classify_logits_encodings(pl, encs, 3, pb, b, &err) == RF_OK &&
+                  same_items(a, b, 3) && !memcmp(pa, pb, sizeof(float) * 3 * (size_t)N),
+              "classify logits (window %d): the same bytes", window);
+        rf_rerank_params rp = rf_rerank_default_params();
+        rf_text pairs[2] = {{"这个东西怎么样", strlen("这个东西怎么样"), "还行吧", strlen("还行吧")},
+                            {"这个东西怎么样", strlen("这个东西怎么样"), long_text,
+                             strlen(long_text)}};
+        rf_encoding *penc = encode_all(m, pairs, 2, window ? 0 : 10);
+        for (int raw = 0; raw <= 1; raw++) {
+            rp.raw_scores = raw;
+            CHECK(rf_rerank_score(pl, pairs, 2, &rp, pa, a, &err) == RF_OK &&
+                      rf_rerank_score_encodings(pl, penc, 2, &rp, pb, b, &err) == RF_OK &&
+                      same_items(a, b, 2) && !memcmp(pa, pb, sizeof(float) * 2),
+                  "rerank (window %d, raw %d): the same bytes", window, raw);
+        }
+        free_encodings(penc, 2);
+        free_encodings(encs, 3);
+        rf_pipeline_free(pl);
+    }
+}
+
+static bool same_ner(const rf_ner_result *x, const rf_ner_result *y)
+{
+    return x->n_tokens == y->n_tokens && x->n_entities == y->n_entities &&
+           !memcmp(x->tokens, y->tokens, sizeof *x->tokens * (size_t)x->n_tokens) &&
+           !memcmp(x->entities, y->entities, sizeof *x->entities * (size_t)x->n_entities);
+}
+
+static void test_twins_ner(const rf_model *m)
+{
+    rf_error err;
+    rf_text in[2] = {txt("张三在北京工作"), txt(long_text)};
+    rf_pipeline *pl = twin_pipeline(m, 12, 0);
+    rf_encoding *encs = encode_all(m, in, 2, 12);
+    rf_ner_result ra[2], rb[2];
+    rf_item_status a[2], b[2];
+    if (!pl || !encs)
+        return;
+    CHECK(rf_token_classify(pl, in, 2, ra, a, &err) == RF_OK &&
+              rf_token_classify_encodings(pl, in, encs, 2, rb, b, &err) == RF_OK &&
+              same_items(a, b, 2) && same_ner(&ra[0], &rb[0]) && same_ner(&ra[1], &rb[1]),
+          "ner: the encodings give rf_token_classify's tokens and entities");
+    for (int i = 0; i < 2; i++) {
+        rf_ner_result_free(&ra[i]);
+        rf_ner_result_free(&rb[i]);
+    }
+    free_encodings(encs, 2);
+    rf_pipeline_free(pl);
+}
+
+/* One window (truncated at max_length), and windows over a long context. */
+static void test_twins_qa(const rf_model *m)
+{
+    rf_error err;
+    const char *q = "张三在哪里工作？";
+    rf_text in[2] = {{q, strlen(q), "张三在北京的一家银行工作。", strlen("张三在北京的一家银行工作。")},
+                     {q, strlen(q), long_text, strlen(long_text)}};
+    rf_pipeline *pl = twin_pipeline(m, 16, 0);
+    rf_qa_result ra[2], rb[2];
+    rf_item_status a[2], b[2];
+    if (!pl)
+        return;
+    for (int32_t stride = -1; stride <= 2; stride += 3) {
+        rf_encoding *encs = encode_all(m, in, 2, stride < 0 ? 16 : 0);
+        CHECK(rf_qa(pl, in, 2, 5, stride, ra, a, &err) == RF_OK &&
+                  rf_qa_encodings(pl, in, encs, 2, 5, stride, rb, b, &err) == RF_OK &&
+                  same_items(a, b, 2) && !memcmp(ra, rb, sizeof ra),
+              "qa (doc_stride %d): the encodings give rf_qa's answers", stride);
+        free_encodings(encs, 2);
+    }
+    rf_pipeline_free(pl);
+}
+
 int main(void)
 {
     REFERENCE_OR_SKIP(ref, "library jobs");
@@ -225,14 +441,22 @@ int main(void)
     rf_model *ner = load_reference_model(ref, "tiny-char-proj");
     rf_model *qa = load_reference_model(ref, "tiny-qa");
     rf_model *cls = load_reference_model(ref, "tiny-word-cls");
-    if (cls)
+    if (cls) {
         test_classify_logits(cls, ref);
-    if (mlm)
+        test_twins_cls(cls);
+    }
+    if (mlm) {
         test_embed(mlm);
-    if (ner)
+        test_twins_mlm(mlm);
+    }
+    if (ner) {
         test_ner(ner);
-    if (qa)
+        test_twins_ner(ner);
+    }
+    if (qa) {
         test_qa(qa);
+        test_twins_qa(qa);
+    }
     rf_model_free(mlm);
     rf_model_free(ner);
     rf_model_free(qa);

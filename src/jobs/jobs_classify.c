@@ -40,8 +40,9 @@ static void classify_finish(void *job_arg, float *vec)
         rf_softmax(vec, job->N, vec);
 }
 
-static rf_status classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, bool raw, float *out,
-                          rf_item_status *items, rf_error *err)
+/* inputs, or the caller's encodings of them (given, not NULL). */
+static rf_status classify(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                          int32_t n, bool raw, float *out, rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
     if (hp->head != RF_HEAD_SEQ_CLS || hp->num_labels < 1)
@@ -51,18 +52,30 @@ static rf_status classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, boo
         out[k] = NAN;
     classify_job job = {.N = hp->num_labels, .raw = raw};
     rf_run_needs needs = {.logits = true};
-    return rf_pipeline_run_pooled(pl, inputs, n, &needs, hp->num_labels, classify_vector,
+    return rf_pipeline_run_pooled(pl, inputs, given, n, &needs, hp->num_labels, classify_vector,
                                   classify_finish, &job, out, items, err);
 }
 
 rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
                       rf_item_status *items, rf_error *err)
 {
-    return classify(pl, inputs, n, false, probs, items, err);
+    return classify(pl, inputs, NULL, n, false, probs, items, err);
 }
 
 rf_status rf_classify_logits(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *logits,
                              rf_item_status *items, rf_error *err)
 {
-    return classify(pl, inputs, n, true, logits, items, err);
+    return classify(pl, inputs, NULL, n, true, logits, items, err);
+}
+
+rf_status rf_classify_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                float *probs, rf_item_status *items, rf_error *err)
+{
+    return classify(pl, NULL, encs, n, false, probs, items, err);
+}
+
+rf_status rf_classify_logits_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                       float *logits, rf_item_status *items, rf_error *err)
+{
+    return classify(pl, NULL, encs, n, true, logits, items, err);
 }

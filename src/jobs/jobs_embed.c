@@ -47,8 +47,10 @@ static void embed_finish(void *job_arg, float *vec)
         rf_l2_normalize(vec, job->D);
 }
 
-rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
-                   bool normalize, float *out, rf_item_status *items, rf_error *err)
+/* inputs, or the caller's encodings of them (given, not NULL). */
+static rf_status embed(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                       int32_t n, rf_pooling pooling, bool normalize, float *out,
+                       rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
     rf_status st = rf_model_check_pooling(rf_pipeline_model(pl), pooling, err);
@@ -59,8 +61,21 @@ rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling
     embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size};
     rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
                           .pooled = pooling == RF_POOLING_POOLER};
-    return rf_pipeline_run_pooled(pl, inputs, n, &needs, hp->hidden_size, embed_vector,
+    return rf_pipeline_run_pooled(pl, inputs, given, n, &needs, hp->hidden_size, embed_vector,
                                   embed_finish, &job, out, items, err);
+}
+
+rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                   bool normalize, float *out, rf_item_status *items, rf_error *err)
+{
+    return embed(pl, inputs, NULL, n, pooling, normalize, out, items, err);
+}
+
+rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                      rf_pooling pooling, bool normalize, float *out,
+                                      rf_item_status *items, rf_error *err)
+{
+    return embed(pl, NULL, encs, n, pooling, normalize, out, items, err);
 }
 
 rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,

@@ -112,8 +112,10 @@ nomem:
     return rf_fail(err, RF_ERR_NOMEM, "out of memory for fill-mask results");
 }
 
-rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
-                       rf_fill_mask_result *out, rf_item_status *items, rf_error *err)
+/* inputs, and the caller's encodings of them when given is not NULL. */
+static rf_status fill_mask(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                           int32_t n, int32_t top_k, rf_fill_mask_result *out,
+                           rf_item_status *items, rf_error *err)
 {
     const rf_model *model = rf_pipeline_model(pl);
     const rf_hparams *hp = rf_model_hparams(model);
@@ -126,10 +128,23 @@ rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_
     if (!(job.probs = malloc(sizeof(float) * (size_t)job.V)))
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for fill-mask scratch");
     rf_run_needs needs = {.mlm_masks = true};
-    rf_status st = rf_pipeline_run(pl, inputs, n, &needs, fill_mask_row, &job, items, err);
+    rf_status st = rf_pipeline_run(pl, inputs, given, n, &needs, fill_mask_row, &job, items, err);
     free(job.probs);
     if (st != RF_OK)
         for (int32_t i = 0; i < n; i++)
             rf_fill_mask_result_free(&out[i]);
     return st;
+}
+
+rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
+                       rf_fill_mask_result *out, rf_item_status *items, rf_error *err)
+{
+    return fill_mask(pl, inputs, NULL, n, top_k, out, items, err);
+}
+
+rf_status rf_fill_mask_encodings(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *encs,
+                                 int32_t n, int32_t top_k, rf_fill_mask_result *out,
+                                 rf_item_status *items, rf_error *err)
+{
+    return fill_mask(pl, inputs, encs, n, top_k, out, items, err);
 }

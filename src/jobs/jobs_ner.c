@@ -84,8 +84,10 @@ static rf_status ner_row(void *job_arg, int32_t i, const rf_encoding *enc, const
     return RF_OK;
 }
 
-rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                            rf_ner_result *out, rf_item_status *items, rf_error *err)
+/* inputs, and the caller's encodings of them when given is not NULL. */
+static rf_status token_classify(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                                int32_t n, rf_ner_result *out, rf_item_status *items,
+                                rf_error *err)
 {
     const rf_model *model = rf_pipeline_model(pl);
     const rf_hparams *hp = rf_model_hparams(model);
@@ -104,7 +106,7 @@ rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
     for (int32_t k = 0; k < job.N; k++)
         job.labels[k] = rf_model_label(model, k);
     rf_run_needs needs = {.logits = true};
-    st = rf_pipeline_run(pl, inputs, n, &needs, ner_row, &job, items, err);
+    st = rf_pipeline_run(pl, inputs, given, n, &needs, ner_row, &job, items, err);
 done:
     free(job.labels);
     free(job.probs);
@@ -114,4 +116,17 @@ done:
         for (int32_t i = 0; i < n; i++)
             rf_ner_result_free(&out[i]);
     return st;
+}
+
+rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
+                            rf_ner_result *out, rf_item_status *items, rf_error *err)
+{
+    return token_classify(pl, inputs, NULL, n, out, items, err);
+}
+
+rf_status rf_token_classify_encodings(rf_pipeline *pl, const rf_text *inputs,
+                                      const rf_encoding *encs, int32_t n, rf_ner_result *out,
+                                      rf_item_status *items, rf_error *err)
+{
+    return token_classify(pl, inputs, encs, n, out, items, err);
 }

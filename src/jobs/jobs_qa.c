@@ -106,12 +106,15 @@ static rf_status plan_windows(const rf_encoding *enc, int32_t i, int32_t window,
     return rf_windows_plan(i, context, room, doc_stride, wins, n_wins, cap);
 }
 
-/* Tokenizes every input and plans its windows; an input that fails is
- * recorded (items) and gets none. */
-static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t doc_stride,
-                          rf_encoding *fulls, rf_window **wins, int32_t *n_wins,
+/* Tokenizes every input into fulls (or takes the caller's encodings,
+ * `given`) and plans its windows; an input that fails is recorded (items)
+ * and gets none. *used points at the encodings planned. */
+static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                          int32_t n, int32_t doc_stride, rf_encoding *fulls,
+                          const rf_encoding **used, rf_window **wins, int32_t *n_wins,
                           rf_item_status *items, rf_error *err)
 {
+    *used = given ? given : fulls;
     int32_t max_position = rf_pipeline_length_limit(pl);
     int32_t window = doc_stride >= 0 ? rf_pipeline_window(pl) : 0, cap = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -119,15 +122,19 @@ static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, int
         rf_status st = RF_OK;
         if (!inputs[i].pair)
             st = rf_fail(&e, RF_ERR_INPUT, "qa needs a question and a context");
-        if (st == RF_OK)
+        if (st == RF_OK && !given)
             st = rf_pipeline_tokenize(pl, &inputs[i], doc_stride < 0, &fulls[i], &e);
-        if (st == RF_OK && doc_stride < 0 && fulls[i].n > max_position)
+        else if (st == RF_OK && given[i].n < 3)
+            st = rf_fail(&e, RF_ERR_INPUT, "an encoding of %d tokens holds no question and "
+                         "context", given[i].n);
+        const rf_encoding *full = &(*used)[i];
+        if (st == RF_OK && doc_stride < 0 && full->n > max_position)
             st = rf_fail(&e, RF_ERR_INPUT,
                          "input is %d tokens long, over the model's maximum of %d, and "
                          "truncation is off (extend_positions allows more)",
-                         fulls[i].n, max_position);
+                         full->n, max_position);
         if (st == RF_OK)
-            st = plan_windows(&fulls[i], i, window, doc_stride, wins, n_wins, &cap, &e);
+            st = plan_windows(full, i, window, doc_stride, wins, n_wins, &cap, &e);
         if (st == RF_ERR_NOMEM)
             return rf_fail(err, RF_ERR_NOMEM, "out of memory planning QA windows");
         if (st != RF_OK && (st = rf_item_fail(items, i, st, e.message, err)) != RF_OK)
@@ -136,8 +143,10 @@ static rf_status plan_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, int
     return RF_OK;
 }
 
-rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
-                int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err)
+/* inputs, and the caller's encodings of them when given is not NULL. */
+static rf_status qa(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given, int32_t n,
+                    int32_t max_answer_tokens, int32_t doc_stride, rf_qa_result *out,
+                    rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(rf_pipeline_model(pl));
     if (hp->head != RF_HEAD_QA)
@@ -153,16 +162,18 @@ rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_a
             items[i] = (rf_item_status){.status = RF_OK};
     }
     size_t n_alloc = n ? (size_t)n : 1;
-    rf_encoding *fulls = calloc(n_alloc, sizeof *fulls), *encs = NULL;
+    rf_encoding *fulls = given ? NULL : calloc(n_alloc, sizeof *fulls), *encs = NULL;
+    const rf_encoding *used = NULL;
     int32_t *best_window = malloc(n_alloc * sizeof *best_window), n_wins = 0;
     rf_window *wins = NULL;
-    rf_status st = fulls && best_window
-                       ? plan_all(pl, inputs, n, doc_stride, fulls, &wins, &n_wins, items, err)
+    rf_status st = (given || fulls) && best_window
+                       ? plan_all(pl, inputs, given, n, doc_stride, fulls, &used, &wins,
+                                  &n_wins, items, err)
                        : rf_fail(err, RF_ERR_NOMEM, "out of memory for %d QA inputs", n);
     if (st == RF_OK && n_wins > 0 && !(encs = calloc((size_t)n_wins, sizeof *encs)))
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d QA windows", n_wins);
     for (int32_t w = 0; st == RF_OK && w < n_wins; w++)
-        if (!rf_window_encoding(&fulls[wins[w].input], header_length(&fulls[wins[w].input]),
+        if (!rf_window_encoding(&used[wins[w].input], header_length(&used[wins[w].input]),
                                 &wins[w], &encs[w]))
             st = rf_fail(err, RF_ERR_NOMEM, "out of memory for QA windows");
 
@@ -191,4 +202,17 @@ rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_a
     free(job.allowed);
     free(best_window);
     return st;
+}
+
+rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
+                int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err)
+{
+    return qa(pl, inputs, NULL, n, max_answer_tokens, doc_stride, out, items, err);
+}
+
+rf_status rf_qa_encodings(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *encs,
+                          int32_t n, int32_t max_answer_tokens, int32_t doc_stride,
+                          rf_qa_result *out, rf_item_status *items, rf_error *err)
+{
+    return qa(pl, inputs, encs, n, max_answer_tokens, doc_stride, out, items, err);
 }

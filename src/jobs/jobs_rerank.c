@@ -5,7 +5,8 @@
  * probability) or by the cosine of pooled embeddings for a model without a
  * classifier, then sorted best first with each document's index kept
  * (CrossEncoder.rank, TEI's /rerank). The scores come from rf_classify /
- * rf_classify_logits / rf_similarity; this file only picks and sorts.
+ * rf_classify_logits / rf_similarity (or their *_encodings twins on pairs
+ * the caller tokenized); this file only picks and sorts.
  */
 #include "jobs/pipeline.h"
 
@@ -85,7 +86,9 @@ static rf_status positive_label(const rf_model *m, int32_t asked, int32_t *out, 
     return RF_OK;
 }
 
-static rf_status classifier_scores(rf_pipeline *pl, const rf_text *pairs, int32_t n,
+/* pairs, or the caller's encodings of them (given, not NULL). */
+static rf_status classifier_scores(rf_pipeline *pl, const rf_text *pairs,
+                                   const rf_encoding *given, int32_t n,
                                    const rf_rerank_params *p, float *scores,
                                    rf_item_status *items, rf_error *err)
 {
@@ -97,8 +100,12 @@ static rf_status classifier_scores(rf_pipeline *pl, const rf_text *pairs, int32_
     float *per_label = malloc(sizeof(float) * (size_t)n * N);
     if (!per_label)
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d pairs", n);
-    st = p->raw_scores ? rf_classify_logits(pl, pairs, n, per_label, items, err)
-                       : rf_classify(pl, pairs, n, per_label, items, err);
+    if (given)
+        st = p->raw_scores ? rf_classify_logits_encodings(pl, given, n, per_label, items, err)
+                           : rf_classify_encodings(pl, given, n, per_label, items, err);
+    else
+        st = p->raw_scores ? rf_classify_logits(pl, pairs, n, per_label, items, err)
+                           : rf_classify(pl, pairs, n, per_label, items, err);
     for (int32_t i = 0; st == RF_OK && i < n; i++)
         scores[i] = per_label[(size_t)i * N + label];
     free(per_label);
@@ -116,12 +123,28 @@ rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
     for (int32_t i = 0; i < n; i++)
         scores[i] = NAN;
     if (rf_rerank_scoring_of(m) == RF_RERANK_CLASSIFIER)
-        return classifier_scores(pl, pairs, n, &p, scores, items, err);
+        return classifier_scores(pl, pairs, NULL, n, &p, scores, items, err);
     rf_pooling pooling = p.pooling >= 0 ? (rf_pooling)p.pooling : rf_model_default_pooling(m);
     for (int32_t i = 0; i < n; i++)
         if (!pairs[i].pair)
             return rf_fail(err, RF_ERR_INPUT, "pair %d has no document", i + 1);
     return rf_similarity(pl, pairs, n, pooling, scores, items, err);
+}
+
+rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                    const rf_rerank_params *params, float *scores,
+                                    rf_item_status *items, rf_error *err)
+{
+    if (n < 0)
+        return rf_fail(err, RF_ERR_INPUT, "negative pair count %d", n);
+    rf_rerank_params p = params ? *params : rf_rerank_default_params();
+    if (rf_rerank_scoring_of(rf_pipeline_model(pl)) != RF_RERANK_CLASSIFIER)
+        return rf_fail(err, RF_ERR_UNSUPPORTED,
+                       "cosine scoring embeds query and document apart, not their pair's "
+                       "encoding; use rf_rerank_score");
+    for (int32_t i = 0; i < n; i++)
+        scores[i] = NAN;
+    return classifier_scores(pl, NULL, encs, n, &p, scores, items, err);
 }
 
 /* Best first; equal scores keep input order (the lower index first). */

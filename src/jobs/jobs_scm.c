@@ -52,17 +52,20 @@ static rf_status fail_missing(int32_t k, int side, rf_item_status *items, rf_err
 
 /* ==== Embedding documents ==== */
 
-/* Embeds docs[n] in chunks of RF_SCM_CHUNK, reporting progress per chunk.
- * items[n] is required. */
-static rf_status embed_chunks(rf_pipeline *pl, const rf_text *docs, int32_t n, rf_pooling pooling,
-                              float *vecs, rf_item_status *items, const rf_scm_params *progress,
-                              rf_error *err)
+/* Embeds docs[n] (or the caller's encodings of them, encs[n], when not
+ * NULL) in chunks of RF_SCM_CHUNK, reporting progress per chunk. items[n]
+ * is required. */
+static rf_status embed_chunks(rf_pipeline *pl, const rf_text *docs, const rf_encoding *encs,
+                              int32_t n, rf_pooling pooling, float *vecs, rf_item_status *items,
+                              const rf_scm_params *progress, rf_error *err)
 {
     int32_t D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size;
     for (int32_t d = 0; d < n; d += RF_SCM_CHUNK) {
         int32_t m = n - d < RF_SCM_CHUNK ? n - d : RF_SCM_CHUNK;
-        rf_status st = rf_embed(pl, docs + d, m, pooling, false, vecs + (size_t)d * D, items + d,
-                                err);
+        float *v = vecs + (size_t)d * D;
+        rf_status st = encs ? rf_embed_windowed_encodings(pl, encs + d, m, pooling, false, v,
+                                                          items + d, err)
+                            : rf_embed(pl, docs + d, m, pooling, false, v, items + d, err);
         if (st != RF_OK)
             return st;
         if (progress)
@@ -80,7 +83,7 @@ rf_status rf_scm_embed_documents(rf_pipeline *pl, const rf_text *docs, int32_t n
     rf_item_status *own = items ? NULL : malloc(sizeof *own * (size_t)n);
     if (!items && !own)
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d documents", n);
-    rf_status st = embed_chunks(pl, docs, n, pooling, vecs, items ? items : own, NULL, err);
+    rf_status st = embed_chunks(pl, docs, NULL, n, pooling, vecs, items ? items : own, NULL, err);
     for (int32_t i = 0; own && st == RF_OK && i < n; i++)
         if (own[i].status != RF_OK)
             st = rf_item_fail(NULL, i, own[i].status, own[i].error.message, err);
@@ -136,6 +139,7 @@ rf_status rf_scm_score(const float *vecs, int32_t D, const rf_item_status *doc_i
 
 typedef struct {
     rf_text *docs;   /* [n] distinct documents, in order of first appearance */
+    rf_encoding *encs; /* [n] the caller's encoding of each, or NULL: none given */
     int32_t n;
     int32_t *slots;  /* open-addressing table of doc index + 1 (0 = empty) */
     size_t n_slots;  /* a power of two, at least twice the documents */
@@ -149,8 +153,9 @@ static uint64_t fnv1a(const char *s, size_t len)
     return h;
 }
 
-/* Index of the document equal to (s, len), added when new. */
-static int32_t doc_index(doc_set *set, const char *s, size_t len)
+/* Index of the document equal to (s, len), added when new (with its
+ * encoding `enc` when the set keeps them). */
+static int32_t doc_index(doc_set *set, const char *s, size_t len, const rf_encoding *enc)
 {
     size_t i = (size_t)fnv1a(s, len) & (set->n_slots - 1);
     while (set->slots[i]) {
@@ -160,13 +165,16 @@ static int32_t doc_index(doc_set *set, const char *s, size_t len)
         i = (i + 1) & (set->n_slots - 1);
     }
     set->docs[set->n] = (rf_text){.text = s, .text_len = len};
+    if (set->encs)
+        set->encs[set->n] = *enc;
     set->slots[i] = ++set->n;
     return set->n - 1;
 }
 
-static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, int32_t n,
-                           const rf_scm_params *p, rf_scm_result *out, int32_t *n_documents,
-                           rf_item_status *items, rf_error *err)
+/* encs: the caller's encodings of the triplets' documents ([n][3]), or NULL. */
+static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, const rf_encoding *encs,
+                           int32_t n, const rf_scm_params *p, rf_scm_result *out,
+                           int32_t *n_documents, rf_item_status *items, rf_error *err)
 {
     int32_t D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size;
     size_t cap = (size_t)3 * n;
@@ -176,21 +184,23 @@ static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, int32_t n,
     int32_t *doc_of = malloc(sizeof *doc_of * cap); /* [n][3]; -1: a document is missing */
     set.docs = malloc(sizeof *set.docs * cap);
     set.slots = calloc(set.n_slots, sizeof *set.slots);
+    set.encs = encs ? malloc(sizeof *set.encs * cap) : NULL;
     float *vecs = malloc(sizeof *vecs * cap * (size_t)D);
     rf_item_status *doc_items = malloc(sizeof *doc_items * cap);
     rf_status st = RF_OK;
-    if (!doc_of || !set.docs || !set.slots || !vecs || !doc_items) {
+    if (!doc_of || !set.docs || !set.slots || !vecs || !doc_items || (encs && !set.encs)) {
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d triplets", n);
         goto done;
     }
     for (int32_t k = 0; k < n; k++)
         for (int s = 0; s < 3; s++)
             doc_of[3 * k + s] = missing_side(&t[k]) < 0
-                                    ? doc_index(&set, t[k].doc[s], t[k].len[s])
+                                    ? doc_index(&set, t[k].doc[s], t[k].len[s],
+                                                encs ? &encs[3 * k + s] : NULL)
                                     : -1;
     if (n_documents)
         *n_documents = set.n;
-    st = embed_chunks(pl, set.docs, set.n, p->pooling, vecs, doc_items, p, err);
+    st = embed_chunks(pl, set.docs, set.encs, set.n, p->pooling, vecs, doc_items, p, err);
     for (int32_t k = 0; k < n && st == RF_OK; k++)
         st = doc_of[3 * k] < 0 ? fail_missing(k, missing_side(&t[k]), items, err)
                                : score_triplet(vecs, D, doc_items, doc_of + 3 * k, k, out,
@@ -198,6 +208,7 @@ static rf_status scm_embed(rf_pipeline *pl, const rf_triplet *t, int32_t n,
 done:
     free(doc_of);
     free(set.docs);
+    free(set.encs);
     free(set.slots);
     free(vecs);
     free(doc_items);
@@ -255,9 +266,11 @@ static rf_status scm_pairs(rf_pipeline *pl, const rf_triplet *t, int32_t n,
     return st;
 }
 
-rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
-                 const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
-                 rf_item_status *items, rf_error *err)
+/* triplets, and the caller's encodings of their documents when encs is not
+ * NULL (embed mode only). */
+static rf_status scm(rf_pipeline *pl, const rf_triplet *triplets, const rf_encoding *encs,
+                     int32_t n, const rf_scm_params *params, rf_scm_result *out,
+                     int32_t *n_documents, rf_item_status *items, rf_error *err)
 {
     rf_scm_params p = params ? *params : rf_scm_default_params();
     if (n_documents)
@@ -266,6 +279,10 @@ rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
         return rf_fail(err, RF_ERR_INPUT, "negative triplet count %d", n);
     if (p.mode != RF_SCM_EMBED && p.mode != RF_SCM_PAIR)
         return rf_fail(err, RF_ERR_INPUT, "unknown scm mode %d", (int)p.mode);
+    if (encs && p.mode != RF_SCM_EMBED)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "scm pair mode runs (A, B) and (A, C) pairs, not the documents' "
+                       "encodings; use rf_scm");
     for (int32_t k = 0; k < n; k++) {
         out[k] = (rf_scm_result){.prediction = RF_SCM_FAILED, .sim_ab = NAN, .sim_ac = NAN};
         if (items)
@@ -274,5 +291,20 @@ rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
     if (n == 0)
         return RF_OK;
     return p.mode == RF_SCM_PAIR ? scm_pairs(pl, triplets, n, &p, out, items, err)
-                                 : scm_embed(pl, triplets, n, &p, out, n_documents, items, err);
+                                 : scm_embed(pl, triplets, encs, n, &p, out, n_documents,
+                                             items, err);
+}
+
+rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
+                 const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
+                 rf_item_status *items, rf_error *err)
+{
+    return scm(pl, triplets, NULL, n, params, out, n_documents, items, err);
+}
+
+rf_status rf_scm_encodings(rf_pipeline *pl, const rf_triplet *triplets, const rf_encoding *encs,
+                           int32_t n, const rf_scm_params *params, rf_scm_result *out,
+                           int32_t *n_documents, rf_item_status *items, rf_error *err)
+{
+    return scm(pl, triplets, encs, n, params, out, n_documents, items, err);
 }

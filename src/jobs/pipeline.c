@@ -7,6 +7,10 @@
  * The context is created on the first run, sized for `batch_size`
  * sequences of the longest length seen (rounded up to a multiple of 64),
  * and re-created only when a longer input arrives.
+ *
+ * A run's inputs are texts, tokenized here, or the encodings the caller
+ * made of them (the *_encodings jobs); from then on both run alike, so the
+ * two give the same bits.
  */
 #include "jobs/pipeline.h"
 #include "jobs/windows.h"
@@ -29,6 +33,7 @@ struct rf_pipeline {
 
     rf_encoding *encs;         /* [encs_cap] one per input of the current run */
     int32_t encs_cap;
+    const rf_encoding *run_encs; /* the current run's encodings: encs, or the caller's */
     int32_t *order;            /* [order_cap] encodings that run, longest first */
     size_t order_cap;
 
@@ -220,12 +225,22 @@ static int by_length_desc(const void *a, const void *b, void *encs_arg)
     return (ia > ib) - (ia < ib);
 }
 
-/* Tokenizes every input; those that fail are recorded and left out of
- * pl->order, which ends up sorted longest first; *n_ok is its length. */
-static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n, bool windows,
-                              rf_item_status *items, int32_t *n_ok, rf_error *err)
+/* Whether input i is a single text (not a pair): only those are cut into
+ * windows. A given encoding is a pair when it ends in the second segment. */
+static bool is_single(const rf_pipeline *pl, const rf_text *inputs, int32_t i)
 {
-    if (n > pl->encs_cap) {
+    const rf_encoding *e = &pl->run_encs[i];
+    return inputs ? !inputs[i].pair : e->type_ids[e->n - 1] == 0;
+}
+
+/* Tokenizes every input (or takes the caller's encodings, `given`, as
+ * they are) into pl->run_encs; those that fail are recorded and left out
+ * of pl->order, which ends up sorted longest first; *n_ok is its length. */
+static rf_status prepare_all(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                             int32_t n, bool windows, rf_item_status *items, int32_t *n_ok,
+                             rf_error *err)
+{
+    if (!given && n > pl->encs_cap) {
         rf_encoding *encs = realloc(pl->encs, sizeof *encs * (size_t)n);
         if (!encs)
             return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
@@ -236,24 +251,30 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
     if (!reserve((void **)&pl->order, &pl->order_cap, (size_t)n, sizeof *pl->order))
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
     const rf_hparams *hp = rf_model_hparams(pl->model);
+    pl->run_encs = given ? given : pl->encs;
     int32_t ok = 0;
     for (int32_t i = 0; i < n; i++) {
         rf_error e;
-        rf_status st = rf_pipeline_tokenize(pl, &inputs[i], true, &pl->encs[i], &e);
+        rf_status st = RF_OK;
+        if (!given)
+            st = rf_pipeline_tokenize(pl, &inputs[i], true, &pl->encs[i], &e);
+        else if (given[i].n < 1)
+            st = rf_fail(&e, RF_ERR_INPUT, "the encoding has no tokens");
         /* a single text longer than the window is cut into windows later */
-        bool windowed = windows && pl->params.window > 0 && !inputs[i].pair;
-        if (st == RF_OK && !windowed && pl->encs[i].n > pl->limit) {
+        bool windowed = st == RF_OK && windows && pl->params.window > 0 &&
+                        is_single(pl, given ? NULL : inputs, i);
+        if (st == RF_OK && !windowed && pl->run_encs[i].n > pl->limit) {
             st = RF_ERR_INPUT;
             if (pl->limit == hp->max_position)
                 snprintf(e.message, sizeof e.message,
                          "input is %d tokens long, over the model's maximum of %d, and "
                          "truncation is off (extend_positions or a window allow more)",
-                         pl->encs[i].n, hp->max_position);
+                         pl->run_encs[i].n, hp->max_position);
             else
                 snprintf(e.message, sizeof e.message,
                          "input is %d tokens long, over the longest accepted, %d, and "
                          "truncation is off",
-                         pl->encs[i].n, pl->limit);
+                         pl->run_encs[i].n, pl->limit);
         }
         if (st != RF_OK) {
             rf_status fst = rf_item_fail(items, i, st, e.message, err);
@@ -264,7 +285,8 @@ static rf_status tokenize_all(rf_pipeline *pl, const rf_text *inputs, int32_t n,
         pl->order[ok++] = i;
     }
     if (ok > 1) /* order may still be NULL when there is nothing to sort */
-        qsort_r(pl->order, (size_t)ok, sizeof *pl->order, by_length_desc, pl->encs);
+        qsort_r(pl->order, (size_t)ok, sizeof *pl->order, by_length_desc,
+                (void *)pl->run_encs);
     *n_ok = ok;
     return RF_OK;
 }
@@ -442,17 +464,17 @@ static rf_status start_run(int32_t n, rf_item_status *items, rf_error *err)
     return RF_OK;
 }
 
-rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                          int32_t n, const rf_run_needs *needs, rf_row_fn fn, void *job,
                           rf_item_status *items, rf_error *err)
 {
     if (start_run(n, items, err) != RF_OK)
         return RF_ERR_INPUT;
     int32_t n_ok = 0;
-    rf_status st = tokenize_all(pl, inputs, n, false, items, &n_ok, err);
+    rf_status st = prepare_all(pl, inputs, given, n, false, items, &n_ok, err);
     if (st != RF_OK)
         return st;
-    return run_sorted(pl, pl->encs, n_ok, needs, fn, job, items, err);
+    return run_sorted(pl, pl->run_encs, n_ok, needs, fn, job, items, err);
 }
 
 rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
@@ -535,13 +557,15 @@ static rf_status pooled_row(void *arg, int32_t u, const rf_encoding *enc, const 
 /* Whether input i runs as windows: a single text longer than the window. */
 static bool is_cut(const rf_pipeline *pl, const rf_text *inputs, int32_t i)
 {
-    return pl->params.window > 0 && !inputs[i].pair && pl->encs[i].n > pl->params.window;
+    return pl->params.window > 0 && pl->run_encs[i].n > pl->params.window &&
+           is_single(pl, inputs, i);
 }
 
 /* The units of the inputs in pl->order[0, n_ok), into pl->units and
  * pl->item_of: first the windows of the inputs that are cut (owned, *owned
  * of them, also on failure), then the encodings of the others (shared with
- * pl->encs); *n_units in all. */
+ * pl->run_encs); *n_units in all. `inputs` NULL: the encodings are the
+ * caller's. */
 static rf_status plan_units(rf_pipeline *pl, const rf_text *inputs, int32_t n_ok,
                             pooled_run *r, int32_t *n_units, int32_t *owned, rf_error *err)
 {
@@ -552,7 +576,7 @@ static rf_status plan_units(rf_pipeline *pl, const rf_text *inputs, int32_t n_ok
     for (int32_t k = 0; k < n_ok && st == RF_OK; k++) {
         int32_t i = pl->order[k], first = n_wins;
         if (is_cut(pl, inputs, i))
-            st = rf_windows_plan(i, pl->encs[i].n - 2, pl->params.window - 2, pl->params.stride,
+            st = rf_windows_plan(i, pl->run_encs[i].n - 2, pl->params.window - 2, pl->params.stride,
                                  &wins, &n_wins, &cap);
         r->n_windows[i] = n_wins > first ? n_wins - first : 1;
         U += r->n_windows[i];
@@ -563,7 +587,7 @@ static rf_status plan_units(rf_pipeline *pl, const rf_text *inputs, int32_t n_ok
     int32_t u = 0;
     for (int32_t w = 0; st == RF_OK && w < n_wins; w++) {
         pl->item_of[u] = wins[w].input;
-        if (!rf_window_encoding(&pl->encs[wins[w].input], 1, &wins[w], &pl->units[u]))
+        if (!rf_window_encoding(&pl->run_encs[wins[w].input], 1, &wins[w], &pl->units[u]))
             st = RF_ERR_NOMEM;
         *owned = ++u; /* a half-made window is freed too */
     }
@@ -578,16 +602,16 @@ static rf_status plan_units(rf_pipeline *pl, const rf_text *inputs, int32_t n_ok
             continue;
         }
         pl->item_of[u] = i;
-        pl->units[u++] = pl->encs[i];
+        pl->units[u++] = pl->run_encs[i];
     }
     *n_units = u;
     return RF_OK;
 }
 
-rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                                 const rf_run_needs *needs, int32_t width, rf_vector_fn vec_fn,
-                                 rf_finish_fn finish, void *job, float *out,
-                                 rf_item_status *items, rf_error *err)
+rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs,
+                                 const rf_encoding *given, int32_t n, const rf_run_needs *needs,
+                                 int32_t width, rf_vector_fn vec_fn, rf_finish_fn finish,
+                                 void *job, float *out, rf_item_status *items, rf_error *err)
 {
     if (start_run(n, items, err) != RF_OK)
         return RF_ERR_INPUT;
@@ -598,10 +622,10 @@ rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t
                     .vec = malloc(sizeof(float) * (size_t)(width > 0 ? width : 1))};
     int32_t n_ok = 0, U = 0, owned = 0;
     rf_status st = r.n_windows && r.done && r.vec
-                       ? tokenize_all(pl, inputs, n, true, items, &n_ok, err)
+                       ? prepare_all(pl, inputs, given, n, true, items, &n_ok, err)
                        : rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
     if (st == RF_OK)
-        st = plan_units(pl, inputs, n_ok, &r, &U, &owned, err);
+        st = plan_units(pl, given ? NULL : inputs, n_ok, &r, &U, &owned, err);
     if (st == RF_OK && !reserve((void **)&pl->order, &pl->order_cap, (size_t)U, sizeof *pl->order))
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d windows", U);
     if (st == RF_OK) {

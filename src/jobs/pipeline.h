@@ -46,10 +46,14 @@ typedef rf_status (*rf_row_fn)(void *job, int32_t i, const rf_encoding *enc, con
 void rf_pool_row(const rf_row *row, const rf_encoding *enc, rf_pooling pooling, int32_t D,
                  float *out);
 
-/* Runs `inputs` through the model. `items` as in the public job calls: when
- * non-NULL it is initialised here and receives per-input failures. */
-rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                          const rf_run_needs *needs, rf_row_fn fn, void *job,
+/* Runs `inputs` through the model: their texts, tokenized here, or when
+ * `given` is not NULL the caller's encodings of them, as they are (an
+ * empty one, or one longer than rf_pipeline_length_limit, fails its input;
+ * `inputs` may then be NULL when the job reads no text). `items` as in the
+ * public job calls: when non-NULL it is initialised here and receives
+ * per-input failures. */
+rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                          int32_t n, const rf_run_needs *needs, rf_row_fn fn, void *job,
                           rf_item_status *items, rf_error *err);
 
 /* A pooled job's vector of one window (or of a whole input): `width`
@@ -61,15 +65,16 @@ typedef void (*rf_finish_fn)(void *job, float *vec);
 
 /* rf_pipeline_run for jobs with one vector per input (embeddings,
  * classification logits), with the pipeline's windows: each input's
- * single text longer than params.window runs as windows, and out[i]
+ * single text (given: an encoding whose last type id is 0) longer than
+ * params.window runs as windows, and out[i]
  * ([n][width]) receives the mean of its windows' vectors (exactly the one
  * vector when it is not cut), then finish(job, out[i]) (finish may be
  * NULL). Rows of failed inputs are left as they were, or NaN when one of
  * their windows failed. */
-rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs, int32_t n,
-                                 const rf_run_needs *needs, int32_t width, rf_vector_fn vec_fn,
-                                 rf_finish_fn finish, void *job, float *out,
-                                 rf_item_status *items, rf_error *err);
+rf_status rf_pipeline_run_pooled(rf_pipeline *pl, const rf_text *inputs,
+                                 const rf_encoding *given, int32_t n, const rf_run_needs *needs,
+                                 int32_t width, rf_vector_fn vec_fn, rf_finish_fn finish,
+                                 void *job, float *out, rf_item_status *items, rf_error *err);
 
 /* rf_tokenize, truncated at the pipeline's max_length or not at all, for a
  * job that makes its own encodings; counted in the pipeline's stats. */

@@ -119,18 +119,25 @@ static void on_batch(void *arg, int jobs, int32_t inputs, int32_t tokens, double
 
 /* Runs one short input so that the context exists (and a compute type the
  * CPU lacks fails here, not on the first request). */
-static int warm_up(serve_runner *runner, int32_t D)
+static int warm_up(serve_runner *runner, const rf_model *model, int32_t D)
 {
     rf_text text = {.text = "warm up", .text_len = 7};
+    rf_encoding enc = {0};
     rf_item_status item;
+    rf_error err;
+    if (rf_tokenize(model, text.text, text.text_len, NULL, 0, 0, &enc, &err) != RF_OK)
+        return cli_error("%s", err.message);
     float *vec = malloc(sizeof(float) * (size_t)D);
-    if (!vec)
+    if (!vec) {
+        rf_encoding_free(&enc);
         return cli_error("out of memory");
-    serve_job job = {.kind = SERVE_KIND_EMBED, .texts = &text, .n = 1, .items = &item,
-                     .vectors = vec};
+    }
+    serve_job job = {.kind = SERVE_KIND_EMBED, .texts = &text, .encs = &enc, .n = 1,
+                     .items = &item, .vectors = vec};
     serve_job *batch = &job;
     serve_runner_run(runner, &batch, 1);
     free(vec);
+    rf_encoding_free(&enc);
     if (job.status != RF_OK)
         return cli_error("%s", job.error.message);
     return 0;
@@ -190,9 +197,8 @@ int cmd_serve(int argc, char **argv)
     }
 
     /* The batch's inputs run sorted by length in forward passes of the
-       pipeline's default 8 sequences: on chnsenticorp sentences at 32
-       connections that was about 6% faster than passes of 32, which pad
-       more. */
+       pipeline's default 8 sequences, which pad less than larger ones
+       (docs/performance.md, "roformer serve: sequences per forward pass"). */
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.context = cp;
     pp.max_length = s->max_input_length;
@@ -201,7 +207,7 @@ int cmd_serve(int argc, char **argv)
         cli_error("%s", err.message);
         goto done;
     }
-    if (warm_up(runner, hp->hidden_size) != 0)
+    if (warm_up(runner, model, hp->hidden_size) != 0)
         goto done;
     s->metrics = serve_metrics_create(serve_route_names(), serve_route_count());
     if (!s->metrics || serve_batcher_start(runner, s->max_batch_tokens, s->max_batch_requests,

@@ -13,17 +13,19 @@
 
 /* The library call a job needs; jobs of one kind can share a run. */
 typedef enum {
-    SERVE_KIND_EMBED,     /* rf_embed, not normalized (each request normalizes its own);
-                             rf_embed_encodings when the job carries encodings */
-    SERVE_KIND_CLASSIFY,  /* rf_classify */
-    SERVE_KIND_LOGITS,    /* rf_classify_logits ("raw_scores") */
-    SERVE_KIND_FILL_MASK, /* rf_fill_mask */
-    SERVE_KIND_NER,       /* rf_token_classify */
-    SERVE_KIND_QA,        /* rf_qa */
+    SERVE_KIND_EMBED,     /* rf_embed_windowed_encodings, not normalized (each request
+                             normalizes its own) */
+    SERVE_KIND_CLASSIFY,  /* rf_classify_encodings */
+    SERVE_KIND_LOGITS,    /* rf_classify_logits_encodings ("raw_scores") */
+    SERVE_KIND_FILL_MASK, /* rf_fill_mask_encodings */
+    SERVE_KIND_NER,       /* rf_token_classify_encodings */
+    SERVE_KIND_QA,        /* rf_qa_encodings */
     SERVE_KIND_EMBED_IDS, /* rf_embed_encodings: embeddings of token ids as given */
     SERVE_KIND_EMBED_ALL, /* rf_token_embeddings: every token's last hidden state */
-    SERVE_KIND_RERANK,    /* rf_rerank_score of (query, document) pairs */
-    SERVE_KIND_SCM,       /* rf_scm, embed mode: the texts are A, B, C of each triplet */
+    SERVE_KIND_RERANK,    /* rf_rerank_score_encodings of (query, document) pairs;
+                             rf_rerank_score of their texts for cosine scoring */
+    SERVE_KIND_SCM,       /* rf_scm_encodings, embed mode: the texts are A, B, C of
+                             each triplet */
 } serve_kind;
 
 typedef struct serve_job {
@@ -33,10 +35,9 @@ typedef struct serve_job {
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
-    const rf_encoding *encs;      /* embed_ids: [n] the ids to run, instead of texts;
-                                     embed_all, and embed without windows: [n] the
-                                     texts as the request tokenized them (NULL:
-                                     the library tokenizes the texts) */
+    const rf_encoding *encs;      /* [n] what runs: the texts as the request tokenized
+                                     them to count them (embed_ids: the ids as given);
+                                     NULL for cosine rerank, whose texts run */
     const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */

@@ -1,12 +1,17 @@
 /*
  * routes.c — the route table and the handlers (see routes.h).
  *
- * An engine request goes: parse the body (422/413), tokenize every text
- * once here, on the request's own thread, to count its real tokens and to
+ * A route is one row of routes[]: method and path, then for GET routes
+ * the handler, for POST routes the body's shape (request.c parses it), the
+ * library call (serve_kind), the head the model needs, the answer's writer
+ * and how messages name its inputs. Nothing else lists the routes.
+ *
+ * A POST request goes: parse the body (422/413), tokenize every text once
+ * here, on the request's own thread, to count its real tokens and to
  * refuse one longer than --max-input-length unless "truncate" is set
- * (422), queue the job and wait (batcher.h), then turn the results into
- * the route's JSON. The batcher's pipeline tokenizes again; tokenizing is
- * cheap next to the encoder, and it keeps the batcher's inputs plain texts.
+ * (422), queue the job with those encodings and wait (batcher.h): the
+ * library runs them as they are (the *_encodings calls), so no text is
+ * tokenized twice. Then the row's writer turns the results into JSON.
  */
 #include "serve/routes.h"
 
@@ -22,46 +27,125 @@
 #include <string.h>
 #include <time.h>
 
-/* ROUTE_* are the indices of the GET routes in the table below. */
-enum { ENGINE_NONE = -1, ENGINE_ROOT = -2, ROUTE_HEALTH = 9, ROUTE_INFO, ROUTE_METRICS };
+/* ==== The route table ==== */
 
-static const struct {
+/* What a route's answer is written from: the request, and for routes that
+ * run a job, the job's results. */
+typedef struct {
+    const serve_server *s;
+    const serve_request *r;
+    serve_job *job;          /* NULL for routes that run no job */
+    const rf_encoding *encs; /* the inputs as they were counted (and ran) */
+    int32_t tokens;
+} answer_in;
+
+typedef cJSON *(*answer_fn)(const answer_in *a);
+typedef void (*get_fn)(const serve_server *s, const serve_gauges *http, serve_response *resp);
+/* How messages name text i of the request (into buf[n]). */
+typedef void (*name_fn)(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
+
+enum {
+    NO_JOB = -1,              /* kind of a route that answers without the engine */
+    R_PUBLIC = 1 << 0,        /* needs no API key */
+    R_WHILE_DRAINING = 1 << 1, /* still answered while the server drains */
+    R_OPENAI = 1 << 2,        /* errors in OpenAI's shape (as every path under /v1/) */
+    R_PROMPT = 1 << 3,        /* the model's default sentence-transformers prompt first */
+    R_ANY_LENGTH = 1 << 4,    /* inputs over --max-input-length are not refused */
+    R_RAW_SCORES = 1 << 5,    /* "raw_scores" turns classify into logits */
+    R_MODEL_TASK = 1 << 6,    /* answers as the route of the model's own task */
+};
+
+/* One route: its method and path, then for GET routes the handler, for
+ * POST routes the body's shape (parsed by request.c), the library call
+ * (serve_kind, or NO_JOB), the head the model needs, the answer's writer
+ * and how messages name the inputs. */
+typedef struct {
     const char *method, *path;
-    int api; /* serve_api, ENGINE_NONE, or ENGINE_ROOT (the model's own task) */
-} routes[] = {
-    {"POST", "/embed", SERVE_API_EMBED},
-    {"POST", "/v1/embeddings", SERVE_API_OPENAI},
-    {"POST", "/predict", SERVE_API_PREDICT},
-    {"POST", "/similarity", SERVE_API_SIMILARITY},
-    {"POST", "/tokenize", SERVE_API_TOKENIZE},
-    {"POST", "/fill-mask", SERVE_API_FILL_MASK},
-    {"POST", "/ner", SERVE_API_NER},
-    {"POST", "/qa", SERVE_API_QA},
-    {"POST", "/scm", SERVE_API_SCM},
-    {"GET", "/health", ENGINE_NONE},
-    {"GET", "/info", ENGINE_NONE},
-    {"GET", "/metrics", ENGINE_NONE},
-    {"POST", "/rerank", SERVE_API_RERANK},
-    {"POST", "/v1/rerank", SERVE_API_RERANK_JINA},
-    {"POST", "/", ENGINE_ROOT},
-    {"POST", "/embeddings", SERVE_API_OPENAI},
-    {"POST", "/embed_all", SERVE_API_EMBED_ALL},
-    {"POST", "/decode", SERVE_API_DECODE},
-    {"POST", "/pipeline/text-classification", SERVE_API_HF_CLASSIFY},
-    {"POST", "/pipeline/fill-mask", SERVE_API_HF_FILL_MASK},
-    {"POST", "/pipeline/token-classification", SERVE_API_HF_NER},
+    get_fn get;
+    serve_api body;
+    int kind;
+    rf_head_kind head;
+    answer_fn answer;
+    const char *list; /* the inputs' field in messages: "inputs[2]", or "inputs" for one */
+    name_fn name;     /* NULL: list_name */
+    unsigned flags;
+} route;
+
+static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void list_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
+static void similarity_name(const serve_request *r, const char *list, int32_t i, char *buf,
+                            size_t n);
+static void scm_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
+static cJSON *answer_embed(const answer_in *a);
+static cJSON *answer_openai(const answer_in *a);
+static cJSON *answer_predict(const answer_in *a);
+static cJSON *answer_similarity(const answer_in *a);
+static cJSON *answer_tokenize(const answer_in *a);
+static cJSON *answer_fill_mask(const answer_in *a);
+static cJSON *answer_ner(const answer_in *a);
+static cJSON *answer_qa(const answer_in *a);
+static cJSON *answer_scm(const answer_in *a);
+static cJSON *answer_rerank(const answer_in *a);
+static cJSON *answer_embed_all(const answer_in *a);
+static cJSON *answer_decode(const answer_in *a);
+static cJSON *answer_hf_classify(const answer_in *a);
+static cJSON *answer_hf_fill_mask(const answer_in *a);
+static cJSON *answer_hf_ner(const answer_in *a);
+
+#define POST(path, body, kind, head, answer, list, name, flags) \
+    {"POST", path, NULL, body, kind, head, answer, list, name, flags}
+#define GET(path, get, flags) {"GET", path, get, 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, flags}
+
+static const route routes[] = {
+    POST("/embed", SERVE_API_EMBED, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_embed, "inputs", NULL,
+         R_PROMPT),
+    POST("/v1/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai,
+         "input", NULL, R_PROMPT | R_OPENAI),
+    POST("/predict", SERVE_API_PREDICT, SERVE_KIND_CLASSIFY, RF_HEAD_SEQ_CLS, answer_predict,
+         "inputs", NULL, R_RAW_SCORES),
+    POST("/similarity", SERVE_API_SIMILARITY, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_similarity,
+         "inputs", similarity_name, 0),
+    POST("/tokenize", SERVE_API_TOKENIZE, NO_JOB, RF_HEAD_NONE, answer_tokenize, "inputs", NULL,
+         R_ANY_LENGTH),
+    POST("/fill-mask", SERVE_API_FILL_MASK, SERVE_KIND_FILL_MASK, RF_HEAD_MLM, answer_fill_mask,
+         "inputs", NULL, 0),
+    POST("/ner", SERVE_API_NER, SERVE_KIND_NER, RF_HEAD_TOKEN_CLS, answer_ner, "inputs", NULL, 0),
+    POST("/qa", SERVE_API_QA, SERVE_KIND_QA, RF_HEAD_QA, answer_qa, "inputs", NULL, 0),
+    POST("/scm", SERVE_API_SCM, SERVE_KIND_SCM, RF_HEAD_NONE, answer_scm, "inputs", scm_name, 0),
+    GET("/health", handle_health, R_PUBLIC),
+    GET("/info", handle_info, 0),
+    GET("/metrics", handle_metrics, R_WHILE_DRAINING),
+    POST("/rerank", SERVE_API_RERANK, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank, "texts",
+         NULL, 0),
+    POST("/v1/rerank", SERVE_API_RERANK_JINA, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank,
+         "documents", NULL, R_OPENAI),
+    POST("/", 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, R_MODEL_TASK),
+    POST("/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai, "input",
+         NULL, R_PROMPT | R_OPENAI),
+    POST("/embed_all", SERVE_API_EMBED_ALL, SERVE_KIND_EMBED_ALL, RF_HEAD_NONE, answer_embed_all,
+         "inputs", NULL, 0),
+    POST("/decode", SERVE_API_DECODE, NO_JOB, RF_HEAD_NONE, answer_decode, "ids", NULL, 0),
+    POST("/pipeline/text-classification", SERVE_API_HF_CLASSIFY, SERVE_KIND_CLASSIFY,
+         RF_HEAD_SEQ_CLS, answer_hf_classify, "inputs", NULL, 0),
+    POST("/pipeline/fill-mask", SERVE_API_HF_FILL_MASK, SERVE_KIND_FILL_MASK, RF_HEAD_MLM,
+         answer_hf_fill_mask, "inputs", NULL, 0),
+    POST("/pipeline/token-classification", SERVE_API_HF_NER, SERVE_KIND_NER, RF_HEAD_TOKEN_CLS,
+         answer_hf_ner, "inputs", NULL, 0),
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
-static const char *const route_names[N_ROUTES + 1] = {
-    "/embed", "/v1/embeddings", "/predict", "/similarity", "/tokenize", "/fill-mask",
-    "/ner",   "/qa",            "/scm",     "/health",     "/info",     "/metrics",
-    "/rerank", "/v1/rerank", "/", "/embeddings", "/embed_all", "/decode",
-    "/pipeline/text-classification", "/pipeline/fill-mask", "/pipeline/token-classification",
-    "unknown"};
-
 int serve_route_count(void) { return N_ROUTES + 1; }
-const char *const *serve_route_names(void) { return route_names; }
+
+const char *const *serve_route_names(void)
+{
+    static const char *names[N_ROUTES + 1]; /* filled at start-up, before any thread */
+    for (int r = 0; r < N_ROUTES; r++)
+        names[r] = routes[r].path;
+    names[N_ROUTES] = "unknown";
+    return names;
+}
 
 int serve_route_find(const char *method, const char *path, int *route, const char **allow)
 {
@@ -78,32 +162,51 @@ int serve_route_find(const char *method, const char *path, int *route, const cha
     return 404;
 }
 
-bool serve_route_uses_engine(int route)
+static const route *route_at(int r)
 {
-    return route >= 0 && route < N_ROUTES && routes[route].api != ENGINE_NONE &&
-           routes[route].api != SERVE_API_TOKENIZE && routes[route].api != SERVE_API_DECODE;
+    return r >= 0 && r < N_ROUTES ? &routes[r] : NULL;
 }
 
-bool serve_route_speaks_openai(int route, const char *path)
+bool serve_route_uses_engine(int r)
 {
-    if (route >= 0 && route < N_ROUTES)
-        return routes[route].api == SERVE_API_OPENAI || !strncmp(routes[route].path, "/v1/", 4);
-    return !strncmp(path, "/v1/", 4);
+    const route *rt = route_at(r);
+    return rt && (rt->kind != NO_JOB || rt->flags & R_MODEL_TASK);
 }
 
-const char *serve_route_method(int route)
+bool serve_route_speaks_openai(int r, const char *path)
 {
-    return route >= 0 && route < N_ROUTES ? routes[route].method : NULL;
+    const route *rt = route_at(r);
+    return rt ? (rt->flags & R_OPENAI) != 0 : !strncmp(path, "/v1/", 4);
 }
 
-bool serve_route_is_public(int route)
+const char *serve_route_method(int r)
 {
-    return route == ROUTE_HEALTH;
+    return route_at(r) ? routes[r].method : NULL;
 }
 
-bool serve_route_answers_draining(int route)
+bool serve_route_is_public(int r)
 {
-    return route == ROUTE_METRICS;
+    return route_at(r) && routes[r].flags & R_PUBLIC;
+}
+
+bool serve_route_answers_draining(int r)
+{
+    return route_at(r) && routes[r].flags & R_WHILE_DRAINING;
+}
+
+/* The route POST / stands for, as TEI and HuggingFace Inference Endpoints
+ * answer it: a one-label classifier reranks, another classifier predicts,
+ * any other model embeds. */
+static const route *model_task(const rf_model *m)
+{
+    const rf_hparams *hp = rf_model_hparams(m);
+    const char *path = hp->head != RF_HEAD_SEQ_CLS ? "/embed"
+                       : hp->num_labels == 1       ? "/rerank"
+                                                   : "/predict";
+    int r = N_ROUTES;
+    const char *allow;
+    serve_route_find("POST", path, &r, &allow);
+    return &routes[r];
 }
 
 /* ==== Responses ==== */
@@ -144,6 +247,14 @@ static void respond_error(serve_response *resp, serve_log_entry *log, const serv
 }
 
 /* ==== GET routes ==== */
+
+static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp)
+{
+    (void)s;
+    (void)http;
+    *resp = (serve_response){.status = 200, .content_type = "application/json",
+                             .body = strdup("{}"), .len = 2};
+}
 
 /* TEI's model_type: a sequence classifier is {"classifier": {"id2label":
  * {"0": label, ...}, "label2id": {label: 0, ...}}}, a one-label one
@@ -204,8 +315,9 @@ static void add_rerank_info(const serve_server *s, cJSON *o)
 
 /* TEI's fields (model_id, model_sha, model_dtype, model_type, the limits,
  * tokenization_workers, version, ...), then the model's own. */
-static void handle_info(const serve_server *s, serve_response *resp)
+static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp)
 {
+    (void)http;
     const rf_hparams *hp = rf_model_hparams(s->model);
     /* TEI spells the last-token pooling "last_token" */
     const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
@@ -250,8 +362,9 @@ static void handle_info(const serve_server *s, serve_response *resp)
     respond_json(resp, 200, o);
 }
 
-static void handle_metrics(const serve_server *s, serve_gauges g, serve_response *resp)
+static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp)
 {
+    serve_gauges g = *http;
     g.queued = serve_batcher_queued(s->batcher);
     g.running = serve_batcher_running(s->batcher);
     char *text = serve_metrics_render(s->metrics, &g);
@@ -266,81 +379,70 @@ static void handle_metrics(const serve_server *s, serve_gauges g, serve_response
 
 /* ==== Engine routes ==== */
 
-/* How the client names text i of the request, for messages. */
-static void field_name(const serve_request *r, int32_t i, char *buf, size_t n)
+static void list_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n)
 {
-    const char *base = r->api == SERVE_API_OPENAI ? "input"
-                       : r->api == SERVE_API_DECODE ? "ids"
-                                                    : "inputs";
-    static const char *const abc[] = {"A", "B", "C"};
-    if (r->api == SERVE_API_RERANK || r->api == SERVE_API_RERANK_JINA)
-        snprintf(buf, n, "%s[%d]", r->api == SERVE_API_RERANK ? "texts" : "documents", i);
-    else if (r->api == SERVE_API_SIMILARITY && i == 0)
-        snprintf(buf, n, "inputs.source_sentence");
-    else if (r->api == SERVE_API_SIMILARITY)
-        snprintf(buf, n, "inputs.sentences[%d]", i - 1);
-    else if (r->api == SERVE_API_SCM && r->batch)
-        snprintf(buf, n, "inputs[%d].%s", i / 3, abc[i % 3]);
-    else if (r->api == SERVE_API_SCM)
-        snprintf(buf, n, "inputs.%s", abc[i % 3]);
-    else if (r->batch)
-        snprintf(buf, n, "%s[%d]", base, i);
+    if (r->batch)
+        snprintf(buf, n, "%s[%d]", list, i);
     else
-        snprintf(buf, n, "%s", base);
+        snprintf(buf, n, "%s", list);
 }
 
-/* The head each route needs (RF_HEAD_NONE: any model). */
-static rf_head_kind head_needed(serve_api api)
+/* texts[0] is the source sentence, then the sentences. */
+static void similarity_name(const serve_request *r, const char *list, int32_t i, char *buf,
+                            size_t n)
 {
-    switch (api) {
-    case SERVE_API_PREDICT:
-    case SERVE_API_HF_CLASSIFY: return RF_HEAD_SEQ_CLS;
-    case SERVE_API_FILL_MASK:
-    case SERVE_API_HF_FILL_MASK: return RF_HEAD_MLM;
-    case SERVE_API_NER:
-    case SERVE_API_HF_NER: return RF_HEAD_TOKEN_CLS;
-    case SERVE_API_QA: return RF_HEAD_QA;
-    default: return RF_HEAD_NONE;
-    }
+    (void)r;
+    if (i == 0)
+        snprintf(buf, n, "%s.source_sentence", list);
+    else
+        snprintf(buf, n, "%s.sentences[%d]", list, i - 1);
 }
 
-static serve_kind kind_of(const serve_request *r)
+/* The texts are A, B, C of each triplet. */
+static void scm_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n)
 {
-    switch (r->api) {
-    case SERVE_API_PREDICT: return r->raw_scores ? SERVE_KIND_LOGITS : SERVE_KIND_CLASSIFY;
-    case SERVE_API_HF_CLASSIFY: return SERVE_KIND_CLASSIFY;
-    case SERVE_API_FILL_MASK:
-    case SERVE_API_HF_FILL_MASK: return SERVE_KIND_FILL_MASK;
-    case SERVE_API_NER:
-    case SERVE_API_HF_NER: return SERVE_KIND_NER;
-    case SERVE_API_QA: return SERVE_KIND_QA;
-    case SERVE_API_EMBED_ALL: return SERVE_KIND_EMBED_ALL;
-    case SERVE_API_OPENAI: return r->ids ? SERVE_KIND_EMBED_IDS : SERVE_KIND_EMBED;
-    case SERVE_API_RERANK:
-    case SERVE_API_RERANK_JINA: return SERVE_KIND_RERANK;
-    case SERVE_API_SCM: return SERVE_KIND_SCM;
-    default: return SERVE_KIND_EMBED;
-    }
+    static const char *const abc[] = {"A", "B", "C"};
+    if (r->batch)
+        snprintf(buf, n, "%s[%d].%s", list, i / 3, abc[i % 3]);
+    else
+        snprintf(buf, n, "%s.%s", list, abc[i % 3]);
+}
+
+/* How the client names text i of the request, for messages. */
+static void field_name(const route *rt, const serve_request *r, int32_t i, char *buf, size_t n)
+{
+    (rt->name ? rt->name : list_name)(r, rt->list, i, buf, n);
+}
+
+/* The library call for this request: the route's, with "raw_scores" (where
+ * the route takes it) and token-id inputs choosing their own. */
+static serve_kind kind_of(const route *rt, const serve_request *r)
+{
+    if (rt->kind == SERVE_KIND_CLASSIFY && rt->flags & R_RAW_SCORES && r->raw_scores)
+        return SERVE_KIND_LOGITS;
+    if (rt->kind == SERVE_KIND_EMBED && r->ids)
+        return SERVE_KIND_EMBED_IDS;
+    return (serve_kind)rt->kind;
 }
 
 /* Checks token-id inputs against the vocabulary and, when they are to run
  * (not /decode), against --max-input-length; sums them into *tokens and
  * points encs[i] at them (ids as given, type 0, mask 1: `plain` holds
  * max_input_length zeros then as many ones). Returns 0 or -1 with *err. */
-static int count_ids(const serve_server *s, const serve_request *r, rf_encoding *encs,
-                     int32_t *plain, int32_t *tokens, serve_error *err)
+static int count_ids(const serve_server *s, const route *rt, const serve_request *r,
+                     rf_encoding *encs, int32_t *plain, int32_t *tokens, serve_error *err)
 {
     int32_t V = rf_model_hparams(s->model)->vocab_size;
     *tokens = 0;
     for (int32_t i = 0; i < r->n_items; i++) {
         char field[64];
-        field_name(r, i, field, sizeof field);
+        field_name(rt, r, i, field, sizeof field);
         for (int32_t k = 0; k < r->n_ids[i]; k++)
             if (r->ids[i][k] >= V)
                 return serve_fail(err, 422, "Validation",
                                   "%s[%d]: token id %d is not in the vocabulary (%d tokens)", field,
                                   k, r->ids[i][k], V);
-        if (r->api != SERVE_API_DECODE && r->n_ids[i] > s->max_input_length)
+        if (rt->kind != NO_JOB && r->n_ids[i] > s->max_input_length)
             return serve_fail(err, 422, "Validation", "%s: %d tokens, over the limit of %d",
                               field, r->n_ids[i], s->max_input_length);
         encs[i] = (rf_encoding){.ids = r->ids[i], .type_ids = plain,
@@ -350,18 +452,24 @@ static int count_ids(const serve_server *s, const serve_request *r, rf_encoding 
     return 0;
 }
 
-/* Tokenizes every text into encs[] (truncated at --max-input-length when
- * the request allows it), sums the tokens and refuses a text that is too
- * long. A QA request with doc_stride reads a long context in windows of
- * --max-input-length tokens instead: nothing is too long, and the tokens
- * are those of its windows. Returns 0 or -1 with *err set. */
-static int count_tokens(const serve_server *s, const serve_request *r, rf_encoding *encs,
-                        int32_t *tokens, serve_error *err)
+/* Tokenizes every text into encs[] as the job will run it, sums the tokens
+ * and refuses a text that is too long:
+ * - plainly: cut at --max-input-length when the request allows it;
+ * - with "window": not cut (a single text longer than the window runs as
+ *   windows, a pair whole); one the request allows to be cut counts at
+ *   most --max-input-length tokens;
+ * - QA with doc_stride: not cut either; the context is read in windows of
+ *   --max-input-length tokens, so nothing is too long, and the tokens are
+ *   those of its windows.
+ * Returns 0 or -1 with *err set. */
+static int count_tokens(const serve_server *s, const route *rt, const serve_request *r,
+                        rf_encoding *encs, int32_t *tokens, serve_error *err)
 {
-    bool windows = r->api == SERVE_API_QA && r->doc_stride >= 0;
-    if (r->window > s->max_input_length)
+    bool qa_windows = r->doc_stride >= 0;
+    int32_t max = s->max_input_length;
+    if (r->window > max)
         return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
-                          s->max_input_length);
+                          max);
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
         const rf_text *t = &r->texts[i];
@@ -369,28 +477,29 @@ static int count_tokens(const serve_server *s, const serve_request *r, rf_encodi
         rf_error e;
         if (rf_tokenize_truncated(s->model, t->text, t->text_len, t->pair,
                                   t->pair ? t->pair_len : 0,
-                                  r->truncate && !windows ? s->max_input_length : 0,
+                                  r->truncate && !qa_windows && !r->window ? max : 0,
                                   (rf_truncation_side)r->truncation_side, &encs[i],
                                   &e) != RF_OK) {
-            field_name(r, i, field, sizeof field);
+            field_name(rt, r, i, field, sizeof field);
             return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
         }
-        if (windows) {
-            *tokens += rf_qa_window_tokens(&encs[i], s->max_input_length, r->doc_stride);
+        if (qa_windows) {
+            *tokens += rf_qa_window_tokens(&encs[i], max, r->doc_stride);
             continue;
         }
         /* a single text longer than the window is cut into windows */
         bool cut = r->window > 0 && !t->pair && encs[i].n > r->window;
-        if (encs[i].n > s->max_input_length && r->api != SERVE_API_TOKENIZE && !cut) {
-            field_name(r, i, field, sizeof field);
+        if (encs[i].n > max && !(rt->flags & R_ANY_LENGTH) && !cut && !r->truncate) {
+            field_name(rt, r, i, field, sizeof field);
             return serve_fail(err, 422, "Validation",
                               "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
                               "it%s",
-                              field, encs[i].n, s->max_input_length,
-                              r->api == SERVE_API_QA ? " or \"doc_stride\" to read it in windows"
-                                                     : "");
+                              field, encs[i].n, max,
+                              rt->kind == SERVE_KIND_QA
+                                  ? " or \"doc_stride\" to read it in windows"
+                                  : "");
         }
-        *tokens += encs[i].n;
+        *tokens += r->truncate && encs[i].n > max ? max : encs[i].n;
     }
     return 0;
 }
@@ -419,51 +528,127 @@ static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
     return false;
 }
 
-/* The route's JSON from the job's results. */
-static cJSON *answer(const serve_server *s, const serve_request *r, const serve_job *job,
-                     const rf_encoding *encs, const int32_t *lengths, int32_t tokens)
+/* ==== Answers ==== */
+
+static int32_t hidden_size(const answer_in *a)
 {
-    const rf_hparams *hp = rf_model_hparams(s->model);
-    int32_t D = hp->hidden_size, N = hp->num_labels > 0 ? hp->num_labels : 1;
-    switch (r->api) {
-    case SERVE_API_EMBED: return serve_json_embed(r, job->vectors, D);
-    case SERVE_API_OPENAI:
-        if (r->dimensions > 0 && r->dimensions < D) {
-            serve_openai_truncate(job->vectors, job->n, D, r->dimensions);
-            D = r->dimensions;
-        }
-        return serve_json_openai(r, job->vectors, D, s->model_id, tokens);
-    case SERVE_API_SIMILARITY: return serve_json_similarity(r, job->vectors, D);
-    case SERVE_API_SCM: return serve_json_scm(r, job->scm);
-    case SERVE_API_PREDICT: return serve_json_predict(r, s->model, job->probs, N);
-    case SERVE_API_FILL_MASK: return serve_json_fill_mask(r, s->model, job->fill);
-    case SERVE_API_NER: return serve_json_ner(r, s->model, job->ner);
-    case SERVE_API_QA: return serve_json_qa(r, job->qa);
-    case SERVE_API_EMBED_ALL: return serve_json_embed_all(r, job->vectors, lengths, D);
-    case SERVE_API_HF_CLASSIFY: return serve_json_hf_classify(r, s->model, job->probs, N);
-    case SERVE_API_HF_FILL_MASK: return serve_json_hf_fill_mask(r, s->model, encs, job->fill);
-    case SERVE_API_HF_NER: return serve_json_hf_ner(r, s->model, job->ner);
-    case SERVE_API_RERANK:
-    case SERVE_API_RERANK_JINA:
-        return serve_json_rerank(r, job->probs, rf_rerank_scoring_of(s->model), s->model_id,
-                                 tokens);
-    default: return NULL;
-    }
+    return rf_model_hparams(a->s->model)->hidden_size;
 }
 
-/* Runs the job and writes its answer; the inputs are counted already
- * (encs: their tokens, or the token-id inputs). */
-static void run_job(const serve_server *s, serve_request *r, const rf_encoding *encs,
-                    int32_t tokens, serve_response *resp, serve_log_entry *log, serve_error *err)
+static int32_t labels(const answer_in *a)
+{
+    int32_t N = rf_model_hparams(a->s->model)->num_labels;
+    return N > 0 ? N : 1;
+}
+
+/* Each of the job's vectors to unit length. */
+static void normalize_vectors(const answer_in *a)
+{
+    for (int32_t i = 0; i < a->job->n; i++)
+        rf_l2_normalize(a->job->vectors + (size_t)i * hidden_size(a), hidden_size(a));
+}
+
+static cJSON *answer_embed(const answer_in *a)
+{
+    if (a->r->normalize)
+        normalize_vectors(a);
+    return serve_json_embed(a->r, a->job->vectors, hidden_size(a));
+}
+
+/* Normalized as TEI, then cut to "dimensions" (Matryoshka). */
+static cJSON *answer_openai(const answer_in *a)
+{
+    int32_t D = hidden_size(a);
+    normalize_vectors(a);
+    if (a->r->dimensions > 0 && a->r->dimensions < D) {
+        serve_openai_truncate(a->job->vectors, a->job->n, D, a->r->dimensions);
+        D = a->r->dimensions;
+    }
+    return serve_json_openai(a->r, a->job->vectors, D, a->s->model_id, a->tokens);
+}
+
+static cJSON *answer_predict(const answer_in *a)
+{
+    return serve_json_predict(a->r, a->s->model, a->job->probs, labels(a));
+}
+
+static cJSON *answer_similarity(const answer_in *a)
+{
+    return serve_json_similarity(a->r, a->job->vectors, hidden_size(a));
+}
+
+static cJSON *answer_tokenize(const answer_in *a)
+{
+    return serve_json_tokens(a->r, a->s->model, a->encs);
+}
+
+static cJSON *answer_fill_mask(const answer_in *a)
+{
+    return serve_json_fill_mask(a->r, a->s->model, a->job->fill);
+}
+
+static cJSON *answer_ner(const answer_in *a)
+{
+    return serve_json_ner(a->r, a->s->model, a->job->ner);
+}
+
+static cJSON *answer_qa(const answer_in *a)
+{
+    return serve_json_qa(a->r, a->job->qa);
+}
+
+static cJSON *answer_scm(const answer_in *a)
+{
+    return serve_json_scm(a->r, a->job->scm);
+}
+
+static cJSON *answer_rerank(const answer_in *a)
+{
+    return serve_json_rerank(a->r, a->job->probs, rf_rerank_scoring_of(a->s->model),
+                             a->s->model_id, a->tokens);
+}
+
+static cJSON *answer_embed_all(const answer_in *a)
+{
+    return serve_json_embed_all(a->r, a->job->vectors, a->job->lengths, hidden_size(a));
+}
+
+static cJSON *answer_decode(const answer_in *a)
+{
+    return serve_json_decode(a->r, a->s->model);
+}
+
+static cJSON *answer_hf_classify(const answer_in *a)
+{
+    return serve_json_hf_classify(a->r, a->s->model, a->job->probs, labels(a));
+}
+
+static cJSON *answer_hf_fill_mask(const answer_in *a)
+{
+    return serve_json_hf_fill_mask(a->r, a->s->model, a->encs, a->job->fill);
+}
+
+static cJSON *answer_hf_ner(const answer_in *a)
+{
+    return serve_json_hf_ner(a->r, a->s->model, a->job->ner);
+}
+
+/* ==== Running a job ==== */
+
+/* Runs the job on the encodings counted (encs: the texts as they were
+ * tokenized, or the token-id inputs) and writes its answer. */
+static void run_job(const serve_server *s, const route *rt, serve_request *r,
+                    const rf_encoding *encs, int32_t tokens, serve_response *resp,
+                    serve_log_entry *log, serve_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(s->model);
-    size_t D = (size_t)hp->hidden_size;
     int32_t n = r->ids ? r->n_items : r->n_texts;
-    serve_kind kind = kind_of(r);
-    /* the encodings count_tokens made run as they are, where no windows
-       need the texts: each text is tokenized once */
-    bool once = r->ids || kind == SERVE_KIND_EMBED_ALL || (kind == SERVE_KIND_EMBED && !r->window);
-    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = once ? encs : NULL,
+    serve_kind kind = kind_of(rt, r);
+    /* cosine rerank embeds query and document apart: its texts run, not
+       the pairs' encodings */
+    bool texts_only = kind == SERVE_KIND_RERANK &&
+                      rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE;
+    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = texts_only ? NULL : encs,
                      .tokens = tokens, .top_k = r->top_k,
                      .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
                      .window = r->window, .stride = r->stride,
@@ -494,17 +679,16 @@ static void run_job(const serve_server *s, serve_request *r, const rf_encoding *
             continue;
         char field[64];
         if (job.kind == SERVE_KIND_SCM)
-            snprintf(field, sizeof field, r->batch ? "inputs[%d]" : "inputs", i);
+            list_name(r, rt->list, i, field, sizeof field);
         else
-            field_name(r, i, field, sizeof field);
+            field_name(rt, r, i, field, sizeof field);
         serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
         respond_error(resp, log, err);
         goto done;
     }
-    if ((r->api == SERVE_API_EMBED && r->normalize) || r->api == SERVE_API_OPENAI)
-        for (int32_t i = 0; i < n; i++)
-            rf_l2_normalize(job.vectors + (size_t)i * D, (int32_t)D);
-    respond_json(resp, 200, answer(s, r, &job, encs, lengths, tokens));
+    respond_json(resp, 200,
+                 rt->answer(&(answer_in){.s = s, .r = r, .job = &job, .encs = encs,
+                                         .tokens = tokens}));
 done:
     for (int32_t i = 0; i < n; i++) {
         if (job.fill)
@@ -543,17 +727,6 @@ static int64_t characters(const serve_request *r)
     return n;
 }
 
-/* The route POST / stands for, as TEI and HuggingFace Inference Endpoints
- * answer it: a one-label classifier reranks, another classifier predicts,
- * any other model embeds. */
-static serve_api root_api(const rf_model *m)
-{
-    const rf_hparams *hp = rf_model_hparams(m);
-    if (hp->head != RF_HEAD_SEQ_CLS)
-        return SERVE_API_EMBED;
-    return hp->num_labels == 1 ? SERVE_API_RERANK : SERVE_API_PREDICT;
-}
-
 /* /similarity's "parameters.prompt_name": that prompt before every
  * sentence; refusals name the field. */
 static int similarity_prompt(const serve_server *s, serve_request *r, serve_error *err)
@@ -566,13 +739,14 @@ static int similarity_prompt(const serve_server *s, serve_request *r, serve_erro
     return -1;
 }
 
-static void handle_engine(const serve_server *s, int api_or_root, const char *body, size_t len,
-                          serve_response *resp, serve_log_entry *log)
+/* A POST route: parse the body, check it against the model and the
+ * limits, count its tokens, then answer, running its job when it has one. */
+static void handle_post(const serve_server *s, const route *rt, const char *body, size_t len,
+                        serve_response *resp, serve_log_entry *log)
 {
-    serve_api api = api_or_root == ENGINE_ROOT ? root_api(s->model) : (serve_api)api_or_root;
     serve_request r;
     serve_error err;
-    if (serve_request_parse(api, body, len, s->max_client_batch, &r, &err)) {
+    if (serve_request_parse(rt->body, body, len, s->max_client_batch, &r, &err)) {
         respond_error(resp, log, &err);
         return;
     }
@@ -580,15 +754,13 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
         r.truncate = true;
     /* the embedding routes: the model's default sentence-transformers prompt;
        /similarity: the prompt its "parameters" name */
-    if (((api == SERVE_API_EMBED || api == SERVE_API_OPENAI) &&
-         serve_apply_prompt(s->model, NULL, &r, &err)) ||
+    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, &r, &err)) ||
         similarity_prompt(s, &r, &err)) {
         respond_error(resp, log, &err);
         serve_request_free(&r);
         return;
     }
     const rf_hparams *hp = rf_model_hparams(s->model);
-    rf_head_kind head = head_needed(api);
     int32_t n = r.ids ? r.n_items : r.n_texts;
     rf_encoding *encs = calloc((size_t)n, sizeof *encs);
     /* the token-id inputs' type ids (zeros) and mask (ones) */
@@ -602,27 +774,26 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
     if (!encs || (r.ids && !plain)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
-    } else if (head != RF_HEAD_NONE && hp->head != head) {
+    } else if (rt->head != RF_HEAD_NONE && hp->head != rt->head) {
         serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
-                   rf_head_name(head), rf_head_name(hp->head));
+                   rf_head_name(rt->head), rf_head_name(hp->head));
         respond_error(resp, log, &err);
     } else if (r.dimensions > hp->hidden_size) {
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
                    r.dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r.ids ? count_ids(s, &r, encs, plain, &tokens, &err)
-                     : count_tokens(s, &r, encs, &tokens, &err)) {
+    } else if (r.ids ? count_ids(s, rt, &r, encs, plain, &tokens, &err)
+                     : count_tokens(s, rt, &r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = now_seconds() - t0;
         log->inputs = n;
         log->tokens = tokens;
-        if (api == SERVE_API_TOKENIZE)
-            respond_json(resp, 200, serve_json_tokens(&r, s->model, encs));
-        else if (api == SERVE_API_DECODE)
-            respond_json(resp, 200, serve_json_decode(&r, s->model));
+        if (rt->kind == NO_JOB)
+            respond_json(resp, 200,
+                         rt->answer(&(answer_in){.s = s, .r = &r, .encs = encs, .tokens = tokens}));
         else
-            run_job(s, &r, encs, tokens, resp, log, &err);
+            run_job(s, rt, &r, encs, tokens, resp, log, &err);
     }
     for (int32_t i = 0; encs && !r.ids && i < n; i++)
         rf_encoding_free(&encs[i]);
@@ -631,17 +802,15 @@ static void handle_engine(const serve_server *s, int api_or_root, const char *bo
     serve_request_free(&r);
 }
 
-void serve_route_handle(const serve_server *s, int route, const char *body, size_t len,
+void serve_route_handle(const serve_server *s, int route_id, const char *body, size_t len,
                         const serve_gauges *http, serve_response *resp, serve_log_entry *log)
 {
-    log->openai = serve_route_speaks_openai(route, "");
-    switch (route) {
-    case ROUTE_HEALTH:
-        *resp = (serve_response){.status = 200, .content_type = "application/json",
-                                 .body = strdup("{}"), .len = 2};
-        break;
-    case ROUTE_INFO: handle_info(s, resp); break;
-    case ROUTE_METRICS: handle_metrics(s, *http, resp); break;
-    default: handle_engine(s, routes[route].api, body, len, resp, log); break;
-    }
+    const route *rt = &routes[route_id];
+    log->openai = serve_route_speaks_openai(route_id, "");
+    if (rt->flags & R_MODEL_TASK)
+        rt = model_task(s->model);
+    if (rt->get)
+        rt->get(s, http, resp);
+    else
+        handle_post(s, rt, body, len, resp, log);
 }

@@ -9,6 +9,9 @@
  * offset: the sum of the lengths before it.
  * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
  * rf_scm call over all their triplets.
+ * Every job runs the encodings its request counted (the *_encodings
+ * calls), texts and all: no text is tokenized twice. Only cosine rerank
+ * runs its texts, since it embeds query and document apart.
  */
 #include "serve/runner.h"
 
@@ -126,7 +129,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
     /* the requests' own encodings (token ids, or their texts as they were
-       tokenized to be counted), when the jobs carry them */
+       tokenized to be counted): every job carries them but cosine rerank's */
     bool given = jobs[0]->encs != NULL;
     rf_encoding *encs = given ? malloc(sizeof *encs * T) : NULL;
     int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
@@ -160,7 +163,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
         if (encs)
             memcpy(encs + o, jobs[j]->encs, sizeof *encs * jobs[j]->n);
-        else
+        if (jobs[j]->texts) /* NULL for token ids */
             memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
         for (int32_t i = 0; per_token && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
             offsets[o + i] = row;
@@ -176,31 +179,30 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
     case SERVE_KIND_RERANK:
-        st = rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
+        st = given ? rf_rerank_score_encodings(pl, encs, total, &rerank, probs, items, &err)
+                   : rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
         break;
     case SERVE_KIND_CLASSIFY:
-        st = rf_classify(pl, texts, total, probs, items, &err);
+        st = rf_classify_encodings(pl, encs, total, probs, items, &err);
         break;
     case SERVE_KIND_LOGITS:
-        st = rf_classify_logits(pl, texts, total, probs, items, &err);
+        st = rf_classify_logits_encodings(pl, encs, total, probs, items, &err);
         break;
     case SERVE_KIND_FILL_MASK:
-        st = rf_fill_mask(pl, texts, total, top_k, fill, items, &err);
+        st = rf_fill_mask_encodings(pl, texts, encs, total, top_k, fill, items, &err);
         break;
     case SERVE_KIND_NER:
-        st = rf_token_classify(pl, texts, total, ner, items, &err);
+        st = rf_token_classify_encodings(pl, texts, encs, total, ner, items, &err);
         break;
     case SERVE_KIND_QA:
-        st = rf_qa(pl, texts, total, jobs[0]->max_answer_tokens, jobs[0]->doc_stride, qa,
-                   items, &err);
+        st = rf_qa_encodings(pl, texts, encs, total, jobs[0]->max_answer_tokens,
+                             jobs[0]->doc_stride, qa, items, &err);
         break;
     case SERVE_KIND_EMBED:
+        st = rf_embed_windowed_encodings(pl, encs, total, r->pooling, false, vectors, items, &err);
+        break;
     case SERVE_KIND_EMBED_IDS:
     case SERVE_KIND_EMBED_ALL:
-        if (!given) {
-            st = rf_embed(pl, texts, total, r->pooling, false, vectors, items, &err);
-            break;
-        }
         st = per_token ? rf_token_embeddings(pl, encs, total, vectors, &err)
                        : rf_embed_encodings(pl, encs, total, r->pooling, vectors, &err);
         for (int32_t i = 0; st == RF_OK && i < total; i++)
@@ -214,7 +216,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
                 triplets[k].doc[s] = texts[3 * k + s].text;
                 triplets[k].len[s] = texts[3 * k + s].text_len;
             }
-        st = rf_scm(pl, triplets, total / 3, &params, scm, NULL, items, &err);
+        st = rf_scm_encodings(pl, triplets, encs, total / 3, &params, scm, NULL, items, &err);
         break;
     }
     }
