@@ -921,11 +921,13 @@ RF_API const char *rf_blas_preferred_core(void);
  * fixed per CPU model). The environment variable ROFORMER_KERNEL, read
  * when the first context is made, or rf_kernels_select (what the CLI's
  * `--kernel` calls) overrides it with a comma-separated list of TYPE=NAME:
- *   int8=amx|vnni|avx2|i8mm|sdot|neon          the int8 product
- *   bf16=amx|avx512bf16|f32fma|bfmmla|bfdot    the bf16 product
- *   attention=bf16|f32                         bf16 and int8 compute's attention products
- * A build this CPU lacks is RF_ERR_UNSUPPORTED with a message naming the
- * builds it has; the choice holds for the whole process. */
+ *   int8=NAME           the int8 product's build, e.g. int8=vnni
+ *   bf16=NAME           the bf16 product's build, e.g. bf16=f32fma
+ *   attention=bf16|f32  bf16 and int8 compute's attention products
+ * The NAMEs are those of the library's tables of builds (docs/compute.md
+ * lists them; the error below names those this CPU runs). A build this
+ * CPU lacks is RF_ERR_UNSUPPORTED with a message naming the builds it has;
+ * the choice holds for the whole process. */
 RF_API rf_status rf_kernels_select(const char *spec, rf_error *err);
 
 /* What runs, for reports (`roformer info`, `bench`). Static strings. */

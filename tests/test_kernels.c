@@ -8,7 +8,9 @@
 #include "kernels/activations.h"
 #include "model/attention.h"
 #include "kernels/amx_model.h"
+#include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/layernorm.h"
@@ -24,6 +26,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <strings.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -1048,6 +1051,54 @@ static void test_attention(void)
     free(scratch);
 }
 
+/* The backend tables, the one list of the products' builds (their names
+ * are ROFORMER_KERNEL's words, info's and bench's): every row complete,
+ * every name unique across both tables (a word names one backend), every
+ * CPU need one the CPU module knows, the tests' own backends never chosen
+ * by the CPU, and each name found again by its table. */
+static void test_backend_tables(void)
+{
+    const char *names[32];
+    int n_names = 0;
+    for (int i = 0; i < rf_int8_backend_count; i++) {
+        const rf_int8_backend *b = rf_int8_backends[i];
+        CHECK(b->name && b->name[0] && b->quantize_rows && b->row_sum && b->block,
+              "int8 backend %d (%s): every member set", i, b->name ? b->name : "?");
+        CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN), "int8 %s: needs known CPU features",
+              b->name);
+        CHECK(!b->min_rows == !b->small && (!b->small || rf_cpu_has_all(b->needs) <=
+                                                           rf_cpu_has_all(b->small->needs)),
+              "int8 %s: a small-product backend with a row floor, which runs where it runs",
+              b->name);
+        CHECK(rf_int8_backend_find(b->name) == b, "int8 %s: found by its name", b->name);
+        if (n_names < 32)
+            names[n_names++] = b->name;
+    }
+    CHECK(rf_int8_backends[rf_int8_backend_count] == NULL, "the int8 table ends with NULL");
+    if (rf_int8_supported())
+        CHECK(!rf_int8_backend_get()->tests_only, "the CPU's int8 choice is no test backend");
+    for (int i = 0; i < rf_bf16_backend_count; i++) {
+        const rf_bf16_backend *b = rf_bf16_backends[i];
+        CHECK(b->name && b->name[0] && b->gemm && (!b->rule || b->why),
+              "bf16 backend %d (%s): every member set", i, b->name ? b->name : "?");
+        CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN) && !(b->rule & ~RF_CPU_ALL_KNOWN),
+              "bf16 %s: needs and rule in known CPU features", b->name);
+        CHECK(!b->tests_only || !b->rule, "bf16 %s: a test backend is never the rule's", b->name);
+        CHECK(rf_bf16_backend_find(b->name) == b, "bf16 %s: found by its name", b->name);
+        if (n_names < 32)
+            names[n_names++] = b->name;
+    }
+    CHECK(rf_bf16_backends[rf_bf16_backend_count] == NULL, "the bf16 table ends with NULL");
+    int int8_count = rf_int8_backend_count;
+    for (int i = 0; i < n_names; i++)
+        for (int j = i + 1; j < n_names; j++)
+            /* "amx" and "amx-model" are in both tables: int8= and bf16= tell them apart */
+            CHECK(strcmp(names[i], names[j]) || (i < int8_count) != (j < int8_count),
+                  "backend name '%s' used twice in one table", names[i]);
+    for (int f = 0; f < RF_CPU_FEATURE_COUNT; f++)
+        CHECK(rf_cpu_feature_name((rf_cpu_feature)f) != NULL, "CPU feature %d has a name", f);
+}
+
 #if RF_SIMD_ARM64
 /* The builds chosen by default on the CPU model the test runs on, when
  * the runner names what that model has (tests/run_arm64.sh, from qemu's
@@ -1062,19 +1113,20 @@ static void check_expected_kernels(void)
         SKIP("default ARM64 builds: RF_EXPECT_INT8 / RF_EXPECT_BF16 not set");
         return;
     }
-    const char *names[] = {[RF_INT8_NEON] = "NEON", [RF_INT8_SDOT] = "SDOT", [RF_INT8_I8MM] = "I8MM"};
-    rf_int8_kernel k = rf_int8_kernel_get();
-    CHECK(k >= RF_INT8_NEON && k <= RF_INT8_I8MM && !strcmp(names[k], int8),
-          "default int8 product %s, expected %s", k >= RF_INT8_NEON && k <= RF_INT8_I8MM ? names[k] : "x86", int8);
+    const char *k = rf_int8_backend_name();
+    CHECK(!strcasecmp(k, int8), "default int8 product %s, expected %s", k, int8);
     bool want_bf16 = !strcmp(bf16, "yes");
     CHECK(rf_bf16_supported() == want_bf16, "bf16 product %s, expected %s",
           rf_bf16_supported() ? "available" : "refused", bf16);
     if (strcmp(int8, "I8MM"))
-        CHECK(!rf_int8_kernel_set(RF_INT8_I8MM), "int8 I8MM product refused on a CPU without I8MM");
+        CHECK(!rf_int8_backend_set(rf_int8_backend_find("i8mm")),
+              "int8 I8MM product refused on a CPU without I8MM");
     if (!strcmp(int8, "NEON"))
-        CHECK(!rf_int8_kernel_set(RF_INT8_SDOT), "int8 SDOT product refused on a CPU without it");
+        CHECK(!rf_int8_backend_set(rf_int8_backend_find("sdot")),
+              "int8 SDOT product refused on a CPU without it");
     if (!want_bf16)
-        CHECK(!rf_bf16_kernel_set(RF_BF16_BFDOT), "bf16 BFDOT product refused without BF16");
+        CHECK(!rf_bf16_backend_set(rf_bf16_backend_find("bfdot")),
+              "bf16 BFDOT product refused without BF16");
 }
 #endif
 
@@ -1096,52 +1148,42 @@ int main(void)
     }
 #if RF_SIMD_ARM64
     check_expected_kernels();
-    const rf_bf16_kernel bf16_kernels[] = {RF_BF16_BFMMLA, RF_BF16_BFDOT};
-    /* the int8 product in each build this CPU runs (SDOT: dot product,
-     * I8MM: SMMLA) */
-    const rf_int8_kernel int8_kernels[] = {RF_INT8_NEON, RF_INT8_SDOT, RF_INT8_I8MM};
-    const char *int8_names[] = {"NEON", "SDOT", "I8MM"};
-#else
-    /* amx-model: the AMX kernel's loops on the C model of the tile
-     * instructions, on any CPU with AVX2 */
-    const rf_bf16_kernel bf16_kernels[] = {RF_BF16_AMX, RF_BF16_AVX512BF16, RF_BF16_F32FMA,
-                                           RF_BF16_AMX_MODEL};
-    /* the int8 product in each build this CPU runs (VNNI: AVX512-VNNI,
-     * AMX: AMX-INT8 tiles), and the AMX build's loops on the tile model */
-    const rf_int8_kernel int8_kernels[] = {RF_INT8_AVX2, RF_INT8_VNNI, RF_INT8_AMX,
-                                           RF_INT8_AMX_MODEL};
-    const char *int8_names[] = {"AVX2", "VNNI", "AMX", "AMX tile model"};
 #endif
-    /* the bf16 product on each kernel this CPU runs */
-    rf_bf16_kernel bf16_best = rf_bf16_kernel_get();
-    for (size_t k = 0; k < sizeof bf16_kernels / sizeof bf16_kernels[0]; k++) {
-        const char *name = rf_bf16_kernel_name(bf16_kernels[k]);
-        if (!rf_bf16_kernel_set(bf16_kernels[k])) {
-            SKIP("bf16 %s product: this CPU does not run it", name);
+    test_backend_tables();
+    /* the bf16 product on each backend of the table this CPU runs (on
+     * x86-64 amx-model: the AMX loops on the C model of the tiles, on any
+     * CPU with AVX2) */
+    const rf_bf16_backend *bf16_best = rf_bf16_backend_get();
+    for (int k = 0; k < rf_bf16_backend_count; k++) {
+        const rf_bf16_backend *b = rf_bf16_backends[k];
+        if (!rf_bf16_backend_set(b)) {
+            SKIP("bf16 %s product: this CPU does not run it", b->name);
             continue;
         }
-        CHECK(rf_bf16_kernel_get() == bf16_kernels[k], "bf16 %s product selected", name);
+        CHECK(rf_bf16_backend_get() == b, "bf16 %s product selected", b->name);
         long faults = rf_amx_model_faults();
         test_linear_bf16();
         test_bf16_pieces();
-        test_bf16_kernel_edges(name);
+        test_bf16_kernel_edges(b->name);
         /* the tile model counts instructions the hardware would refuse
            (on this thread: the edges ran here) */
-        CHECK(rf_amx_model_faults() == faults, "bf16 %s: %ld tile model faults", name,
+        CHECK(rf_amx_model_faults() == faults, "bf16 %s: %ld tile model faults", b->name,
               rf_amx_model_faults() - faults);
     }
-    rf_bf16_kernel_set(bf16_best); /* refused where no bf16 kernel runs: none is used then */
-    rf_int8_kernel int8_best = rf_int8_kernel_get();
-    for (size_t k = 0; k < sizeof int8_kernels / sizeof int8_kernels[0]; k++) {
-        if (!rf_int8_kernel_set(int8_kernels[k])) {
-            SKIP("int8 %s product: this CPU does not have it", int8_names[k]);
+    rf_bf16_backend_set(bf16_best); /* refused where no bf16 backend runs: none is used then */
+    /* the int8 product on each backend of the table this CPU runs */
+    const rf_int8_backend *int8_best = rf_int8_backend_get();
+    for (int k = 0; k < rf_int8_backend_count; k++) {
+        const rf_int8_backend *b = rf_int8_backends[k];
+        if (!rf_int8_backend_set(b)) {
+            SKIP("int8 %s product: this CPU does not have it", b->name);
             continue;
         }
-        CHECK(rf_int8_kernel_get() == int8_kernels[k], "int8 %s product selected", int8_names[k]);
-        test_gemm_int8(int8_names[k]);
+        CHECK(rf_int8_backend_get() == b, "int8 %s product selected", b->name);
+        test_gemm_int8(b->name);
         test_linear_int8();
     }
-    rf_int8_kernel_set(int8_best);
+    rf_int8_backend_set(int8_best);
 #if RF_SIMD_X86
     CHECK(rf_amx_model_faults() == 0, "the tile model saw %ld faults (unconfigured tiles or shapes "
           "that disagree)", rf_amx_model_faults());

@@ -8,9 +8,9 @@
  * reference and the fallback. Both are exact.
  */
 #include "formats/fp16.h"
+#include "kernels/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define RF_X86 1
 #endif
@@ -21,13 +21,6 @@ static uint16_t load_u16(const uint8_t *p)
 }
 
 #ifdef RF_X86
-/* F16C from CPUID (leaf 1, ECX): clang has no "f16c" for __builtin_cpu_supports. */
-static int has_f16c(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-}
-
 __attribute__((target("avx,f16c"))) static size_t widen_f16_f16c(const uint8_t *src, float *dst,
                                                                    size_t n)
 {
@@ -54,7 +47,7 @@ void rf_widen_f16(const void *src, float *dst, size_t n)
     const uint8_t *s = src;
     size_t k = 0;
 #ifdef RF_X86
-    if (__builtin_cpu_supports("avx") && has_f16c())
+    if (rf_cpu_has(RF_CPU_F16C))
         k = widen_f16_f16c(s, dst, n);
 #endif
     for (; k < n; k++)
@@ -66,7 +59,7 @@ void rf_widen_bf16(const void *src, float *dst, size_t n)
     const uint8_t *s = src;
     size_t k = 0;
 #ifdef RF_X86
-    if (__builtin_cpu_supports("avx2"))
+    if (rf_cpu_has(RF_CPU_AVX2))
         k = widen_bf16_avx2(s, dst, n);
 #endif
     for (; k < n; k++)

@@ -52,7 +52,7 @@ static inline __attribute__((always_inline)) rf_vf linear_v(rf_vf x)
 /* act(v), for the products' epilogues (the switch is on a value fixed for
  * the whole product, so it predicts). bias_act_rows below keeps one loop
  * per activation instead: with this switch inside its loop, which GCC does
- * not unswitch at -O2, GELU over a row ran 1.8x slower. */
+ * not unswitch at -O2, GELU over a row ran slower (docs/performance.md). */
 static inline __attribute__((always_inline)) rf_vf act_v(rf_vf v, rf_activation act)
 {
     switch (act) {

@@ -1,15 +1,14 @@
 /*
- * amx.h — Intel AMX (Advanced Matrix Extensions) tile units: whether this
- * process may use them, and the one tile configuration every AMX kernel of
- * the engine runs with.
+ * amx.h — Intel AMX (Advanced Matrix Extensions) tile units: the one tile
+ * configuration every AMX kernel of the engine runs with.
  *
  * AMX needs three things: the CPU (CPUID leaf 7: AMX-TILE with AMX-INT8 or
  * AMX-BF16), the kernel enabling the tile state (XCR0 bits 17 and 18,
  * Linux 5.16 or later), and the process asking for that state once
  * (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); until it does, a
- * tile instruction kills the process with SIGILL. rf_amx_usable() checks
- * all three the first time it is called (thread-safe), asks once, and
- * says why not in rf_amx_reason().
+ * tile instruction kills the process with SIGILL. rf_cpu_has(RF_CPU_AMX_INT8
+ * or RF_CPU_AMX_BF16) checks all three (cpu.h), and rf_cpu_amx_reason()
+ * says why not.
  *
  * The tile configuration is loaded by each kernel call on the thread that
  * runs it (LDTILECFG, then TILERELEASE when the call ends), not once per
@@ -22,24 +21,7 @@
 #ifndef RF_AMX_H
 #define RF_AMX_H
 
-#include <stdbool.h>
 #include <stdint.h>
-
-/* What rf_amx_usable() asks for. */
-typedef enum {
-    RF_AMX_INT8, /* AMX-TILE and AMX-INT8: TDPBSSD, TDPBUSD */
-    RF_AMX_BF16, /* AMX-TILE and AMX-BF16: TDPBF16PS */
-} rf_amx_feature;
-
-/* True when this process can run the feature's tile instructions now
- * (the CPU has them, the OS enables the state and granted it). */
-bool rf_amx_usable(rf_amx_feature feature);
-
-/* One line on AMX in this process: "AMX-INT8 and AMX-BF16 in use", or why
- * not ("no AMX on this CPU", "the kernel does not enable the tile state
- * (XCR0)", "arch_prctl(ARCH_REQ_XCOMP_PERM) refused: ..."). Static
- * storage. */
-const char *rf_amx_reason(void);
 
 /* The 64-byte operand of LDTILECFG (palette 1). */
 typedef struct {

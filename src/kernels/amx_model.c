@@ -115,10 +115,9 @@ static void put32(int t, int r, int i, int32_t v)
     memcpy(&state.data[t][r][4 * i], &v, 4);
 }
 
-/* The int8 products; a_signed: TDPBSSD, else TDPBUSD (A unsigned). The
- * sum wraps in 32 bits, done in uint32 so that C reads it as the
- * hardware does. */
-static void dp_int8(int c, int a, int b, bool a_signed)
+/* TDPBSSD, the int8 product (signed by signed). The sum wraps in 32
+ * bits, done in uint32 so that C reads it as the hardware does. */
+void rf_amx_model_dpbssd(int c, int a, int b)
 {
     int M, N, K;
     if (!product_shape(c, a, b, &M, &N, &K))
@@ -128,23 +127,12 @@ static void dp_int8(int c, int a, int b, bool a_signed)
             uint32_t sum = (uint32_t)get32(c, m, n);
             for (int k = 0; k < K; k++)
                 for (int e = 0; e < 4; e++) {
-                    uint8_t x = state.data[a][m][4 * k + e];
-                    int32_t xa = a_signed ? (int32_t)(int8_t)x : (int32_t)x;
+                    int32_t xa = (int8_t)state.data[a][m][4 * k + e];
                     int32_t w = (int8_t)state.data[b][k][4 * n + e];
                     sum += (uint32_t)(xa * w);
                 }
             put32(c, m, n, (int32_t)sum);
         }
-}
-
-void rf_amx_model_dpbssd(int c, int a, int b)
-{
-    dp_int8(c, a, b, true);
-}
-
-void rf_amx_model_dpbusd(int c, int a, int b)
-{
-    dp_int8(c, a, b, false);
 }
 
 /* A bf16 input as f32, its denormals as 0 (DAZ). */

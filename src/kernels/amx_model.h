@@ -10,9 +10,9 @@
  *   TILELOADD   rows x colsb bytes, rows `stride` bytes apart;
  *   TILESTORED  the same, stored;
  *   TILEZERO    all bytes 0;
- *   TDPBSSD / TDPBUSD  C[m][n] += sum over the K/4 quads k of
- *               A[m][4k+e] * B[k][4n+e] (e = 0..3), s8 x s8 or u8 x s8,
- *               in int32 that wraps (no saturation);
+ *   TDPBSSD     C[m][n] += sum over the K/4 quads k of
+ *               A[m][4k+e] * B[k][4n+e] (e = 0..3), s8 x s8, in int32
+ *               that wraps (no saturation);
  *   TDPBF16PS   for each quad k: C[m][n] += a0 * b0, then += a1 * b1,
  *               the pair (a0, a1) at A[m][2k..2k+1] and (b0, b1) at
  *               B[k][2n..2n+1], each product exact in f32 and each add
@@ -43,7 +43,6 @@ void rf_amx_model_zero(int t);
 void rf_amx_model_load(int t, const void *base, size_t stride);
 void rf_amx_model_store(int t, void *base, size_t stride);
 void rf_amx_model_dpbssd(int c, int a, int b);
-void rf_amx_model_dpbusd(int c, int a, int b);
 void rf_amx_model_dpbf16ps(int c, int a, int b);
 
 /* Faults counted on this thread since it started. */

@@ -24,7 +24,6 @@
 #define RF_TILE_LOAD(t, base, stride) rf_amx_model_load(t, base, stride)
 #define RF_TILE_STORE(t, base, stride) rf_amx_model_store(t, base, stride)
 #define RF_TILE_DPBSSD(c, a, b) rf_amx_model_dpbssd(c, a, b)
-#define RF_TILE_DPBUSD(c, a, b) rf_amx_model_dpbusd(c, a, b)
 #define RF_TILE_DPBF16PS(c, a, b) rf_amx_model_dpbf16ps(c, a, b)
 #else
 #include <immintrin.h>
@@ -36,7 +35,6 @@
 #define RF_TILE_LOAD(t, base, stride) _tile_loadd(t, base, (long)(stride))
 #define RF_TILE_STORE(t, base, stride) _tile_stored(t, base, (long)(stride))
 #define RF_TILE_DPBSSD(c, a, b) _tile_dpbssd(c, a, b)
-#define RF_TILE_DPBUSD(c, a, b) _tile_dpbusd(c, a, b)
 #define RF_TILE_DPBF16PS(c, a, b) _tile_dpbf16ps(c, a, b)
 #endif
 

@@ -12,6 +12,7 @@
  * in its own environment before starting.
  */
 #include "roformer.h"
+#include "kernels/cpu.h"
 
 #include <cblas.h>
 #include <ctype.h>
@@ -48,9 +49,9 @@ rf_blas_info rf_blas_get_info(void)
 const char *rf_blas_preferred_core(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    /* __builtin_cpu_supports also checks that the OS saves the AVX-512
-     * registers (XGETBV), so a VM that hides them gets NULL here. */
-    if (__builtin_cpu_supports("avx512f") && !core_is_avx512(openblas_get_corename()))
+    /* the CPU module also checks that the OS saves the AVX-512 registers
+     * (XGETBV), so a VM that hides them gets NULL here */
+    if (rf_cpu_has(RF_CPU_AVX512) && !core_is_avx512(openblas_get_corename()))
         return "SkylakeX";
 #endif
     return NULL;

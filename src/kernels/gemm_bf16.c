@@ -1,7 +1,7 @@
 /*
  * gemm_bf16.c — the bf16 product's driver (see gemm_bf16.h for the packed
  * weight layout and the rule that picks a kernel): the table of kernels
- * (gemm_bf16_kernels.h) and the choice among them, rounding inputs and
+ * (gemm_bf16_backend.h) and the choice among them, rounding inputs and
  * packing weights, the split over threads, the single-thread pieces
  * attention uses, and the naive twin. Rounding and packing have an
  * AVX512_BF16 build (VCVTNE2PS2BF16) and a plain C one (ARM64, and the
@@ -11,16 +11,12 @@
 #include "kernels/gemm_bf16.h"
 #include "kernels/activations.h"
 #include "formats/fp16.h"
-#include "kernels/amx.h"
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/cpu.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
 
 #include <string.h>
-
-#if RF_SIMD_X86
-#include <cpuid.h>
-#endif
 
 #define PANEL 16 /* output columns per panel */
 #define NR 32    /* the kernels' column blocks: N is padded to a multiple */
@@ -40,171 +36,95 @@ size_t rf_bf16_scratch_size(int M, int K)
     return (size_t)M * (size_t)rf_bf16_k_pairs(K) * 2;
 }
 
-/* ==== The kernels and the rule ==== */
+/* ==== The backends and the rule ==== */
 
-/* AVX512F, BW and VL: the AVX-512 kernels' and epilogues' base */
-static bool has_avx512(void)
-{
+const rf_bf16_backend *const rf_bf16_backends[] = {
 #if RF_SIMD_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-#else
-    return false;
+    &rf_bf16_backend_amx, &rf_bf16_backend_avx512bf16, &rf_bf16_backend_f32fma,
+    &rf_bf16_backend_amx_model,
+#elif RF_SIMD_ARM64
+    &rf_bf16_backend_bfmmla, &rf_bf16_backend_bfdot,
 #endif
-}
-
-/* VCVTNE2PS2BF16 for rounding and packing */
-static bool has_avx512bf16(void)
-{
-#if RF_SIMD_X86
-    return has_avx512() && __builtin_cpu_supports("avx512bf16");
-#else
-    return false;
-#endif
-}
-
-#if RF_SIMD_X86
-/* CPUID leaf 0's vendor string is "AuthenticAMD" (EBX, EDX, ECX) */
-static bool cpu_is_amd(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u &&
-           c == 0x444d4163u;
-}
-#endif
-
-/* A kernel's function where this build has it, NULL elsewhere */
-#if RF_SIMD_X86
-#define ON_X86(fn) fn
-#else
-#define ON_X86(fn) NULL
-#endif
-#if RF_SIMD_ARM64
-#define ON_ARM64(fn) fn
-#else
-#define ON_ARM64(fn) NULL
-#endif
-
-static const struct {
-    const char *name;
-    rf_bf16_gemm_fn *gemm;
-} kernels[RF_BF16_KERNEL_COUNT] = {
-    [RF_BF16_AMX] = {"amx", ON_X86(rf_bf16_gemm_amx)},
-    [RF_BF16_AVX512BF16] = {"avx512bf16", ON_X86(rf_bf16_gemm_avx512bf16)},
-    [RF_BF16_F32FMA] = {"f32fma", ON_X86(rf_bf16_gemm_f32fma)},
-    [RF_BF16_BFMMLA] = {"bfmmla", ON_ARM64(rf_bf16_gemm_bfmmla)},
-    [RF_BF16_BFDOT] = {"bfdot", ON_ARM64(rf_bf16_gemm_bfdot)},
-    [RF_BF16_AMX_MODEL] = {"amx-model", ON_X86(rf_bf16_gemm_amx_model)},
+    NULL,
 };
+const int rf_bf16_backend_count = (int)(sizeof rf_bf16_backends / sizeof rf_bf16_backends[0]) - 1;
 
-bool rf_bf16_kernel_runs(rf_bf16_kernel kernel)
+bool rf_bf16_backend_runs(const rf_bf16_backend *b)
 {
-    if ((unsigned)kernel >= RF_BF16_KERNEL_COUNT || !kernels[kernel].gemm)
-        return false;
-    switch (kernel) {
-    case RF_BF16_AMX: return rf_amx_usable(RF_AMX_BF16) && has_avx512();
-    case RF_BF16_AVX512BF16: return has_avx512bf16();
-    case RF_BF16_F32FMA: return has_avx512();
-    case RF_BF16_AMX_MODEL: return rf_cpu_has_avx2_fma();
-    case RF_BF16_BFMMLA:
-    case RF_BF16_BFDOT: return rf_cpu_has_arm_bf16();
-    }
-    return false;
+    return b && rf_cpu_has_all(b->needs);
+}
+
+/* The rule of gemm_bf16.h: the first backend whose rule set the CPU has
+ * (and the OS grants: AMX), the same answer every time on a given CPU;
+ * NULL where none does. */
+static const rf_bf16_backend *rule(void)
+{
+    for (int i = 0; i < rf_bf16_backend_count; i++)
+        if (rf_bf16_backends[i]->rule && rf_cpu_has_all(rf_bf16_backends[i]->rule))
+            return rf_bf16_backends[i];
+    return NULL;
 }
 
 bool rf_bf16_supported(void)
 {
-#if RF_SIMD_X86
-    return has_avx512bf16() || rf_bf16_kernel_runs(RF_BF16_AMX);
-#else
-    return rf_cpu_has_arm_bf16();
-#endif
+    return rule() != NULL;
 }
 
-/* The rule of gemm_bf16.h, from CPUID (and the OS's grant of the tile
- * state): the same answer every time on a given CPU. */
-static rf_bf16_kernel rule(const char **why)
+/* NULL: not chosen yet (pointers read and written whole, as in simd.c) */
+static const rf_bf16_backend *chosen;
+static const char *chosen_why = "";
+
+const rf_bf16_backend *rf_bf16_backend_get(void)
 {
-#if RF_SIMD_X86
-    if (rf_bf16_kernel_runs(RF_BF16_AMX)) {
-        *why = "AMX-BF16 in use";
-        return RF_BF16_AMX;
+    const rf_bf16_backend *b = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+    if (!b) {
+        /* without bf16 support it still names one, which is not used */
+        b = rule();
+        const char *why = b ? b->why : "no " RF_BF16_CPU_NEEDS ": bf16 compute unavailable";
+        if (!b)
+            b = rf_bf16_backends[0];
+        __atomic_store_n(&chosen_why, why, __ATOMIC_RELAXED);
+        __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
     }
-    if (has_avx512bf16() && cpu_is_amd()) {
-        *why = "AVX512_BF16 on AMD (VDPBF16PS at twice the f32 FMA rate)";
-        return RF_BF16_AVX512BF16;
-    }
-    if (has_avx512bf16()) {
-        *why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA "
-               "here, so f32 FMA on bf16 operands";
-        return RF_BF16_F32FMA;
-    }
-    *why = "no AVX512_BF16 or AMX-BF16: bf16 compute unavailable";
-    return RF_BF16_AVX512BF16;
-#else
-    *why = rf_cpu_has_arm_bf16() ? "BF16: BFMMLA" : "no BF16: bf16 compute unavailable";
-    return RF_BF16_BFMMLA;
-#endif
+    return b;
 }
 
-/* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
-static int kernel_chosen = -1;
-static const char *kernel_why = "";
-
-rf_bf16_kernel rf_bf16_kernel_get(void)
+bool rf_bf16_backend_set(const rf_bf16_backend *b)
 {
-    int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
-    if (k < 0) {
-        const char *why;
-        k = (int)rule(&why);
-        __atomic_store_n(&kernel_why, why, __ATOMIC_RELAXED);
-        __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
-    }
-    return (rf_bf16_kernel)k;
-}
-
-bool rf_bf16_kernel_set(rf_bf16_kernel kernel)
-{
-    if (!rf_bf16_kernel_runs(kernel))
+    if (!rf_bf16_backend_runs(b))
         return false;
-    __atomic_store_n(&kernel_why, "set by the caller", __ATOMIC_RELAXED);
-    __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
+    __atomic_store_n(&chosen_why, "set by the caller", __ATOMIC_RELAXED);
+    __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
     return true;
 }
 
-const char *rf_bf16_kernel_reason(void)
+const char *rf_bf16_backend_reason(void)
 {
-    rf_bf16_kernel_get();
-    return __atomic_load_n(&kernel_why, __ATOMIC_RELAXED);
+    rf_bf16_backend_get();
+    return __atomic_load_n(&chosen_why, __ATOMIC_RELAXED);
 }
 
-const char *rf_bf16_kernel_name(rf_bf16_kernel kernel)
+const rf_bf16_backend *rf_bf16_backend_find(const char *name)
 {
-    return (unsigned)kernel < RF_BF16_KERNEL_COUNT ? kernels[kernel].name : NULL;
+    for (int i = 0; i < rf_bf16_backend_count; i++)
+        if (!strcmp(name, rf_bf16_backends[i]->name))
+            return rf_bf16_backends[i];
+    return NULL;
 }
 
-bool rf_bf16_kernel_parse(const char *name, rf_bf16_kernel *kernel)
+const char *rf_bf16_backend_name(void)
 {
-    for (int k = 0; k < RF_BF16_KERNEL_COUNT; k++)
-        if (!strcmp(name, kernels[k].name)) {
-            *kernel = (rf_bf16_kernel)k;
-            return true;
-        }
-    return false;
+    return rf_bf16_backend_get()->name;
 }
 
 bool rf_bf16_attention_fast(void)
 {
-    if (!rf_bf16_supported())
-        return false;
-    rf_bf16_kernel k = rf_bf16_kernel_get();
-    return k == RF_BF16_AMX || k == RF_BF16_AVX512BF16 || k == RF_BF16_BFMMLA ||
-           k == RF_BF16_BFDOT;
+    return rf_bf16_supported() && rf_bf16_backend_get()->attention_fast;
 }
 
 static rf_bf16_gemm_fn *gemm_kernel(void)
 {
-    return kernels[rf_bf16_kernel_get()].gemm;
+    return rf_bf16_backend_get()->gemm;
 }
 
 /* ==== Rounding and packing ==== */
@@ -331,7 +251,7 @@ static void round_rows(const float *X, size_t ldx, int K, float scale, int m0, i
                        uint16_t *out)
 {
 #if RF_SIMD_X86
-    if (has_avx512bf16()) {
+    if (rf_cpu_has(RF_CPU_AVX512_BF16)) {
         round_rows_avx512(X, ldx, K, scale, m0, m1, out);
         return;
     }
@@ -405,7 +325,7 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
 void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
 #if RF_SIMD_X86
-    if (has_avx512bf16()) {
+    if (rf_cpu_has(RF_CPU_AVX512_BF16)) {
         pack_rows_avx512(W, N, K, ldw, dst);
         return;
     }
@@ -416,7 +336,7 @@ void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
 #if RF_SIMD_X86
-    if (has_avx512bf16()) {
+    if (rf_cpu_has(RF_CPU_AVX512_BF16)) {
         pack_transposed_avx512(V, K, N, ldv, dst);
         return;
     }

@@ -16,21 +16,21 @@
  * (32 inputs x 16 columns). N is padded with zero columns to a multiple
  * of 32, K with a zero column to an even count.
  *
- * The product runs on one of several kernels (gemm_bf16_kernels.h),
- * chosen once from CPUID by a fixed rule (docs/compute.md), since their
- * results differ in the last bits and their speed by 30x:
- *   AMX-BF16 usable                     -> RF_BF16_AMX
- *   else AVX512_BF16 on an AMD CPU      -> RF_BF16_AVX512BF16 (Zen 4, 5)
- *   else AVX512_BF16 (Intel, no AMX)    -> RF_BF16_F32FMA (VDPBF16PS runs
+ * The product runs on one of several backends (gemm_bf16_backend.h),
+ * chosen once from the CPU by a fixed rule (docs/compute.md), since their
+ * results differ in the last bits (and their speed; docs/performance.md):
+ *   AMX-BF16 usable                     -> "amx"
+ *   else AVX512_BF16 on an AMD CPU      -> "avx512bf16" (Zen 4, 5)
+ *   else AVX512_BF16 (Intel, no AMX)    -> "f32fma" (VDPBF16PS runs
  *                                          at half the f32 FMA rate there)
- *   ARM64 with BF16                     -> RF_BF16_BFMMLA
- * rf_bf16_kernel_set overrides the rule (a user's choice, tests).
+ *   ARM64 with BF16                     -> "bfmmla"
+ * rf_bf16_backend_set overrides the rule (a user's choice, tests).
  */
 #ifndef RF_GEMM_BF16_H
 #define RF_GEMM_BF16_H
 
 #include "roformer.h"
-#include "kernels/gemm_bf16_kernels.h" /* rf_bf16_k_pairs */
+#include "kernels/gemm_bf16_backend.h" /* rf_bf16_k_pairs */
 #include "kernels/parallel.h"
 
 #include <stdbool.h>
@@ -46,42 +46,32 @@ bool rf_bf16_supported(void);
 #define RF_BF16_CPU_NEEDS "AVX512_BF16"
 #endif
 
-/* The bf16 product's kernels (gemm_bf16_kernels.h). */
-typedef enum {
-    RF_BF16_AMX,        /* x86-64: TDPBF16PS tiles (AMX-BF16) */
-    RF_BF16_AVX512BF16, /* x86-64: VDPBF16PS (AVX512_BF16) */
-    RF_BF16_F32FMA,     /* x86-64: bf16 widened to f32, f32 FMA (AVX512F) */
-    RF_BF16_BFMMLA,     /* ARM64: BFMMLA (BF16) */
-    RF_BF16_BFDOT,      /* ARM64: BFDOT (BF16) */
-    RF_BF16_AMX_MODEL,  /* x86-64, tests only: the AMX kernel on the C
-                           model of the tile instructions (AVX2); never
-                           chosen by the rule */
-} rf_bf16_kernel;
-#define RF_BF16_KERNEL_COUNT 6
-
-/* The kernel in use: the rule above on the first call, unless set.
- * Without bf16 support it still names a kernel, which is not used. */
-rf_bf16_kernel rf_bf16_kernel_get(void);
-/* Uses `kernel` from now on, in every thread; false, and nothing
- * changed, where this CPU cannot run it. Call it before any context is
- * created: a context decides at creation whether attention runs in bf16
- * (rf_bf16_attention_fast). */
-bool rf_bf16_kernel_set(rf_bf16_kernel kernel);
-/* Short lowercase name: "amx", "avx512bf16", "f32fma", "bfmmla", "bfdot",
- * "amx-model"; NULL for a value outside the enum. */
-const char *rf_bf16_kernel_name(rf_bf16_kernel kernel);
-/* The kernel called `name` (as rf_bf16_kernel_name); false if none is. */
-bool rf_bf16_kernel_parse(const char *name, rf_bf16_kernel *kernel);
-/* True when this CPU can run `kernel`. */
-bool rf_bf16_kernel_runs(rf_bf16_kernel kernel);
-/* One line on why the kernel in use was picked (static storage): "AMX-BF16
- * in use", "AVX512_BF16 on AMD (...)", "AVX512_BF16 without AMX-BF16, not
- * AMD: VDPBF16PS is slower than f32 FMA here, ...", "set by the caller". */
-const char *rf_bf16_kernel_reason(void);
+/* The bf16 product's backends (gemm_bf16_backend.h).
+ * rf_bf16_backend_get: the one in use, the rule above on the first call
+ *   unless set; without bf16 support it still names one, which is not used.
+ * rf_bf16_backend_set: uses `backend` from now on, in every thread; false,
+ *   and nothing changed, where this CPU cannot run it. Call it before any
+ *   context is created: a context decides at creation whether attention
+ *   runs in bf16 (rf_bf16_attention_fast).
+ * rf_bf16_backend_runs: true when this CPU can run `backend`.
+ * rf_bf16_backend_find: the backend of a name ("amx", "avx512bf16",
+ *   "f32fma", "bfmmla", "bfdot", "amx-model"), NULL for none;
+ *   rf_bf16_backend_name: the one in use's.
+ * rf_bf16_backend_reason: one line on why the one in use was picked
+ *   (static storage): the rule's reason ("AMX-BF16 in use", "AVX512_BF16
+ *   on AMD (...)", ...) or "set by the caller". */
+typedef struct rf_bf16_backend rf_bf16_backend;
+const rf_bf16_backend *rf_bf16_backend_get(void);
+bool rf_bf16_backend_set(const rf_bf16_backend *backend);
+bool rf_bf16_backend_runs(const rf_bf16_backend *backend);
+const rf_bf16_backend *rf_bf16_backend_find(const char *name);
+const char *rf_bf16_backend_name(void);
+const char *rf_bf16_backend_reason(void);
 
 /* Whether bf16 and int8 compute run attention's two products in bf16:
- * where the kernel in use is faster than f32 sgemm (AMX, VDPBF16PS on
- * AMD, BFMMLA and BFDOT), else they stay f32 (Intel without AMX). */
+ * where the backend in use is faster than f32 sgemm (its attention_fast:
+ * AMX, VDPBF16PS on AMD, BFMMLA and BFDOT), else they stay f32 (Intel
+ * without AMX). */
 bool rf_bf16_attention_fast(void);
 
 /* uint16 elements of W (N x K) packed. */

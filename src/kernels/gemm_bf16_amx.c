@@ -1,18 +1,27 @@
 /*
  * gemm_bf16_amx.c — the bf16 product on AMX tiles (TDPBF16PS), a kernel
- * of gemm_bf16_kernels.h: gemm_bf16_amx_body.h's loops on the tile
- * instructions. The driver runs it only where rf_amx_usable(RF_AMX_BF16).
+ * of gemm_bf16_backend.h: gemm_bf16_amx_body.h's loops on the tile
+ * instructions. The driver runs it only where the CPU has its needs.
  */
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
 #include "kernels/gemm_bf16_amx_body.h"
 
-RF_TARGET_AMX void rf_bf16_gemm_amx(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                     int n0, int n1, const float *b, rf_activation act, float *Y,
                                     int ldy)
 {
     amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
 }
+
+const rf_bf16_backend rf_bf16_backend_amx = {
+    .name = "amx",
+    .needs = RF_CPU_NEEDS(RF_CPU_AMX_BF16) | RF_CPU_NEEDS(RF_CPU_AVX512),
+    .rule = RF_CPU_NEEDS(RF_CPU_AMX_BF16) | RF_CPU_NEEDS(RF_CPU_AVX512),
+    .why = "AMX-BF16 in use",
+    .attention_fast = true,
+    .gemm = gemm,
+};
 #endif

@@ -3,7 +3,7 @@
  * tiles (TDPBF16PS), written once for two builds: gemm_bf16_amx.c with
  * the instructions, gemm_bf16_amx_model.c with RF_AMX_MODEL defined, on
  * amx_model.h's C model of them (tests, on any CPU with AVX2). The
- * includer defines the kernel function (gemm_bf16_kernels.h) that calls
+ * includer defines the kernel function (gemm_bf16_backend.h) that calls
  * amx_gemm().
  *
  * Tiles (all 16 rows x 64 bytes, rf_amx_config_16x64): A (0, 1) are 16
@@ -40,7 +40,7 @@
  */
 #include "kernels/activations.h"
 #include "kernels/amx_tiles.h"
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/gemm_bf16_backend.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -216,7 +216,7 @@ RF_TARGET_AMX static void epilogue_in_place(int rows, int cols, const float *res
 }
 
 /* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32, rows of Y ldy
- * apart) = act(Xb . W^T + b): gemm_bf16_kernels.h's kernel. */
+ * apart) = act(Xb . W^T + b): gemm_bf16_backend.h's kernel. */
 RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                    int n0, int n1, const float *b, rf_activation act, float *Y,
                                    int ldy)

@@ -1,8 +1,8 @@
 /*
  * gemm_bf16_avx512.c — the bf16 product on VDPBF16PS (AVX512_BF16), a
- * kernel of gemm_bf16_kernels.h. The rule of gemm_bf16.h picks it on AMD
- * CPUs (Zen 4 and 5: 117 G multiply-adds/s per core, twice their f32
- * FMA); on Intel's it runs at half the f32 FMA rate.
+ * backend of gemm_bf16_backend.h. The rule of gemm_bf16.h picks it on AMD
+ * CPUs (Zen 4 and 5), where VDPBF16PS runs at twice their f32 FMA rate;
+ * on Intel's it runs at half (docs/compute.md has the rates).
  *
  * Blocking, per thread: rows in blocks of MC, inputs in chunks of KC_PAIRS
  * pairs (the MC x KC block of X stays in L2), and for each pair of
@@ -14,7 +14,7 @@
  * chunk and the activation follows the last, on the tile still in cache.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
@@ -94,9 +94,9 @@ RF_TARGET_BF16 static void tile_any(int mr, const uint32_t *A, int lda, const ui
     }
 }
 
-RF_TARGET_BF16 void rf_bf16_gemm_avx512bf16(const uint16_t *Xb, int K, int m0, int m1,
-                                            const uint16_t *Wp, int n0, int n1, const float *b,
-                                            rf_activation act, float *Y, int ldy)
+RF_TARGET_BF16 static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+                                int n0, int n1, const float *b, rf_activation act, float *Y,
+                                int ldy)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * PANEL;
@@ -121,4 +121,13 @@ RF_TARGET_BF16 void rf_bf16_gemm_avx512bf16(const uint16_t *Xb, int K, int m0, i
         }
     }
 }
+
+const rf_bf16_backend rf_bf16_backend_avx512bf16 = {
+    .name = "avx512bf16",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
+    .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16) | RF_CPU_NEEDS(RF_CPU_AMD),
+    .why = "AVX512_BF16 on AMD (VDPBF16PS at twice the f32 FMA rate)",
+    .attention_fast = true,
+    .gemm = gemm,
+};
 #endif /* RF_SIMD_X86 */

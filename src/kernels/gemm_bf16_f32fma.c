@@ -1,9 +1,9 @@
 /*
- * gemm_bf16_f32fma.c — the bf16 product on f32 FMA (AVX512F), a kernel of
- * gemm_bf16_kernels.h, for Intel CPUs with AVX512_BF16 but no AMX-BF16
+ * gemm_bf16_f32fma.c — the bf16 product on f32 FMA (AVX-512), a backend of
+ * gemm_bf16_backend.h, for Intel CPUs with AVX512_BF16 but no AMX-BF16
  * (Cooper Lake; Sapphire Rapids and later where the OS refuses the tile
- * state). There VDPBF16PS runs at 55-57 G multiply-adds/s per core, half
- * the f32 FMA rate: widening bf16 to f32 is a 16-bit shift, and each
+ * state). There VDPBF16PS runs at half the f32 FMA rate (docs/compute.md
+ * has the rates): widening bf16 to f32 is a 16-bit shift, and each
  * product of two bf16 values is exact in f32, so f32 FMA on the same
  * rounded operands computes the same sums as VDPBF16PS (up to the order
  * of the f32 adds) at the FMA rate.
@@ -19,7 +19,7 @@
  * activation follows the last, on the tile still in cache.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
@@ -111,9 +111,9 @@ RF_TARGET_F32FMA static void tile_any(int mr, const float *xf, const uint16_t *W
     }
 }
 
-RF_TARGET_F32FMA void rf_bf16_gemm_f32fma(const uint16_t *Xb, int K, int m0, int m1,
-                                          const uint16_t *Wp, int n0, int n1, const float *b,
-                                          rf_activation act, float *Y, int ldy)
+RF_TARGET_F32FMA static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+                                  int n0, int n1, const float *b, rf_activation act, float *Y,
+                                  int ldy)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * PANEL;
@@ -139,4 +139,13 @@ RF_TARGET_F32FMA void rf_bf16_gemm_f32fma(const uint16_t *Xb, int K, int m0, int
         }
     }
 }
+
+const rf_bf16_backend rf_bf16_backend_f32fma = {
+    .name = "f32fma",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX512),
+    .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
+    .why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA here, so "
+           "f32 FMA on bf16 operands",
+    .gemm = gemm,
+};
 #endif /* RF_SIMD_X86 */

@@ -1,13 +1,13 @@
 /*
  * gemm_bf16_neon.c — the bf16 product on ARM64 CPUs with BF16, two
- * kernels of gemm_bf16_kernels.h (the driver gemm_bf16.c rounds and packs
+ * kernels of gemm_bf16_backend.h (the driver gemm_bf16.c rounds and packs
  * the operands, gemm_bf16.h's layout):
  *
- *   RF_BF16_BFMMLA  a 2 x 4 block of rows times a 2 x 4 block of columns
+ *   "bfmmla"        a 2 x 4 block of rows times a 2 x 4 block of columns
  *                   into 2 x 2 f32 sums. Two pairs of the panel,
  *                   interleaved by ZIP1 / ZIP2 of 32-bit lanes, are 4
  *                   inputs of 2 columns side by side: BFMMLA's operand.
- *   RF_BF16_BFDOT   the panel's 16 bytes of a pair (4 columns x 2 inputs)
+ *   "bfdot"         the panel's 16 bytes of a pair (4 columns x 2 inputs)
  *                   against the row's pair broadcast: 4 columns' sums.
  *
  * Both multiply bf16 exactly and add in f32 (BFDOT and BFMMLA round to
@@ -19,7 +19,7 @@
  * twin does), the activation follows on the tile still in cache.
  */
 #include "kernels/activations.h"
-#include "kernels/gemm_bf16_kernels.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_ARM64
@@ -160,15 +160,32 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
     }
 }
 
-void rf_bf16_gemm_bfmmla(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                         int n1, const float *b, rf_activation act, float *Y, int ldy)
+static void gemm_bfmmla(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                        int n1, const float *b, rf_activation act, float *Y, int ldy)
 {
     gemm_block(false, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
 }
 
-void rf_bf16_gemm_bfdot(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                        int n1, const float *b, rf_activation act, float *Y, int ldy)
+static void gemm_bfdot(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
+                       int n1, const float *b, rf_activation act, float *Y, int ldy)
 {
     gemm_block(true, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
 }
+
+/* BFDOT is never the rule's (BFMMLA needs the same and is faster): a
+ * user's choice */
+const rf_bf16_backend rf_bf16_backend_bfmmla = {
+    .name = "bfmmla",
+    .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
+    .rule = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
+    .why = "BF16: BFMMLA",
+    .attention_fast = true,
+    .gemm = gemm_bfmmla,
+};
+const rf_bf16_backend rf_bf16_backend_bfdot = {
+    .name = "bfdot",
+    .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
+    .attention_fast = true,
+    .gemm = gemm_bfdot,
+};
 #endif /* RF_SIMD_ARM64 */

@@ -1,13 +1,13 @@
 /*
  * gemm_int8.c — the int8 Linear layer's driver (see gemm_int8.h for the
- * scheme and the packed layout): which build of the product runs
- * (gemm_int8_backend.h), quantizing and packing, the split over threads,
- * and the naive twins.
+ * scheme and the packed layout): the table of backends
+ * (gemm_int8_backend.h) and the choice among them, quantizing and packing,
+ * the split over threads, and the naive twins.
  *
- * The builds give the same integer sums, so the choice among them is one
- * of speed alone: the best the CPU has, and for products of fewer than
- * AMX_MIN_ROWS rows the VNNI build where AMX was chosen (the tiles' rows
- * come 16 at a time; from 16 rows on AMX is 2.2x VNNI or more).
+ * The backends give the same integer sums, so the choice among them is one
+ * of speed alone: the first of the table the CPU runs (the table is best
+ * first), and for a product of fewer rows than the backend's min_rows its
+ * `small` one.
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
@@ -20,12 +20,6 @@
 #include <string.h>
 
 #define PANEL RF_INT8_PANEL
-/* Rows below which the AMX choice runs the VNNI build (both exact; at
- * least 16, one A tile). */
-#ifndef AMX_MIN_ROWS
-#define AMX_MIN_ROWS 16 /* AMX is faster from one A tile up: docs/performance.md */
-#endif
-
 static int padded_n(int N)
 {
     return (N + PANEL - 1) / PANEL * PANEL;
@@ -47,110 +41,82 @@ size_t rf_int8_scratch_size(int M, int K)
     return (size_t)M * (size_t)rf_int8_row_bytes(K) + 2 * (size_t)M * sizeof(float);
 }
 
-bool rf_int8_supported(void)
-{
-#if RF_SIMD_X86
-    return rf_cpu_has_avx2_fma();
-#else
-    return RF_SIMD_ARM64;
-#endif
-}
 
-/* The builds of this architecture, by kernel; best first in `order`. */
+/* The backends this build has, best first; the tests' own after the
+ * others, the one every CPU of the architecture runs last but those. */
+const rf_int8_backend *const rf_int8_backends[] = {
 #if RF_SIMD_X86
-static const rf_int8_backend *const backends[] = {
-    [RF_INT8_AVX2] = &rf_int8_backend_avx2,
-    [RF_INT8_VNNI] = &rf_int8_backend_vnni,
-    [RF_INT8_AMX] = &rf_int8_backend_amx,
-    [RF_INT8_AMX_MODEL] = &rf_int8_backend_amx_model,
-};
-static const rf_int8_kernel order[] = {RF_INT8_AMX, RF_INT8_VNNI, RF_INT8_AVX2};
+    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_model,
 #elif RF_SIMD_ARM64
-static const rf_int8_backend *const backends[] = {
-    [RF_INT8_NEON] = &rf_int8_backend_neon,
-    [RF_INT8_SDOT] = &rf_int8_backend_sdot,
-    [RF_INT8_I8MM] = &rf_int8_backend_i8mm,
-};
-static const rf_int8_kernel order[] = {RF_INT8_I8MM, RF_INT8_SDOT, RF_INT8_NEON};
-#else
-static const rf_int8_backend *const backends[1];
-static const rf_int8_kernel order[1];
+    &rf_int8_backend_i8mm, &rf_int8_backend_sdot, &rf_int8_backend_neon,
 #endif
-#define N_BACKENDS (sizeof backends / sizeof backends[0])
+    NULL,
+};
+const int rf_int8_backend_count = (int)(sizeof rf_int8_backends / sizeof rf_int8_backends[0]) - 1;
 
-static const rf_int8_backend *backend(rf_int8_kernel kernel)
+bool rf_int8_backend_runs(const rf_int8_backend *b)
 {
-    return (size_t)kernel < N_BACKENDS ? backends[kernel] : NULL;
+    return b && rf_cpu_has_all(b->needs);
 }
 
-static bool cpu_runs(rf_int8_kernel kernel)
-{
-    const rf_int8_backend *b = backend(kernel);
-    return b && b->cpu_runs();
-}
+/* NULL: not chosen yet (a pointer read and written whole, as in simd.c) */
+static const rf_int8_backend *chosen;
 
-/* -1: not chosen yet (a plain int read and written whole, as in simd.c) */
-static int kernel_chosen = -1;
-
-rf_int8_kernel rf_int8_kernel_get(void)
+const rf_int8_backend *rf_int8_backend_get(void)
 {
-    int k = __atomic_load_n(&kernel_chosen, __ATOMIC_RELAXED);
-    if (k < 0) {
-        k = order[0];
-        for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-            if (cpu_runs(order[i])) {
-                k = order[i];
+    const rf_int8_backend *b = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+    if (!b) {
+        b = rf_int8_backends[0];
+        for (int i = 0; i < rf_int8_backend_count; i++)
+            if (!rf_int8_backends[i]->tests_only && rf_int8_backend_runs(rf_int8_backends[i])) {
+                b = rf_int8_backends[i];
                 break;
             }
-        __atomic_store_n(&kernel_chosen, k, __ATOMIC_RELAXED);
+        __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
     }
-    return (rf_int8_kernel)k;
+    return b;
 }
 
-bool rf_int8_kernel_set(rf_int8_kernel kernel)
+bool rf_int8_backend_set(const rf_int8_backend *b)
 {
-    if (!cpu_runs(kernel))
+    if (!rf_int8_backend_runs(b))
         return false;
-    __atomic_store_n(&kernel_chosen, (int)kernel, __ATOMIC_RELAXED);
+    __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
     return true;
 }
 
-const char *rf_int8_kernel_name(rf_int8_kernel kernel)
+const rf_int8_backend *rf_int8_backend_find(const char *name)
 {
-    static const char *const names[] = {
-        [RF_INT8_AVX2] = "avx2", [RF_INT8_VNNI] = "vnni", [RF_INT8_NEON] = "neon",
-        [RF_INT8_SDOT] = "sdot", [RF_INT8_I8MM] = "i8mm", [RF_INT8_AMX] = "amx",
-        [RF_INT8_AMX_MODEL] = "amx-model",
-    };
-    return (size_t)kernel < sizeof names / sizeof names[0] && names[kernel] ? names[kernel] : "?";
+    for (int i = 0; i < rf_int8_backend_count; i++)
+        if (!strcmp(name, rf_int8_backends[i]->name))
+            return rf_int8_backends[i];
+    return NULL;
 }
 
-bool rf_int8_kernel_parse(const char *name, rf_int8_kernel *kernel)
+const char *rf_int8_backend_name(void)
 {
-    for (int k = 0; k <= RF_INT8_AMX_MODEL; k++)
-        if (!strcmp(name, rf_int8_kernel_name((rf_int8_kernel)k))) {
-            *kernel = (rf_int8_kernel)k;
+    return rf_int8_backend_get()->name;
+}
+
+bool rf_int8_supported(void)
+{
+    for (int i = 0; i < rf_int8_backend_count; i++)
+        if (!rf_int8_backends[i]->tests_only && rf_int8_backend_runs(rf_int8_backends[i]))
             return true;
-        }
     return false;
 }
 
-/* The build that runs a product of M rows. The tiles' build needs 16
- * rows (one A tile); its model runs the AVX2 build below that. */
+/* The backend that runs a product of M rows. */
 static const rf_int8_backend *backend_for(int M)
 {
-    rf_int8_kernel k = rf_int8_kernel_get();
-    if (k == RF_INT8_AMX && M < AMX_MIN_ROWS)
-        k = RF_INT8_VNNI;
-    if (k == RF_INT8_AMX_MODEL && M < 16)
-        k = RF_INT8_AVX2;
-    return backend(k);
+    const rf_int8_backend *b = rf_int8_backend_get();
+    return M < b->min_rows ? b->small : b;
 }
 
 static int32_t row_sum(const int8_t *w, int K)
 {
     if (rf_int8_supported())
-        return backend(rf_int8_kernel_get())->row_sum(w, K);
+        return rf_int8_backend_get()->row_sum(w, K);
     int32_t sum = 0;
     for (int k = 0; k < K; k++)
         sum += w[k];

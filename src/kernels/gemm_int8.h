@@ -59,26 +59,18 @@
  * CPU). */
 bool rf_int8_supported(void);
 
-typedef enum {
-    RF_INT8_AVX2, /* VPMADDUBSW + VPMADDWD */
-    RF_INT8_VNNI, /* VPDPBUSD (AVX512-VNNI) */
-    RF_INT8_NEON, /* ARM64: SMULL + SADALP (gemm_int8_neon.c) */
-    RF_INT8_SDOT, /* ARM64: SDOT (dot product, ARMv8.2) */
-    RF_INT8_I8MM, /* ARM64: SMMLA (I8MM) */
-    RF_INT8_AMX,  /* TDPBSSD (AMX-INT8; VNNI below 16 rows) */
-    RF_INT8_AMX_MODEL, /* the AMX build on the C model of the tiles: tests only */
-} rf_int8_kernel;
-
-/* The product's build: the best the CPU has (AMX where the OS grants the
- * tiles, else VNNI, else AVX2; I8MM, else SDOT, else NEON), unless set.
- * rf_int8_kernel_set refuses one the CPU lacks: returns false. All give
- * the same sums. */
-rf_int8_kernel rf_int8_kernel_get(void);
-bool rf_int8_kernel_set(rf_int8_kernel kernel);
-/* The build's short name ("amx", "vnni", "avx2", "i8mm", "sdot", "neon",
- * "amx-model"), and the build of a name (false: none). */
-const char *rf_int8_kernel_name(rf_int8_kernel kernel);
-bool rf_int8_kernel_parse(const char *name, rf_int8_kernel *kernel);
+/* The product's backends (gemm_int8_backend.h): the best the CPU has
+ * (AMX where the OS grants the tiles, else VNNI, else AVX2; I8MM, else
+ * SDOT, else NEON), unless set. rf_int8_backend_set refuses one the CPU
+ * lacks: returns false. All give the same sums. rf_int8_backend_find:
+ * the backend of a name ("amx", "vnni", "avx2", "i8mm", "sdot", "neon",
+ * "amx-model"; NULL: none); rf_int8_backend_name: the one in use's. */
+typedef struct rf_int8_backend rf_int8_backend;
+const rf_int8_backend *rf_int8_backend_get(void);
+bool rf_int8_backend_set(const rf_int8_backend *backend);
+bool rf_int8_backend_runs(const rf_int8_backend *backend);
+const rf_int8_backend *rf_int8_backend_find(const char *name);
+const char *rf_int8_backend_name(void);
 
 /* Entries of a packed matrix's colsum: N padded like the panels (the
  * padding channels' sums are 0). */

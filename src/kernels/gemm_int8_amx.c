@@ -1,18 +1,30 @@
 /*
  * gemm_int8_amx.c — the int8 product on AMX-INT8 tiles (RF_INT8_AMX): the
- * loops of gemm_int8_amx_body.h on the TDPBSSD instructions.
+ * loops of gemm_int8_amx_body.h on the TDPBSSD instructions, rows in and
+ * epilogue on AVX-512. Products of fewer than AMX_MIN_ROWS rows run on the
+ * VNNI backend (the tiles' rows come 16 at a time; docs/performance.md
+ * has where AMX starts to win).
  */
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
 #define AMX_BLOCK block
+#define AMX_STORE_TILE rf_int8_store_tile_avx512
 #include "kernels/gemm_int8_amx_body.h"
 
-static bool cpu_runs(void)
-{
-    return rf_amx_usable(RF_AMX_INT8) && rf_cpu_has_avx512_vnni();
-}
+/* Rows below which the VNNI backend runs instead (both exact; at least
+ * 16, one A tile). */
+#ifndef AMX_MIN_ROWS
+#define AMX_MIN_ROWS 16
+#endif
 
-const rf_int8_backend rf_int8_backend_amx = {"amx", cpu_runs, block, rf_int8_quantize_rows_avx2,
-                                             rf_int8_row_sum_avx2, false};
+const rf_int8_backend rf_int8_backend_amx = {
+    .name = "amx",
+    .needs = RF_CPU_NEEDS(RF_CPU_AMX_INT8) | RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
+    .quantize_rows = rf_int8_quantize_rows_avx512,
+    .row_sum = rf_int8_row_sum_avx2,
+    .block = block,
+    .min_rows = AMX_MIN_ROWS,
+    .small = &rf_int8_backend_vnni,
+};
 #endif

@@ -3,7 +3,8 @@
  * tile operations of amx_tiles.h and built twice: with the instructions
  * (gemm_int8_amx.c) and on the C model of the tiles (gemm_int8_amx_model.c,
  * which tests run on any CPU). The includer defines AMX_BLOCK, the name of
- * the block function this defines.
+ * the block function this defines, and AMX_STORE_TILE, its epilogue
+ * (gemm_int8_backend.h).
  *
  * TDPBSSD multiplies signed bytes by signed bytes into int32 sums that do
  * not saturate, so the quantized rows go in as they are (no +128 and no
@@ -19,7 +20,7 @@
  * Walk: a 32-row block (in L1 up to K = 1024) against every pair of
  * panels; at larger K, rows in blocks that stay in L2, and for each pair
  * of panels every 32-row block of the row block. The C tiles are stored to a
- * 4 KiB buffer and the epilogue (rf_int8_store_tile) reads them from L1.
+ * 4 KiB buffer and the epilogue (AMX_STORE_TILE) reads them from L1.
  * Edges, without reading outside Xq or the panels:
  *   rows: the last block of a row block is moved back to end at the last
  *         readable row (the product has at least 16: the driver sends
@@ -75,9 +76,9 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
     size_t panel_bytes = (size_t)kb * AMX_PANEL;
     int h = p->rows >= 32 ? 32 : 16; /* rows per block: 2 A tiles, or 1 */
     /* one block of rows at a time, against every pair of panels, where
-       its rows fit in L1 beside a pair of panels (K <= 1024 at 32 rows:
-       1.2x the other order at K = 768); else rows in blocks that stay in
-       L2, each pair of panels against every block of them */
+       its rows fit in L1 beside a pair of panels (K <= 1024 at 32 rows;
+       docs/performance.md); else rows in blocks that stay in L2, each
+       pair of panels against every block of them */
     int mc_rows = (size_t)kb * (size_t)h <= AMX_L1_ROWS_BYTES ? h : AMX_L2_BLOCK / kb / h * h;
     if (mc_rows < h)
         mc_rows = h;
@@ -122,8 +123,8 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
                     for (int i = 0; i < (two ? 2 : 1); i++) {
                         int c0 = n + i * AMX_PANEL;
                         int cols = n1 - c0 < AMX_PANEL ? n1 - c0 : AMX_PANEL;
-                        rf_int8_store_tile(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
-                                                r1 - r0, c0, cols);
+                        AMX_STORE_TILE(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
+                                       r1 - r0, c0, cols);
                     }
                 }
             }

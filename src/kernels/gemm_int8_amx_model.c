@@ -1,17 +1,26 @@
 /*
  * gemm_int8_amx_model.c — the loops of gemm_int8_amx_body.h on the C model
- * of the tiles (amx_model.h), RF_INT8_AMX_MODEL: slow, never chosen by
- * default, there so that the tests check the AMX build's walk, edges, K
- * tails and epilogue on every CPU with AVX2.
+ * of the tiles (amx_model.h), RF_INT8_AMX_MODEL: slow, never chosen by the
+ * CPU or a user, there so that the tests check the AMX backend's walk,
+ * edges, K tails and epilogue on every CPU with AVX2 (below one A tile of
+ * rows, the AVX2 backend runs).
  */
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
 #define RF_AMX_MODEL
 #define AMX_BLOCK block
+#define AMX_STORE_TILE rf_int8_store_tile_avx2
 #include "kernels/gemm_int8_amx_body.h"
 
-const rf_int8_backend rf_int8_backend_amx_model = {"amx-model", rf_cpu_has_avx2_fma, block,
-                                                   rf_int8_quantize_rows_avx2,
-                                                   rf_int8_row_sum_avx2, false};
+const rf_int8_backend rf_int8_backend_amx_model = {
+    .name = "amx-model",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
+    .tests_only = true,
+    .quantize_rows = rf_int8_quantize_rows_avx2,
+    .row_sum = rf_int8_row_sum_avx2,
+    .block = block,
+    .min_rows = 16,
+    .small = &rf_int8_backend_avx2,
+};
 #endif

@@ -65,10 +65,14 @@ RF_TARGET_AVX2 static void tile_any(int mr, const int8_t *A, size_t lda, const i
 
 RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n0, int n1)
 {
-    rf_int8_walk_panels(p, m0, m1, n0, n1, MR, tile_any);
+    rf_int8_walk_panels(p, m0, m1, n0, n1, MR, tile_any, rf_int8_store_tile_avx2);
 }
 
-const rf_int8_backend rf_int8_backend_avx2 = {"avx2", rf_cpu_has_avx2_fma, block,
-                                              rf_int8_quantize_rows_avx2,
-                                              rf_int8_row_sum_avx2, false};
+const rf_int8_backend rf_int8_backend_avx2 = {
+    .name = "avx2",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
+    .quantize_rows = rf_int8_quantize_rows_avx2,
+    .row_sum = rf_int8_row_sum_avx2,
+    .block = block,
+};
 #endif

@@ -1,25 +1,30 @@
 /*
- * gemm_int8_backend.h — the builds of the int8 product behind the driver
- * (gemm_int8.c), one per instruction set, each in a file of its own:
+ * gemm_int8_backend.h — the backends of the int8 product behind the
+ * driver (gemm_int8.c), one per instruction set, each an rf_int8_backend
+ * filled in a file of its own:
  *
- *   gemm_int8_avx2.c       RF_INT8_AVX2   VPSIGNB + VPMADDUBSW + VPMADDWD
- *   gemm_int8_vnni.c       RF_INT8_VNNI   VPDPBUSD (AVX512-VNNI)
- *   gemm_int8_amx.c        RF_INT8_AMX    TDPBSSD (AMX-INT8)
- *   gemm_int8_amx_model.c  RF_INT8_AMX_MODEL  the same loops on the C
- *                          model of the tiles (tests only)
- *   gemm_int8_neon.c       RF_INT8_NEON, RF_INT8_SDOT, RF_INT8_I8MM (ARM64)
+ *   gemm_int8_avx2.c       "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
+ *   gemm_int8_vnni.c       "vnni"   VPDPBUSD (AVX512-VNNI)
+ *   gemm_int8_amx.c        "amx"    TDPBSSD (AMX-INT8)
+ *   gemm_int8_amx_model.c  "amx-model"  the same loops on the C
+ *                          emulation of the tiles (tests only)
+ *   gemm_int8_neon.c       "neon", "sdot", "i8mm" (ARM64)
  *
- * All read the packed layout of gemm_int8.h and give the same exact
- * integer sums; they differ only in speed. A backend never calls the
- * driver: the driver quantizes, packs, splits the work over threads and
- * calls a backend's `block` for each thread's share. Adding an
- * instruction set is one more file and one more row in the driver's
- * table.
+ * and the pieces several share: gemm_int8_shared_avx2.c and
+ * gemm_int8_shared_avx512.c (below), gemm_int8_amx_body.h (the tile
+ * loops). All read the packed layout of gemm_int8.h and give the same
+ * exact integer sums; they differ only in speed. The driver picks one
+ * backend once per process, quantizes, packs, splits the work over
+ * threads and calls the backend's members; a backend never calls the
+ * driver, and no member asks the CPU again. Adding an instruction set is
+ * one more file and one more row in the driver's table
+ * (docs/architecture.md).
  */
 #ifndef RF_GEMM_INT8_BACKEND_H
 #define RF_GEMM_INT8_BACKEND_H
 
 #include "roformer.h"
+#include "kernels/cpu.h"
 #include "kernels/int8_layout.h"
 
 #include <math.h>
@@ -40,21 +45,28 @@ typedef struct {
     int ldy;
 } rf_int8_product;
 
-typedef struct {
-    const char *name;
-    bool (*cpu_runs)(void);
-    /* Y (or C) rows [m0, m1), channels [n0, n1) (n0 a multiple of 16). */
-    void (*block)(const rf_int8_product *p, int m0, int m1, int n0, int n1);
-    /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows
-     * of rf_int8_row_bytes(K)), scales and centers: the bytes of
-     * rf_int8_quantize_row_naive. */
+typedef struct rf_int8_backend rf_int8_backend;
+struct rf_int8_backend {
+    const char *name;  /* its word: ROFORMER_KERNEL=int8=NAME, info, bench */
+    rf_cpu_set needs;  /* what the CPU must have to run it (cpu.h) */
+    bool tests_only;   /* never chosen by the CPU nor by a user's word */
+    /* Rows in: quantizes rows [m0, m1) of X (K used, rows K apart) into
+     * Xq (rows of rf_int8_row_bytes(K)), scales and centers: the bytes of
+     * rf_int8_quantize_row_naive, or with unsigned_inputs those bytes +
+     * 128 (u8), which `block` reads. */
     void (*quantize_rows)(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                           float *center);
+    bool unsigned_inputs;
     /* The sum of the K int8 values of w (packing). */
     int32_t (*row_sum)(const int8_t *w, int K);
-    /* quantize_rows stores Xq + 128 (u8), which `block` reads */
-    bool unsigned_inputs;
-} rf_int8_backend;
+    /* The tile walk with its epilogue: Y (or C) rows [m0, m1), channels
+     * [n0, n1) (n0 a multiple of 16). */
+    void (*block)(const rf_int8_product *p, int m0, int m1, int n0, int n1);
+    /* Products of fewer than min_rows rows run on `small` instead (its
+     * rows in too): the tiles' rows come 16 at a time. */
+    int min_rows;
+    const rf_int8_backend *small;
+};
 
 /* Quantizing one input row, the scalar parts every build shares around
  * its vector loops (gemm_int8.h's rule): rf_int8_row_scale takes the min
@@ -83,24 +95,34 @@ static inline void rf_int8_row_tail(const float *x, int k, int K, int kb, float 
         q[k] = 0;
 }
 
+/* The backends, one file each (the list above), and the driver's table
+ * of those this build has (gemm_int8.c): best first, the tests' own last. */
 extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,
     rf_int8_backend_amx_model, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
+extern const rf_int8_backend *const rf_int8_backends[];
+extern const int rf_int8_backend_count;
 
-/* Shared by the x86-64 backends (gemm_int8_x86.c), AVX2 code:
- * rf_int8_quantize_rows_avx2 and rf_int8_row_sum_avx2 as the backend's
- * members; rf_int8_store_tile writes rows [m, m + mr) from a tile of sums
- * (C, rows 16 apart) for `cols` channels from n: Y = act(s_x[r] s_w[n] C
- * + c_x[r] s_w[n] colsum[n] + b[n]), or the raw sums into p->C when
- * p->sx is NULL. Where the element-wise kernels run AVX-512, both go
- * through their AVX-512 twins (gemm_int8_avx512.c; the epilogue for
- * whole tiles): the same bytes and outputs. */
+/* An epilogue: rows [m, m + mr) of Y from a tile of sums (C, rows 16
+ * apart) for `cols` channels from n: Y = act(s_x[r] s_w[n] C + c_x[r]
+ * s_w[n] colsum[n] + b[n]), or the raw sums into p->C when p->sx is NULL. */
+typedef void rf_int8_epilogue(const rf_int8_product *p, const int32_t *C, int m, int mr, int n,
+                              int cols);
+
+/* Shared by the x86-64 backends. The AVX2 pieces (gemm_int8_shared_avx2.c):
+ * quantizing rows, a weight row's sum and the epilogue; the AVX-512 ones
+ * (gemm_int8_shared_avx512.c), for the backends that need AVX-512 anyway: rows
+ * quantized 16 values at a time (signed, or + 128 for VPDPBUSD) and the
+ * epilogue 16 channels at a time. The same operations per value in the
+ * same order, so every backend gives the same bytes and outputs. */
 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                                 float *center);
 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K);
-void rf_int8_store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr, int n, int cols);
-void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m, int mr, int n);
+rf_int8_epilogue rf_int8_store_tile_avx2;
 void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                                   float *center);
+void rf_int8_quantize_rows_avx512_u8(const float *X, int K, int m0, int m1, int8_t *Xq,
+                                     float *scale, float *center);
+rf_int8_epilogue rf_int8_store_tile_avx512;
 
 /* A register tile of the AVX2 and VNNI builds: rows [0, mr) of A (rows
  * lda bytes apart) times one packed panel over kq quads, into C (mr x 16
@@ -110,9 +132,8 @@ typedef void (*rf_int8_register_tile)(int mr, const int8_t *A, size_t lda, const
                                       const int32_t *colsum, int32_t *C);
 /* The walk of those builds over rows [m0, m1) and channels [n0, n1):
  * rows in blocks that stay in L2, then one panel (in L1) against every
- * tile of `step` rows of the block, each tile stored by
- * rf_int8_store_tile_avx2. */
+ * tile of `step` rows of the block, each tile stored by `store`. */
 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1, int step,
-                         rf_int8_register_tile tile);
+                         rf_int8_register_tile tile, rf_int8_epilogue *store);
 
 #endif

@@ -4,12 +4,10 @@
  * channels per instruction from the same packed panels as AVX2. Its first
  * operand is unsigned, so the inputs go in as Xq + 128 (a sign-bit flip)
  * and 128 x colsum[n] comes off the sums afterwards: the same exact
- * integers. The inputs are stored flipped when quantized (this build's
- * quantize_rows), so the step per row is one broadcast load (a load port)
- * and one VPDPBUSD (ports 0 and 5): 13 loads and 12 products per 4 inputs
- * of 12 rows, 7 cycles per step where 6 would be the two ports' peak
- * (llvm-mca -mcpu=icelake-server; docs/performance.md). A tile is MR_VNNI
- * rows of one panel, one accumulator per row.
+ * integers. The inputs are stored flipped when quantized (this backend's
+ * rows in), so the step per row is one broadcast load and one VPDPBUSD
+ * (docs/performance.md has its port count). A tile is MR_VNNI rows of one
+ * panel, one accumulator per row.
  */
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/simd.h"
@@ -27,8 +25,7 @@
  * times one panel, into C (mr x 16 int32), less 128 * colsum[n]. The
  * product is written as inline assembly: GCC 12 ties VPDPBUSD's
  * accumulator badly and copies each one twice per step (two moves per
- * product on the same two ports), which took the loop from 7 to 18 cycles
- * per 12 products under llvm-mca -mcpu=icelake-server. */
+ * product on the same two ports; docs/performance.md). */
 RF_TARGET_VNNI static inline __attribute__((always_inline)) void
 vnni_tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
           const int32_t *colsum, int32_t *C)
@@ -68,23 +65,17 @@ RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, co
 
 RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n0, int n1)
 {
-    rf_int8_walk_panels(p, m0, m1, n0, n1, MR_VNNI, vnni_tile_any);
+    rf_int8_walk_panels(p, m0, m1, n0, n1, MR_VNNI, vnni_tile_any, rf_int8_store_tile_avx512);
 }
 
-/* The rows quantized as for every build, then stored as Xq + 128 (the
- * sign bit flipped): VPDPBUSD's unsigned operand. */
-RF_TARGET_VNNI static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq,
-                                         float *scale, float *center)
-{
-    rf_int8_quantize_rows_avx2(X, K, m0, m1, Xq, scale, center);
-    size_t kb = (size_t)rf_int8_row_bytes(K);
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
-    for (int8_t *q = Xq + (size_t)m0 * kb, *end = Xq + (size_t)m1 * kb; q < end; q += 64) {
-        __mmask64 m = end - q >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (end - q)) - 1;
-        _mm512_mask_storeu_epi8(q, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, q), flip));
-    }
-}
-
-const rf_int8_backend rf_int8_backend_vnni = {"vnni", rf_cpu_has_avx512_vnni, block, quantize_rows,
-                                              rf_int8_row_sum_avx2, true};
+/* The rows are quantized as for every backend, and stored as Xq + 128:
+ * VPDPBUSD's unsigned operand. */
+const rf_int8_backend rf_int8_backend_vnni = {
+    .name = "vnni",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
+    .quantize_rows = rf_int8_quantize_rows_avx512_u8,
+    .unsigned_inputs = true,
+    .row_sum = rf_int8_row_sum_avx2,
+    .block = block,
+};
 #endif

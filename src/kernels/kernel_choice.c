@@ -2,17 +2,19 @@
  * kernel_choice.c — the user's choice of kernels (kernel_choice.h): the
  * words of ROFORMER_KERNEL / `--kernel`, a comma-separated list of
  * TYPE=NAME, e.g. "int8=vnni,attention=f32":
- *   int8=amx|vnni|avx2|i8mm|sdot|neon          the int8 product's build
- *   bf16=amx|avx512bf16|f32fma|bfmmla|bfdot    the bf16 product's kernel
- *   attention=bf16|f32                         bf16 and int8 compute's attention products
- * A build the CPU lacks, or an unknown word, is an error naming what was
- * asked and what there is.
+ *   int8=NAME        an int8 backend's name (gemm_int8_backend.h's table)
+ *   bf16=NAME        a bf16 backend's name (gemm_bf16_backend.h's table)
+ *   attention=bf16|f32  bf16 and int8 compute's attention products
+ * The tests' own backends are no words. A backend the CPU lacks, or an
+ * unknown word, is an error naming what was asked and what there is.
  */
 #include "kernels/kernel_choice.h"
 #include "error.h"
-#include "kernels/amx.h"
+#include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
+#include "kernels/gemm_bf16_backend.h"
 #include "kernels/gemm_int8.h"
+#include "kernels/gemm_int8_backend.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -29,50 +31,41 @@ bool rf_attention_in_bf16(void)
     return c < 0 ? rf_bf16_attention_fast() : c == 1;
 }
 
-/* The int8 builds this CPU runs, for messages. */
-static void int8_builds(char *out, size_t size)
-{
-    size_t n = 0;
-    out[0] = '\0';
-    for (int k = 0; k <= RF_INT8_AMX; k++) {
-        rf_int8_kernel kernel = (rf_int8_kernel)k, was = rf_int8_kernel_get();
-        if (!rf_int8_kernel_set(kernel))
-            continue;
-        rf_int8_kernel_set(was);
-        n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s", n ? ", " : "",
-                              rf_int8_kernel_name(kernel));
-    }
-}
+/* The names of the backends of a table (count rows of `names` entries
+ * each `stride` bytes apart, NULL at the end) for which `runs`, for
+ * messages: "avx2, vnni". */
+#define RUNNING(table, count, runs, out)                                                          \
+    do {                                                                                           \
+        size_t n_ = 0;                                                                             \
+        (out)[0] = '\0';                                                                           \
+        for (int i_ = 0; i_ < (count); i_++)                                                       \
+            if (!(table)[i_]->tests_only && runs((table)[i_]))                                     \
+                n_ += (size_t)snprintf((out) + n_, n_ < sizeof(out) ? sizeof(out) - n_ : 0, "%s%s", \
+                                       n_ ? ", " : "", (table)[i_]->name);                          \
+    } while (0)
 
 static rf_status select_one(const char *type, const char *name, const char *source, rf_error *err)
 {
+    char builds[96];
     if (!strcmp(type, "int8")) {
-        rf_int8_kernel kernel;
-        char builds[96];
-        if (rf_int8_kernel_parse(name, &kernel) && kernel != RF_INT8_AMX_MODEL &&
-            rf_int8_kernel_set(kernel)) {
+        const rf_int8_backend *b = rf_int8_backend_find(name);
+        if (b && !b->tests_only && rf_int8_backend_set(b)) {
             int8_source = source;
             return RF_OK;
         }
-        int8_builds(builds, sizeof builds);
+        RUNNING(rf_int8_backends, rf_int8_backend_count, rf_int8_backend_runs, builds);
         return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no int8 build '%s' on this CPU (it runs: %s%s%s)",
                        source, name, builds[0] ? builds : "none",
-                       !strcmp(name, "amx") ? "; AMX: " : "", !strcmp(name, "amx") ? rf_amx_reason() : "");
+                       !strcmp(name, "amx") ? "; AMX: " : "",
+                       !strcmp(name, "amx") ? rf_cpu_amx_reason() : "");
     }
     if (!strcmp(type, "bf16")) {
-        rf_bf16_kernel kernel;
-        if (rf_bf16_kernel_parse(name, &kernel) && kernel != RF_BF16_AMX_MODEL &&
-            rf_bf16_kernel_set(kernel)) {
+        const rf_bf16_backend *b = rf_bf16_backend_find(name);
+        if (b && !b->tests_only && rf_bf16_backend_set(b)) {
             bf16_source = source;
             return RF_OK;
         }
-        char builds[96];
-        size_t n = 0;
-        builds[0] = '\0';
-        for (int k = 0; k < RF_BF16_KERNEL_COUNT; k++)
-            if (k != RF_BF16_AMX_MODEL && rf_bf16_kernel_runs((rf_bf16_kernel)k))
-                n += (size_t)snprintf(builds + n, n < sizeof builds ? sizeof builds - n : 0, "%s%s",
-                                      n ? ", " : "", rf_bf16_kernel_name((rf_bf16_kernel)k));
+        RUNNING(rf_bf16_backends, rf_bf16_backend_count, rf_bf16_backend_runs, builds);
         return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no bf16 kernel '%s' on this CPU (it runs: %s)",
                        source, name, builds[0] ? builds : "none");
     }
@@ -143,11 +136,11 @@ rf_kernel_info rf_kernels_get_info(void)
     /* what a context would run: ROFORMER_KERNEL applied first (its error,
        if any, is the context's to report) */
     rf_kernels_from_env(NULL);
-    info.int8 = rf_int8_supported() ? rf_int8_kernel_name(rf_int8_kernel_get()) : "none";
+    info.int8 = rf_int8_supported() ? rf_int8_backend_name() : "none";
     info.int8_chosen_by = int8_source;
     info.attention = rf_attention_in_bf16() ? "bf16" : "f32";
-    info.bf16 = rf_bf16_supported() ? rf_bf16_kernel_name(rf_bf16_kernel_get()) : "none";
-    info.bf16_chosen_by = bf16_source ? bf16_source : rf_bf16_kernel_reason();
-    info.amx = rf_amx_reason();
+    info.bf16 = rf_bf16_supported() ? rf_bf16_backend_name() : "none";
+    info.bf16_chosen_by = bf16_source ? bf16_source : rf_bf16_backend_reason();
+    info.amx = rf_cpu_amx_reason();
     return info;
 }

@@ -7,17 +7,15 @@
  * bodies in activations_vec.h, softmax_vec.h, layernorm_vec.h and
  * rmsnorm_vec.h) and compiled three times: for the x86-64 baseline (SSE2,
  * two registers per 8-float vector), for AVX2 with FMA (one 8-float
- * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked with
- * __builtin_cpu_supports; the baseline stays the fallback everywhere else.
+ * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked
+ * through cpu.h; the baseline stays the fallback everywhere else.
  * On ARM64 the baseline build is the NEON build: Advanced SIMD is part of
  * ARMv8-A, so every 8-float vector is two q registers, with fused
  * multiply-adds. Tests force each level to compare every build with the
  * naive twins.
  *
- * The ARM64 features of the int8 and bf16 products (SDOT, SMMLA, BFDOT /
- * BFMMLA) are read from the kernel's hardware capability words
- * (getauxval(AT_HWCAP), AT_HWCAP2); their builds are marked per function
- * like the x86 ones.
+ * The ARM64 builds of the int8 and bf16 products (SDOT, SMMLA, BFDOT /
+ * BFMMLA) are marked per function like the x86 ones.
  */
 #ifndef RF_SIMD_H
 #define RF_SIMD_H
@@ -49,27 +47,13 @@
 typedef enum {
     RF_SIMD_BASELINE, /* whatever the compile flags give (SSE2 on x86-64) */
     RF_SIMD_AVX2,     /* AVX2 and FMA */
-    RF_SIMD_AVX512,   /* AVX512F */
+    RF_SIMD_AVX512,   /* AVX-512 (cpu.h: F, BW and VL) */
 } rf_simd_level;
 
 /* The level the kernels use: the best this CPU has, unless set. */
 rf_simd_level rf_simd_level_get(void);
 /* Forces a level (tests); one the CPU lacks is refused: returns false. */
 bool rf_simd_level_set(rf_simd_level level);
-
-/* True when the CPU has AVX512F, AVX512BW and AVX512-VNNI (the int8
- * product's VPDPBUSD build, gemm_int8.c). */
-bool rf_cpu_has_avx512_vnni(void);
-/* True when the CPU has AVX2 and FMA (the AVX2 level, and the int8 and
- * tile-model builds that need it). */
-bool rf_cpu_has_avx2_fma(void);
-
-/* ARM64 features (false on other CPUs): the dot product SDOT / UDOT
- * (HWCAP_ASIMDDP), the int8 matrix multiply SMMLA (HWCAP2_I8MM) and
- * bfloat16 BFDOT / BFMMLA (HWCAP2_BF16). */
-bool rf_cpu_has_arm_dotprod(void);
-bool rf_cpu_has_arm_i8mm(void);
-bool rf_cpu_has_arm_bf16(void);
 
 #if RF_SIMD_X86
 /* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,

@@ -1,7 +1,8 @@
 /*
- * gemm_int8_x86.c — what the x86-64 builds of the int8 product share
- * (gemm_int8_backend.h): quantizing input rows, a weight row's sum, and the
- * epilogue that turns a tile of integer sums into outputs, all AVX2.
+ * gemm_int8_shared_avx2.c — what the x86-64 backends of the int8 product
+ * share, on AVX2 (gemm_int8_backend.h): quantizing input rows, a weight
+ * row's sum, the epilogue that turns a tile of integer sums into outputs,
+ * and the walk of the register-tile backends over a block.
  */
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/activations.h"
@@ -44,10 +45,6 @@ RF_TARGET_AVX2 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K)
 RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, int m1, int8_t *Xq,
                                                float *scale, float *center)
 {
-    if (rf_simd_level_get() == RF_SIMD_AVX512 && __builtin_cpu_supports("avx512bw")) {
-        rf_int8_quantize_rows_avx512(X, K, m0, m1, Xq, scale, center);
-        return;
-    }
     int kb = rf_int8_row_bytes(K);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int r = m0; r < m1; r++) {
@@ -89,18 +86,12 @@ RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, in
  * act(s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n]) (the second
  * term puts back the center each input row was quantized around); the
  * activation on each vector as it is stored. */
-RF_TARGET_AVX2 void rf_int8_store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr,
-                                       int n0, int cols)
+RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int32_t *C, int m,
+                                            int mr, int n0, int cols)
 {
     if (!p->sx) {
         for (int r = 0; r < mr; r++)
             memcpy(p->C + (size_t)(m + r) * p->ldy + n0, C + r * PANEL, (size_t)cols * sizeof *C);
-        return;
-    }
-    /* whole tiles on AVX-512 CPUs: the same operations per channel, so
-       every build on one CPU gives the same outputs */
-    if (cols == PANEL && rf_simd_level_get() == RF_SIMD_AVX512) {
-        rf_int8_store_tile_avx512(p, C, m, mr, n0);
         return;
     }
     const float *sx = p->sx + m, *cx = p->cx + m, *sw = p->W->scale + n0;
@@ -131,9 +122,9 @@ RF_TARGET_AVX2 void rf_int8_store_tile(const rf_int8_product *p, const int32_t *
     }
 }
 
-
 RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1,
-                                        int step, rf_int8_register_tile tile)
+                                        int step, rf_int8_register_tile tile,
+                                        rf_int8_epilogue *store)
 {
     int kb = rf_int8_row_bytes(p->K), kq = kb / 4;
     int mc_rows = L2_BLOCK / kb / step * step;
@@ -148,7 +139,7 @@ RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1
             for (int m = mc; m < mc_end; m += step) {
                 int mr = mc_end - m < step ? mc_end - m : step;
                 tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
-                rf_int8_store_tile(p, sums, m, mr, n, cols);
+                store(p, sums, m, mr, n, cols);
             }
         }
     }

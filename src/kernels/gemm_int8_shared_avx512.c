@@ -1,14 +1,14 @@
 /*
- * gemm_int8_avx512.c — the x86-64 int8 builds' shared pieces on AVX-512
- * (gemm_int8_backend.h), used where the element-wise kernels run AVX-512:
- * quantizing input rows 16 values at a time, and the epilogue, where a
- * tile row of 16 integer sums is one register, so the scaling, the
- * center's share, the bias and the activation run 16 channels at a time.
- * A file of its own because the vector width of the activations
+ * gemm_int8_shared_avx512.c — what the x86-64 backends that need AVX-512
+ * anyway (VNNI, AMX) share (gemm_int8_backend.h): quantizing input rows 16
+ * values at a time, signed or + 128 (VPDPBUSD's unsigned operand), and the
+ * epilogue, where a tile row of 16 integer sums is one register, so the
+ * scaling, the center's share, the bias and the activation run 16 channels
+ * at a time. A file of its own because the vector width of the activations
  * (activations_vec.h on vecmath.h) is fixed per translation unit. Both do
- * the same operations per value as their AVX2 twins (gemm_int8_x86.c), in
- * the same order, with explicit FMAs, so the bytes and outputs are the
- * same.
+ * the same operations per value as their AVX2 twins
+ * (gemm_int8_shared_avx2.c), in the same order, with explicit FMAs, so the
+ * bytes and outputs are the same.
  */
 #define RF_VLEN 16
 
@@ -24,10 +24,13 @@
 
 #define RF_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw")))
 
-RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1,
-                                                     int8_t *Xq, float *scale, float *center)
+/* flip: store q + 128 (the sign bit flipped), VPDPBUSD's unsigned operand */
+RF_TARGET_AVX512BW static inline __attribute__((always_inline)) void
+quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale, float *center,
+              const bool flip)
 {
     int kb = rf_int8_row_bytes(K);
+    const __m128i sign = _mm_set1_epi8(flip ? (char)0x80 : 0);
     for (int r = m0; r < m1; r++) {
         const float *x = X + (size_t)r * K;
         int8_t *q = Xq + (size_t)r * kb;
@@ -46,15 +49,35 @@ RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int 
         __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
         for (k = 0; k + 16 <= K; k += 16) {
             __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + k), vc), vinv));
-            _mm_storeu_si128((__m128i *)(void *)(q + k), _mm512_cvtsepi32_epi8(v));
+            _mm_storeu_si128((__m128i *)(void *)(q + k), _mm_xor_si128(_mm512_cvtsepi32_epi8(v), sign));
         }
         rf_int8_row_tail(x, k, K, kb, c, inv, q);
+        for (; flip && k < kb; k++)
+            q[k] = (int8_t)((uint8_t)q[k] ^ 0x80u);
     }
 }
 
-RF_TARGET_AVX512 void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m,
-                                                int mr, int n0)
+RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1,
+                                                     int8_t *Xq, float *scale, float *center)
 {
+    quantize_rows(X, K, m0, m1, Xq, scale, center, false);
+}
+
+RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512_u8(const float *X, int K, int m0, int m1,
+                                                        int8_t *Xq, float *scale, float *center)
+{
+    quantize_rows(X, K, m0, m1, Xq, scale, center, true);
+}
+
+/* Whole tiles 16 channels at a time; raw sums and the last, narrower
+ * panel through the AVX2 epilogue. */
+RF_TARGET_AVX512 void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m,
+                                                int mr, int n0, int cols)
+{
+    if (!p->sx || cols < RF_INT8_PANEL) {
+        rf_int8_store_tile_avx2(p, C, m, mr, n0, cols);
+        return;
+    }
     int ldy = p->ldy;
     __m512 w = _mm512_loadu_ps(p->W->scale + n0);
     __m512 w_sums = _mm512_mul_ps(w, _mm512_cvtepi32_ps(_mm512_loadu_si512(p->W->colsum + n0)));
