@@ -18,7 +18,7 @@ PY=/usr/bin/python3
 #   model   loading (a file, a directory, or a hub name), contexts, forward
 #   jobs    the pipelines over the model
 #   tools   the CLI, the server, the examples: above the whole library
-LAYERS="--layer base=src/error,src/zeroed_pages,src/version
+LAYERS="--layer base=src/base/
         --layer leaves=src/text/,src/formats/,src/kernels/
         --layer hub=src/hub/ --layer model=src/model/ --layer jobs=src/jobs/
         --layer tools=tools/"

@@ -5,7 +5,7 @@
  */
 #include "formats/checkpoint.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  */
 #include "formats/checkpoint_open.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "formats/safetensors.h"
 #include "formats/torch_zip.h"
 

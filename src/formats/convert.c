@@ -26,7 +26,7 @@
 #include "formats/convert.h"
 
 #include "formats/checkpoint_open.h"
-#include "error.h"
+#include "base/error.h"
 #include "formats/fp16.h"
 #include "formats/hf_config.h"
 #include "formats/st_config.h"

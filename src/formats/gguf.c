@@ -4,7 +4,7 @@
  */
 #include "formats/gguf.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <stdio.h>

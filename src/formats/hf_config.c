@@ -13,7 +13,7 @@
  */
 #include "formats/hf_config.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  */
 #include "formats/mapped_file.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,7 @@
  */
 #include "formats/pickle.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  */
 #include "formats/safetensors.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

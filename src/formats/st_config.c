@@ -24,7 +24,7 @@
  */
 #include "formats/st_config.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "formats/hf_config.h"
 
 #include <cjson/cJSON.h>

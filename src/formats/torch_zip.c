@@ -5,7 +5,7 @@
  */
 #include "formats/torch_zip.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "formats/pickle.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  */
 #include "hub/hub_cache.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  */
 #include "hub/hub_download.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "hub/hub_cache.h"
 #include "hub/hub_headers.h"
 #include "hub/hub_repo.h"

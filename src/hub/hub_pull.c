@@ -19,7 +19,7 @@
 #include "hub/hub_download.h"
 #include "hub/hub_repo.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  */
 #include "hub/hub_repo.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  */
 #include "hub/sha256_file.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

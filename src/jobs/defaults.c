@@ -4,7 +4,7 @@
  * truncation, the stride of windows and the label a rerank score reads.
  * Decided here once, so the same inputs give the same output everywhere.
  */
-#include "error.h"
+#include "base/error.h"
 #include "roformer.h"
 
 rf_pooling rf_model_default_pooling(const rf_model *model)

@@ -7,7 +7,7 @@
  */
 #include "jobs/pipeline.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  */
 #include "jobs/pipeline.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 #include "jobs/pipeline.h"
 #include "jobs/windows.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * unknown word, is an error naming what was asked and what there is.
  */
 #include "kernels/kernel_choice.h"
-#include "error.h"
+#include "base/error.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_backend.h"

@@ -6,7 +6,7 @@
  */
 #include "model/context.h"
 #include "model/attention.h"
-#include "error.h"
+#include "base/error.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/kernel_choice.h"

@@ -4,7 +4,7 @@
  * the heads (heads.c) in the context's scratch, without allocating.
  */
 #include "model/context.h"
-#include "error.h"
+#include "base/error.h"
 #include "model/encoder.h"
 #include "model/heads.h"
 

@@ -16,7 +16,7 @@
 #include "model/model.h"
 
 #include "formats/convert.h"
-#include "error.h"
+#include "base/error.h"
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/mapped_file.h"

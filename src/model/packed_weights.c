@@ -9,10 +9,10 @@
  * compute type or check the CPU: the context does.
  */
 #include "model/packed_weights.h"
-#include "error.h"
+#include "base/error.h"
 #include "formats/gguf.h"
 #include "kernels/gemm_bf16.h"
-#include "zeroed_pages.h"
+#include "base/zeroed_pages.h"
 
 #include <pthread.h>
 #include <stdlib.h>

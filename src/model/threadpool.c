@@ -27,7 +27,7 @@
  * condition-variable pool does.
  */
 #include "model/threadpool.h"
-#include "error.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdlib.h>

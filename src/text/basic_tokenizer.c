@@ -4,7 +4,7 @@
  */
 #include "text/basic_tokenizer.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 

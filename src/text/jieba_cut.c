@@ -8,7 +8,7 @@
  */
 #include "text/jieba_cut.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "text/utf8.h"
 
 #include <stdlib.h>

@@ -9,9 +9,9 @@
  */
 #include "text/jieba_dict.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "text/utf8.h"
-#include "zeroed_pages.h"
+#include "base/zeroed_pages.h"
 
 #include <stdlib.h>
 #include <string.h>

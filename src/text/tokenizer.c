@@ -25,7 +25,7 @@
 #include "text/tokenizer.h"
 
 #include "text/basic_tokenizer.h"
-#include "error.h"
+#include "base/error.h"
 #include "text/jieba_cut.h"
 #include "text/unicode.h"
 #include "text/utf8.h"

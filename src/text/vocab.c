@@ -3,7 +3,7 @@
  */
 #include "text/vocab.h"
 
-#include "error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

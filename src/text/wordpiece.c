@@ -3,7 +3,7 @@
  */
 #include "text/wordpiece.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "text/utf8.h"
 
 #include <stdlib.h>
