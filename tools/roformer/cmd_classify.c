@@ -69,8 +69,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (!rec->error)
+        if (cli_apply_item(rec, &b.items[j]))
             rec->result = result(c, probs + (size_t)j * N, N, order);
     }
     free(probs);
@@ -94,14 +93,7 @@ int cmd_classify(int argc, char **argv)
                                    default_path);
         o.model_path = default_path;
     }
-    rf_model *model;
-    if ((rc = cli_job_open(&o, "classify", &model, &c.pl)) != CLI_OK)
-        return rc;
-    c.model = model;
     static const cli_input_spec spec = {
         .names = {"text", "text_pair"}, .n_fields = 2, .n_required = 1, .tab_fields = 1};
-    rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, false);
-    rf_pipeline_free(c.pl);
-    rf_model_free(model);
-    return rc;
+    return cli_job_open_run(&o, "classify", &c.model, &c.pl, &spec, run_chunk, &c);
 }

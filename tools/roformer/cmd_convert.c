@@ -31,13 +31,10 @@ static const char usage[] =
 
 int cmd_convert(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
     cli_args args;
-    if (cli_options_parse("convert", argc, argv, &args) != 0)
-        return CLI_USAGE;
+    int start = cli_command_args("convert", usage, argc, argv, &args);
+    if (start >= 0)
+        return start;
     rf_convert_params params = cli_convert_params(&args);
     const char *dir = args.n_args ? args.args[0] : NULL;
     const char *out = cli_arg_text(&args, CLI_OPT_OUTPUT, NULL);

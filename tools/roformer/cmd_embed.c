@@ -102,8 +102,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (!rec->error && !c->npy) {
+        if (cli_apply_item(rec, &b.items[j]) && !c->npy) {
             rec->result = cJSON_CreateObject();
             cJSON_AddItemToObject(rec->result, "embedding",
                                   cli_json_floats(vecs + (size_t)j * c->D, c->D));

@@ -59,8 +59,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (!rec->error)
+        if (cli_apply_item(rec, &b.items[j]))
             rec->result = result(c, &res[j]);
         rf_fill_mask_result_free(&res[j]);
     }
@@ -77,14 +76,7 @@ int cmd_fill_mask(int argc, char **argv)
     if (rc >= 0)
         return rc;
     c.top_k = cli_arg_int(&o.a, CLI_OPT_TOP_K, 5);
-    rf_model *model;
-    if ((rc = cli_job_open(&o, "fill-mask", &model, &c.pl)) != CLI_OK)
-        return rc;
-    c.model = model;
     static const cli_input_spec spec = {
         .names = {"text"}, .n_fields = 1, .n_required = 1, .tab_fields = 1};
-    rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, false);
-    rf_pipeline_free(c.pl);
-    rf_model_free(model);
-    return rc;
+    return cli_job_open_run(&o, "fill-mask", &c.model, &c.pl, &spec, run_chunk, &c);
 }

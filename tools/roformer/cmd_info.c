@@ -40,13 +40,10 @@ static void print_sentence_config(const rf_sentence_config *sc)
 
 int cmd_info(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
     cli_args args;
-    if (cli_options_parse("info", argc, argv, &args) != 0)
-        return CLI_USAGE;
+    int start = cli_command_args("info", usage, argc, argv, &args);
+    if (start >= 0)
+        return start;
     const char *path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
     if (!path)
         return cli_usage_error("info", "missing -m MODEL");

@@ -77,8 +77,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (!rec->error)
+        if (cli_apply_item(rec, &b.items[j]))
             rec->result = result(c, &res[j], b.texts[j].text, b.texts[j].text_len);
         rf_ner_result_free(&res[j]);
     }
@@ -94,14 +93,7 @@ int cmd_ner(int argc, char **argv)
     int rc = cli_job_parse(&o, "ner", usage, argc, argv);
     if (rc >= 0)
         return rc;
-    rf_model *model;
-    if ((rc = cli_job_open(&o, "ner", &model, &c.pl)) != CLI_OK)
-        return rc;
-    c.model = model;
     static const cli_input_spec spec = {
         .names = {"text"}, .n_fields = 1, .n_required = 1, .tab_fields = 1};
-    rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, false);
-    rf_pipeline_free(c.pl);
-    rf_model_free(model);
-    return rc;
+    return cli_job_open_run(&o, "ner", &c.model, &c.pl, &spec, run_chunk, &c);
 }

@@ -106,13 +106,10 @@ static int list_cache(void)
 
 int cmd_pull(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
     cli_args args;
-    if (cli_options_parse("pull", argc, argv, &args) != 0)
-        return CLI_USAGE;
+    int start = cli_command_args("pull", usage, argc, argv, &args);
+    if (start >= 0)
+        return start;
     rf_convert_params convert = cli_convert_params(&args);
     const char *spec = args.n_args ? args.args[0] : NULL;
     int progress = cli_arg_int(&args, CLI_OPT_PROGRESS, CLI_PROGRESS_AUTO);

@@ -30,6 +30,7 @@ static const char usage[] =
     "                          (HF's default is 128); the best span of any window wins\n";
 
 typedef struct {
+    const rf_model *model;
     rf_pipeline *pl;
     int32_t max_answer_tokens;
     int32_t doc_stride; /* -1: no windows */
@@ -51,8 +52,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (rec->error)
+        if (!cli_apply_item(rec, &b.items[j]))
             continue;
         const rf_qa_result *r = &res[j];
         char *answer = strndup(b.texts[j].pair + r->byte_start,
@@ -78,13 +78,7 @@ int cmd_qa(int argc, char **argv)
         return rc;
     c.max_answer_tokens = cli_arg_int(&o.a, CLI_OPT_MAX_ANSWER_TOKENS, 0); /* 0: the library's default */
     c.doc_stride = cli_arg_int(&o.a, CLI_OPT_DOC_STRIDE, -1);
-    rf_model *model;
-    if ((rc = cli_job_open(&o, "qa", &model, &c.pl)) != CLI_OK)
-        return rc;
     static const cli_input_spec spec = {
         .names = {"question", "context"}, .n_fields = 2, .n_required = 2, .tab_fields = 2};
-    rc = cli_job_run(&o, &spec, NULL, run_chunk, &c, false);
-    rf_pipeline_free(c.pl);
-    rf_model_free(model);
-    return rc;
+    return cli_job_open_run(&o, "qa", &c.model, &c.pl, &spec, run_chunk, &c);
 }

@@ -36,8 +36,7 @@ static int run_chunk(void *arg, cli_record *recs, int n)
         rc = cli_error("%s", err.message);
     for (int j = 0; rc == CLI_OK && j < b.n; j++) {
         cli_record *rec = &recs[b.rec[j]];
-        cli_apply_item(rec, &b.items[j]);
-        if (!rec->error) {
+        if (cli_apply_item(rec, &b.items[j])) {
             rec->result = cJSON_CreateObject();
             cli_add_float(rec->result, "cosine", cosine[j]);
         }

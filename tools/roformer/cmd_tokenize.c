@@ -66,13 +66,10 @@ static cJSON *tokenize_record(const rf_model *model, cli_record *rec, int32_t ma
 
 int cmd_tokenize(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
     cli_args args; /* "-", stdin, is what tokenize reads anyway */
-    if (cli_options_parse("tokenize", argc, argv, &args) != 0)
-        return CLI_USAGE;
+    int start = cli_command_args("tokenize", usage, argc, argv, &args);
+    if (start >= 0)
+        return start;
     const char *path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
     int32_t max_length = cli_arg_int(&args, CLI_OPT_MAX_LENGTH, 0);
     int32_t max_line = cli_arg_int(&args, CLI_OPT_MAX_LINE_BYTES, CLI_DEFAULT_MAX_LINE);

@@ -112,10 +112,11 @@ void cli_job_print_timings(const cli_job_opts *o)
                 (long long)s.windowed_inputs, (long long)s.windows);
 }
 
-void cli_apply_item(cli_record *rec, const rf_item_status *item)
+bool cli_apply_item(cli_record *rec, const rf_item_status *item)
 {
     if (item->status != RF_OK)
         cli_record_fail(rec, item->error.message);
+    return !rec->error;
 }
 
 /* Writes the chunk's outputs in order; returns the failures, or -1 on a
@@ -187,6 +188,20 @@ int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec_in, const char
         fprintf(stderr, "roformer: %ld of %ld inputs failed\n", failed, done);
     cli_job_print_timings(o);
     return rc != CLI_OK ? rc : failed ? CLI_FAILED : CLI_OK;
+}
+
+int cli_job_open_run(cli_job_opts *o, const char *cmd, const rf_model **model, rf_pipeline **pl,
+                     const cli_input_spec *spec, cli_chunk_fn fn, void *arg)
+{
+    rf_model *m;
+    int rc = cli_job_open(o, cmd, &m, pl);
+    if (rc != CLI_OK)
+        return rc;
+    *model = m;
+    rc = cli_job_run(o, spec, NULL, fn, arg, false);
+    rf_pipeline_free(*pl);
+    rf_model_free(m);
+    return rc;
 }
 
 int cli_job_parse(cli_job_opts *o, const char *cmd, const char *usage, int argc, char **argv)

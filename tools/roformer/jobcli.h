@@ -50,6 +50,13 @@ void cli_job_print_timings(const cli_job_opts *o);
  * a runtime error that ends the job (already printed). */
 typedef int (*cli_chunk_fn)(void *cmd, cli_record *recs, int n);
 
+/* The whole run of a job command that reads one record per line: opens
+ * the model and the pipeline into *model and *pl (the command's own
+ * fields, which fn reads) as cli_job_open does, runs fn over the records of
+ * `spec` as cli_job_run does, and frees both. */
+int cli_job_open_run(cli_job_opts *o, const char *cmd, const rf_model **model, rf_pipeline **pl,
+                     const cli_input_spec *spec, cli_chunk_fn fn, void *arg);
+
 /* Reads every input (positional arguments, else `path`, else stdin),
  * calls fn chunk by chunk and writes one line per record in order:
  * the result, or {"error": ..., "line": N}. With `errors_on_stderr` (a
@@ -58,8 +65,9 @@ typedef int (*cli_chunk_fn)(void *cmd, cli_record *recs, int n);
 int cli_job_run(const cli_job_opts *o, const cli_input_spec *spec, const char *path,
                 cli_chunk_fn fn, void *cmd, bool errors_on_stderr);
 
-/* Marks rec failed with the item's message when the item failed. */
-void cli_apply_item(cli_record *rec, const rf_item_status *item);
+/* Marks rec failed with the item's message when the item failed; true
+ * when rec stands (its result is to be written). */
+bool cli_apply_item(cli_record *rec, const rf_item_status *item);
 
 /* Parses the whole command line (options.h): --help, --version, the
  * options, positional arguments (in place at the front of argv); a lone

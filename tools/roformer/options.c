@@ -372,6 +372,15 @@ int cli_options_parse(const char *cmd, int argc, char **argv, cli_args *a)
     return 0;
 }
 
+int cli_command_args(const char *cmd, const char *usage, int argc, char **argv, cli_args *a)
+{
+    if (cli_wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    return cli_options_parse(cmd, argc, argv, a) != 0 ? CLI_USAGE : -1;
+}
+
 int32_t cli_arg_int(const cli_args *a, cli_opt id, int32_t dflt)
 {
     return a->given[id] ? (int32_t)a->value[id] : dflt;

@@ -108,6 +108,11 @@ typedef struct {
  * -1: a usage error, printed ("roformer CMD: ..."), in argv order. */
 int cli_options_parse(const char *cmd, int argc, char **argv, cli_args *a);
 
+/* The start of a command that is not a job command: prints `usage` for
+ * --help (CLI_OK), or parses argv into *a with cli_options_parse (any other
+ * outcome than parsed is CLI_USAGE). -1: go on with *a. */
+int cli_command_args(const char *cmd, const char *usage, int argc, char **argv, cli_args *a);
+
 /* The value given, or `dflt`. */
 int32_t cli_arg_int(const cli_args *a, cli_opt id, int32_t dflt);
 const char *cli_arg_text(const cli_args *a, cli_opt id, const char *dflt);
