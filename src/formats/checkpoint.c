@@ -6,6 +6,7 @@
 #include "formats/checkpoint.h"
 
 #include "base/error.h"
+#include "base/sorted_find.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,23 +103,24 @@ rf_status rf_checkpoint_index(rf_checkpoint *ck, const char *what, rf_error *err
     return RF_OK;
 }
 
+typedef struct {
+    const rf_checkpoint *ck;
+    const char *name;
+} find_key;
+
+static int cmp_at(const void *ctx, int64_t i)
+{
+    const find_key *k = ctx;
+    return strcmp(k->ck->tensors[k->ck->order[i]].name, k->name);
+}
+
 const rf_ck_tensor *rf_checkpoint_find(const rf_checkpoint *ck, const char *name)
 {
-    int32_t lo = 0, hi = ck->n;
     if (!ck->order) /* not indexed yet (a reader still adding) */
-        hi = 0;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        const rf_ck_tensor *t = &ck->tensors[ck->order[mid]];
-        int c = strcmp(t->name, name);
-        if (c == 0)
-            return t;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+        return NULL;
+    find_key key = {ck, name};
+    int64_t i = rf_sorted_find(ck->n, cmp_at, &key);
+    return i < 0 ? NULL : &ck->tensors[ck->order[i]];
 }
 
 void rf_checkpoint_free(rf_checkpoint *ck)

@@ -5,6 +5,7 @@
 #include "formats/gguf.h"
 
 #include "base/error.h"
+#include "base/sorted_find.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -424,22 +425,22 @@ const rf_gguf_kv *rf_gguf_find_kv(const rf_gguf *g, const char *key)
     return NULL;
 }
 
+typedef struct {
+    const rf_gguf *g;
+    rf_gguf_str name;
+} find_key;
+
+static int cmp_tensor_at(const void *ctx, int64_t i)
+{
+    const find_key *k = ctx;
+    return cmp_str(k->g->tensors[k->g->tensor_order[i]].name, k->name);
+}
+
 const rf_gguf_tensor *rf_gguf_find_tensor(const rf_gguf *g, const char *name)
 {
-    rf_gguf_str key = {name, strlen(name)};
-    uint64_t lo = 0, hi = g->n_tensors;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        const rf_gguf_tensor *t = &g->tensors[g->tensor_order[mid]];
-        int c = cmp_str(t->name, key);
-        if (c == 0)
-            return t;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    find_key key = {g, {name, strlen(name)}};
+    int64_t i = rf_sorted_find((int64_t)g->n_tensors, cmp_tensor_at, &key);
+    return i < 0 ? NULL : &g->tensors[g->tensor_order[i]];
 }
 
 void rf_gguf_array_strings(const rf_gguf_kv *kv, const char **ptrs, uint32_t *lens)
