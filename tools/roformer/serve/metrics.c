@@ -164,6 +164,16 @@ static void print_plain_histogram(FILE *f, const char *name, const char *help, c
     print_histogram(f, name, "", h, le, n);
 }
 
+/* The batches as the batcher formed them, under roformer's names or TEI's
+ * (names and helps: inputs, real tokens, forward-pass seconds). */
+static void print_batch_histograms(FILE *f, const serve_metrics *m, const char *const names[3],
+                                   const char *const helps[3])
+{
+    print_plain_histogram(f, names[0], helps[0], &m->batch_inputs, count_le, N_COUNT);
+    print_plain_histogram(f, names[1], helps[1], &m->batch_tokens, tokens_le, N_TOKENS);
+    print_plain_histogram(f, names[2], helps[2], &m->forward, latency_le, N_LATENCY);
+}
+
 /* TEI's names: requests by method, failures by error, times in seconds,
  * the queue, and the batches as the batcher formed them. */
 static void print_tei(FILE *f, const serve_metrics *m, int queued)
@@ -193,12 +203,11 @@ static void print_tei(FILE *f, const serve_metrics *m, int queued)
         print_plain_histogram(f, names[k], helps[k], hs[k], latency_le, N_LATENCY);
     print_header(f, "te_queue_size", "gauge", "jobs waiting for the batcher");
     fprintf(f, "te_queue_size %d\n", queued);
-    print_plain_histogram(f, "te_batch_next_size", "inputs per batch",
-                          &m->batch_inputs, count_le, N_COUNT);
-    print_plain_histogram(f, "te_batch_next_tokens", "real tokens per batch",
-                          &m->batch_tokens, tokens_le, N_TOKENS);
-    print_plain_histogram(f, "te_batch_inference_duration", "seconds of forward passes per batch",
-                          &m->forward, latency_le, N_LATENCY);
+    static const char *const batch_names[] = {"te_batch_next_size", "te_batch_next_tokens",
+                                              "te_batch_inference_duration"};
+    static const char *const batch_helps[] = {"inputs per batch", "real tokens per batch",
+                                              "seconds of forward passes per batch"};
+    print_batch_histograms(f, m, batch_names, batch_helps);
 }
 
 char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
@@ -240,12 +249,12 @@ char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
     fprintf(f, "roformer_draining %d\n", g->draining ? 1 : 0);
     print_plain_histogram(f, "roformer_batch_jobs", "requests run together in one batch",
                           &m->batch_jobs, count_le, N_COUNT);
-    print_plain_histogram(f, "roformer_batch_inputs", "inputs (sequences) per batch",
-                          &m->batch_inputs, count_le, N_COUNT);
-    print_plain_histogram(f, "roformer_batch_tokens", "real tokens per batch",
-                          &m->batch_tokens, tokens_le, N_TOKENS);
-    print_plain_histogram(f, "roformer_inference_duration_seconds", "forward-pass time per batch",
-                          &m->forward, latency_le, N_LATENCY);
+    static const char *const batch_names[] = {"roformer_batch_inputs", "roformer_batch_tokens",
+                                              "roformer_inference_duration_seconds"};
+    static const char *const batch_helps[] = {"inputs (sequences) per batch",
+                                              "real tokens per batch",
+                                              "forward-pass time per batch"};
+    print_batch_histograms(f, m, batch_names, batch_helps);
     print_tei(f, m, g->queued);
     pthread_mutex_unlock(&m->lock);
     if (fclose(f) != 0) {
