@@ -162,14 +162,9 @@ static void pack_strided_c(const float *W, int N, int K, size_t n_step, size_t k
 }
 
 #if RF_SIMD_X86
-#include <immintrin.h>
+#include "kernels/gemm_bf16_avx512_nest.h"
 
 #define RF_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
-
-static __mmask16 col_mask(int cols)
-{
-    return cols >= PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
-}
 
 /* Rounds scale * rows [m0, m1) of X (rows ldx apart, K used) to bf16
  * pairs: row r of `out` is kp = ceil(K / 2) uint32, the odd K padded with
@@ -211,7 +206,7 @@ RF_TARGET_BF16 static void pack_transposed_avx512(const float *V, int K, int N, 
         const float *r0 = V + (size_t)(2 * i) * ldv, *r1 = r0 + ldv;
         bool has_r1 = 2 * i + 1 < K;
         for (int p = 0; p < np; p++) {
-            __mmask16 m = col_mask(N - p * PANEL);
+            __mmask16 m = rf_bf16_col_mask(N - p * PANEL);
             __m512i lo = bf16_lanes(_mm512_maskz_loadu_ps(m, r0 + p * PANEL));
             __m512i hi = has_r1 ? bf16_lanes(_mm512_maskz_loadu_ps(m, r1 + p * PANEL))
                                 : _mm512_setzero_si512();
@@ -233,7 +228,7 @@ RF_TARGET_BF16 static void pack_rows_avx512(const float *W, int N, int K, size_t
         for (int k = 0; k < 2 * kp; k += 32) {
             uint32_t pairs[16];
             if (n < N) {
-                __mmask16 m0 = col_mask(K - k), m1 = col_mask(K - k - PANEL);
+                __mmask16 m0 = rf_bf16_col_mask(K - k), m1 = rf_bf16_col_mask(K - k - PANEL);
                 __m512 lo = _mm512_maskz_loadu_ps(m0, W + (size_t)n * ldw + k);
                 __m512 hi = _mm512_maskz_loadu_ps(m1, W + (size_t)n * ldw + k + PANEL);
                 _mm512_storeu_si512((void *)pairs, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
