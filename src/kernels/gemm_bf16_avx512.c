@@ -34,22 +34,14 @@
 /* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
  * [0, n_pairs) of the NP panels from W0 (panel_stride apart), into Y
  * (cols <= NR valid columns). first: start from the bias (or 0), else
- * from Y. mr is a constant at every call, so the loops unroll and the
- * accumulators stay in registers. */
+ * from Y (gemm_bf16_avx512_nest.h). */
 RF_TARGET_BF16 static inline __attribute__((always_inline)) void
 tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_stride,
      int n_pairs, float *Y, int ldy, int cols, const float *bias, bool first)
 {
     __m512 acc[MR][NP];
     __mmask16 mask[NP];
-    for (int p = 0; p < NP; p++)
-        mask[p] = rf_bf16_col_mask(cols - p * PANEL);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            acc[r][p] = first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * PANEL)
-                                      : _mm512_setzero_ps())
-                              : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * PANEL);
+    rf_bf16_tile_start(mr, NP, &acc[0][0], mask, Y, ldy, cols, bias, first);
     for (int i = 0; i < n_pairs; i++) {
         __m512bh w[NP];
         for (int p = 0; p < NP; p++)
@@ -62,10 +54,7 @@ tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_
                 acc[r][p] = _mm512_dpbf16_ps(acc[r][p], a, w[p]);
         }
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * PANEL, mask[p], acc[r][p]);
+    rf_bf16_tile_store(mr, NP, &acc[0][0], mask, Y, ldy);
 }
 
 RF_TARGET_BF16 static void tile_any(int mr, const void *x, int row, int kp, const uint16_t *W0,

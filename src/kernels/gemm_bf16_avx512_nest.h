@@ -32,6 +32,37 @@ static inline __mmask16 rf_bf16_col_mask(int cols)
                                  : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
 }
 
+/* A register tile of mr x np accumulators (acc, np a row) over np panels
+ * of Y (rows ldy apart, cols valid columns): their masks, their start (the
+ * bias or 0 on the first chunk, else Y's partial sums) and their store.
+ * mr and np are constants at every call, so the loops unroll and the
+ * accumulators stay in registers. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+rf_bf16_tile_start(const int mr, const int np, __m512 *acc, __mmask16 *mask, const float *Y,
+                   int ldy, int cols, const float *bias, bool first)
+{
+    for (int p = 0; p < np; p++)
+        mask[p] = rf_bf16_col_mask(cols - p * RF_BF16_PANEL);
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        for (int p = 0; p < np; p++)
+            acc[r * np + p] =
+                first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * RF_BF16_PANEL)
+                              : _mm512_setzero_ps())
+                      : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * RF_BF16_PANEL);
+}
+
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) void
+rf_bf16_tile_store(const int mr, const int np, const __m512 *acc, const __mmask16 *mask, float *Y,
+                   int ldy)
+{
+#pragma GCC unroll 12
+    for (int r = 0; r < mr; r++)
+        for (int p = 0; p < np; p++)
+            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * RF_BF16_PANEL, mask[p],
+                                  acc[r * np + p]);
+}
+
 /* Rows [mc, mc + rows) of Xb (kp pairs a row), pairs [kc, kc + n_pairs):
  * the operand the tiles read, in the backend's form (`buf` is its
  * scratch). */

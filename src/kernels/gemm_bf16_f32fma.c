@@ -51,8 +51,7 @@ RF_TARGET_F32FMA static void widen_rows(const uint16_t *A, int lda, int rows, in
 
 /* One tile: rows [0, mr) of xf times pairs [0, n_pairs) of the NP panels
  * from W0 (panel_stride apart), into Y (cols <= NR valid columns). first:
- * start from the bias (or 0), else from Y. mr is a constant at every
- * call, so the loops unroll and the accumulators stay in registers. */
+ * start from the bias (or 0), else from Y (gemm_bf16_avx512_nest.h). */
 RF_TARGET_F32FMA static inline __attribute__((always_inline)) void
 tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int n_pairs,
      float *Y, int ldy, int cols, const float *bias, bool first)
@@ -60,14 +59,7 @@ tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int
     __m512 acc[MR][NP];
     __mmask16 mask[NP];
     const __m512i odd = _mm512_set1_epi32((int)0xffff0000u);
-    for (int p = 0; p < NP; p++)
-        mask[p] = rf_bf16_col_mask(cols - p * PANEL);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            acc[r][p] = first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * PANEL)
-                                      : _mm512_setzero_ps())
-                              : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * PANEL);
+    rf_bf16_tile_start(mr, NP, &acc[0][0], mask, Y, ldy, cols, bias, first);
     for (int i = 0; i < n_pairs; i++) {
         __m512 we[NP], wo[NP];
         for (int p = 0; p < NP; p++) {
@@ -84,10 +76,7 @@ tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int
                 acc[r][p] = _mm512_fmadd_ps(xo, wo[p], _mm512_fmadd_ps(xe, we[p], acc[r][p]));
         }
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * PANEL, mask[p], acc[r][p]);
+    rf_bf16_tile_store(mr, NP, &acc[0][0], mask, Y, ldy);
 }
 
 RF_TARGET_F32FMA static void tile_any(int mr, const void *x, int row, int kp, const uint16_t *W0,
