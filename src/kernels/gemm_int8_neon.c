@@ -67,6 +67,24 @@ static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, flo
  * panel over kq quads, into C (mr x 16 int32). mr is a constant at every
  * call, so the loops unroll and the sums stay in registers. ==== */
 
+/* Quad i of the panel W: 16 channels x 4 inputs, channel-major in 4
+ * vectors of 4 channels. */
+static inline __attribute__((always_inline)) void panel_quad(const int8_t *W, int i, int8x16_t w[4])
+{
+    #pragma GCC unroll 8
+    for (int v = 0; v < 4; v++)
+        w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+}
+
+/* Quad i of row r of A in each 32-bit lane. */
+static inline __attribute__((always_inline)) int8x16_t
+row_quad(const int8_t *A, size_t lda, int r, int i)
+{
+    int32_t quad;
+    memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
+    return vreinterpretq_s8_s32(vdupq_n_s32(quad));
+}
+
 static inline __attribute__((always_inline)) void
 tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
 {
@@ -80,14 +98,10 @@ tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, i
             acc[r][h] = vdupq_n_s32(0);
     for (int i = 0; i < kq; i++) {
         int8x16_t w[4];
-        #pragma GCC unroll 8
-        for (int v = 0; v < 4; v++)
-            w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+        panel_quad(W, i, w);
         #pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
-            int32_t quad;
-            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
-            int8x16_t a = vreinterpretq_s8_s32(vdupq_n_s32(quad));
+            int8x16_t a = row_quad(A, lda, r, i);
             #pragma GCC unroll 8
             for (int v = 0; v < 4; v++) {
                 acc[r][2 * v] = vpadalq_s16(acc[r][2 * v], vmull_s8(vget_low_s8(a), vget_low_s8(w[v])));
@@ -113,14 +127,10 @@ tile_sdot(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, in
             acc[r][v] = vdupq_n_s32(0);
     for (int i = 0; i < kq; i++) {
         int8x16_t w[4];
-        #pragma GCC unroll 8
-        for (int v = 0; v < 4; v++)
-            w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+        panel_quad(W, i, w);
         #pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
-            int32_t quad;
-            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
-            int8x16_t a = vreinterpretq_s8_s32(vdupq_n_s32(quad));
+            int8x16_t a = row_quad(A, lda, r, i);
             #pragma GCC unroll 8
             for (int v = 0; v < 4; v++)
                 acc[r][v] = vdotq_s32(acc[r][v], w[v], a);
