@@ -5,7 +5,7 @@
  * packing weights, the split over threads, the single-thread pieces
  * attention uses, and the naive twin. Rounding and packing have an
  * AVX512_BF16 build (VCVTNE2PS2BF16) and a plain C one (ARM64, and the
- * test-only tile model on CPUs without AVX512_BF16); both round to
+ * test-only tile emulator on CPUs without AVX512_BF16); both round to
  * nearest even.
  */
 #include "kernels/gemm_bf16.h"
@@ -41,7 +41,7 @@ size_t rf_bf16_scratch_size(int M, int K)
 const rf_bf16_backend *const rf_bf16_backends[] = {
 #if RF_SIMD_X86
     &rf_bf16_backend_amx, &rf_bf16_backend_avx512bf16, &rf_bf16_backend_f32fma,
-    &rf_bf16_backend_amx_model,
+    &rf_bf16_backend_amx_emulated,
 #elif RF_SIMD_ARM64
     &rf_bf16_backend_bfmmla, &rf_bf16_backend_bfdot,
 #endif

@@ -46,7 +46,7 @@ struct rf_bf16_backend {
     rf_bf16_gemm_fn *gemm;
 };
 
-extern const rf_bf16_backend rf_bf16_backend_amx, rf_bf16_backend_amx_model,
+extern const rf_bf16_backend rf_bf16_backend_amx, rf_bf16_backend_amx_emulated,
     rf_bf16_backend_avx512bf16, rf_bf16_backend_f32fma, rf_bf16_backend_bfmmla,
     rf_bf16_backend_bfdot;
 /* The driver's table of those this build has, in the rule's order, the
@@ -56,9 +56,9 @@ extern const int rf_bf16_backend_count;
 
 /* x86-64 (each needs what its name says; the driver checks the CPU):
  * rf_bf16_backend_amx          TDPBF16PS tiles (AMX-BF16), gemm_bf16_amx.c;
- * rf_bf16_backend_amx_model    the same loops on amx_model.h's C model of the
- *                           tile instructions (AVX2; tests only),
- *                           gemm_bf16_amx_model.c;
+ * rf_bf16_backend_amx_emulated the same loops on amx_emulator.h's C
+ *                           emulator of the tile instructions (AVX2; tests
+ *                           only), gemm_bf16_amx_emulated.c;
  * rf_bf16_backend_avx512bf16   VDPBF16PS (AVX512_BF16), gemm_bf16_avx512.c;
  * rf_bf16_backend_f32fma       the bf16 operands widened to f32 in registers
  *                           and summed by f32 FMA (AVX512F),

@@ -46,7 +46,7 @@ size_t rf_int8_scratch_size(int M, int K)
  * others, the one every CPU of the architecture runs last but those. */
 const rf_int8_backend *const rf_int8_backends[] = {
 #if RF_SIMD_X86
-    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_model,
+    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_emulated,
 #elif RF_SIMD_ARM64
     &rf_int8_backend_i8mm, &rf_int8_backend_sdot, &rf_int8_backend_neon,
 #endif

@@ -3,12 +3,12 @@
  * driver (gemm_int8.c), one per instruction set, each an rf_int8_backend
  * filled in a file of its own:
  *
- *   gemm_int8_avx2.c       "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
- *   gemm_int8_vnni.c       "vnni"   VPDPBUSD (AVX512-VNNI)
- *   gemm_int8_amx.c        "amx"    TDPBSSD (AMX-INT8)
- *   gemm_int8_amx_model.c  "amx-model"  the same loops on the C
- *                          emulation of the tiles (tests only)
- *   gemm_int8_neon.c       "neon", "sdot", "i8mm" (ARM64)
+ *   gemm_int8_avx2.c           "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
+ *   gemm_int8_vnni.c           "vnni"   VPDPBUSD (AVX512-VNNI)
+ *   gemm_int8_amx.c            "amx"    TDPBSSD (AMX-INT8)
+ *   gemm_int8_amx_emulated.c   "amx-model"  the same loops on the C
+ *                              emulator of the tiles (tests only)
+ *   gemm_int8_neon.c           "neon", "sdot", "i8mm" (ARM64)
  *
  * and the pieces several share: gemm_int8_shared_avx2.c and
  * gemm_int8_shared_avx512.c (below), gemm_int8_amx_body.h (the tile
@@ -98,7 +98,7 @@ static inline void rf_int8_row_tail(const float *x, int k, int K, int kb, float 
 /* The backends, one file each (the list above), and the driver's table
  * of those this build has (gemm_int8.c): best first, the tests' own last. */
 extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,
-    rf_int8_backend_amx_model, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
+    rf_int8_backend_amx_emulated, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
 extern const rf_int8_backend *const rf_int8_backends[];
 extern const int rf_int8_backend_count;
 
