@@ -114,10 +114,13 @@ RF_TARGET_F32FMA static void gemm(const uint16_t *Xb, int K, int m0, int m1, con
 
 const rf_bf16_backend rf_bf16_backend_f32fma = {
     .name = "f32fma",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX512),
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX512) | RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA here, so "
            "f32 FMA on bf16 operands",
+    .round_rows = rf_bf16_round_rows_avx512,
+    .pack_rows = rf_bf16_pack_rows_avx512,
+    .pack_transposed = rf_bf16_pack_transposed_avx512,
     .gemm = gemm,
 };
 #endif /* RF_SIMD_X86 */
