@@ -1079,7 +1079,8 @@ static void test_backend_tables(void)
         CHECK(!rf_int8_backend_get()->tests_only, "the CPU's int8 choice is no test backend");
     for (int i = 0; i < rf_bf16_backend_count; i++) {
         const rf_bf16_backend *b = rf_bf16_backends[i];
-        CHECK(b->name && b->name[0] && b->round_rows && b->pack_rows && b->pack_transposed &&
+        CHECK(b->name && b->name[0] && b->packing && b->packing->round_rows &&
+                  b->packing->pack_rows && b->packing->pack_transposed &&
                   b->gemm && (!b->rule || b->why),
               "bf16 backend %d (%s): every member set", i, b->name ? b->name : "?");
         CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN) && !(b->rule & ~RF_CPU_ALL_KNOWN),

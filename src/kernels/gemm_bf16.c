@@ -166,7 +166,7 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
     const rf_bf16_backend *backend = rf_bf16_backend_get();
     struct bf16_job job = {.X = X, .W = W_packed, .b = b, .M = M, .K = K, .N = N, .n_blocks = 1,
                            .act = act, .Y = Y, .Xb = scratch, .split_rows = true,
-                           .round = backend->round_rows, .gemm = backend->gemm};
+                           .round = backend->packing->round_rows, .gemm = backend->gemm};
     job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     int n_threads = rf_parallel_threads(pool);
     /* every thread reads all rows when columns are split: round them first */
@@ -179,7 +179,7 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
 {
-    rf_bf16_backend_get()->round_rows(X, ldx, K, scale, 0, M, out);
+    rf_bf16_backend_get()->packing->round_rows(X, ldx, K, scale, 0, M, out);
 }
 
 void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
@@ -189,12 +189,12 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
 
 void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
-    rf_bf16_backend_get()->pack_rows(W, N, K, ldw, dst);
+    rf_bf16_backend_get()->packing->pack_rows(W, N, K, ldw, dst);
 }
 
 void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
-    rf_bf16_backend_get()->pack_transposed(V, K, N, ldv, dst);
+    rf_bf16_backend_get()->packing->pack_transposed(V, K, N, ldv, dst);
 }
 
 void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,

@@ -24,9 +24,7 @@ const rf_bf16_backend rf_bf16_backend_amx = {
             RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .why = "AMX-BF16 in use",
     .attention_fast = true,
-    .round_rows = rf_bf16_round_rows_avx512,
-    .pack_rows = rf_bf16_pack_rows_avx512,
-    .pack_transposed = rf_bf16_pack_transposed_avx512,
+    .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,
 };
 #endif

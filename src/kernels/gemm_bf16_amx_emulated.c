@@ -24,9 +24,7 @@ const rf_bf16_backend rf_bf16_backend_amx_emulated = {
     .name = "amx-model",
     .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
     .tests_only = true,
-    .round_rows = rf_bf16_round_rows_c,
-    .pack_rows = rf_bf16_pack_rows_c,
-    .pack_transposed = rf_bf16_pack_transposed_c,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm,
 };
 #endif

@@ -99,9 +99,7 @@ const rf_bf16_backend rf_bf16_backend_avx512bf16 = {
     .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16) | RF_CPU_NEEDS(RF_CPU_AMD),
     .why = "AVX512_BF16 on AMD (VDPBF16PS at twice the f32 FMA rate)",
     .attention_fast = true,
-    .round_rows = rf_bf16_round_rows_avx512,
-    .pack_rows = rf_bf16_pack_rows_avx512,
-    .pack_transposed = rf_bf16_pack_transposed_avx512,
+    .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,
 };
 #endif /* RF_SIMD_X86 */

@@ -47,6 +47,15 @@ typedef void rf_bf16_round_fn(const float *X, size_t ldx, int K, float scale, in
 typedef void rf_bf16_pack_rows_fn(const float *W, int N, int K, size_t ldw, uint16_t *dst);
 typedef void rf_bf16_pack_transposed_fn(const float *V, int K, int N, size_t ldv, uint16_t *dst);
 
+/* The two builds of rounding and packing, gemm_bf16_round.c: plain C, and
+ * on VCVTNE2PS2BF16 (x86-64, AVX512_BF16). */
+typedef struct {
+    rf_bf16_round_fn *round_rows;
+    rf_bf16_pack_rows_fn *pack_rows;
+    rf_bf16_pack_transposed_fn *pack_transposed;
+} rf_bf16_packing;
+extern const rf_bf16_packing rf_bf16_packing_c, rf_bf16_packing_avx512;
+
 typedef void rf_bf16_gemm_fn(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
                              int n1, const float *b, rf_activation act, float *Y, int ldy);
 
@@ -61,17 +70,9 @@ struct rf_bf16_backend {
     const char *why;     /* the rule's reason, for info */
     bool tests_only;     /* never chosen by the CPU nor by a user's word */
     bool attention_fast; /* faster than f32 sgemm: attention's products run on it */
-    rf_bf16_round_fn *round_rows;
-    rf_bf16_pack_rows_fn *pack_rows;
-    rf_bf16_pack_transposed_fn *pack_transposed;
+    const rf_bf16_packing *packing; /* its operands' rounding and packing */
     rf_bf16_gemm_fn *gemm;
 };
-
-/* Rounding and packing, gemm_bf16_round.c: plain C, and on VCVTNE2PS2BF16
- * (x86-64, AVX512_BF16). */
-rf_bf16_round_fn rf_bf16_round_rows_c, rf_bf16_round_rows_avx512;
-rf_bf16_pack_rows_fn rf_bf16_pack_rows_c, rf_bf16_pack_rows_avx512;
-rf_bf16_pack_transposed_fn rf_bf16_pack_transposed_c, rf_bf16_pack_transposed_avx512;
 
 extern const rf_bf16_backend rf_bf16_backend_amx, rf_bf16_backend_amx_emulated,
     rf_bf16_backend_avx512bf16, rf_bf16_backend_f32fma, rf_bf16_backend_bfmmla,

@@ -118,9 +118,7 @@ const rf_bf16_backend rf_bf16_backend_f32fma = {
     .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA here, so "
            "f32 FMA on bf16 operands",
-    .round_rows = rf_bf16_round_rows_avx512,
-    .pack_rows = rf_bf16_pack_rows_avx512,
-    .pack_transposed = rf_bf16_pack_transposed_avx512,
+    .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,
 };
 #endif /* RF_SIMD_X86 */

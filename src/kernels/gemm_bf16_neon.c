@@ -180,18 +180,14 @@ const rf_bf16_backend rf_bf16_backend_bfmmla = {
     .rule = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
     .why = "BF16: BFMMLA",
     .attention_fast = true,
-    .round_rows = rf_bf16_round_rows_c,
-    .pack_rows = rf_bf16_pack_rows_c,
-    .pack_transposed = rf_bf16_pack_transposed_c,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfmmla,
 };
 const rf_bf16_backend rf_bf16_backend_bfdot = {
     .name = "bfdot",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
     .attention_fast = true,
-    .round_rows = rf_bf16_round_rows_c,
-    .pack_rows = rf_bf16_pack_rows_c,
-    .pack_transposed = rf_bf16_pack_transposed_c,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfdot,
 };
 #endif /* RF_SIMD_ARM64 */

@@ -16,8 +16,8 @@
 
 /* Plain C: rounds scale * rows [m0, m1) of X (rows ldx apart) to bf16
  * pairs, as the AVX512_BF16 build below. */
-void rf_bf16_round_rows_c(const float *X, size_t ldx, int K, float scale, int m0, int m1,
-                          uint16_t *out)
+static void round_rows_c(const float *X, size_t ldx, int K, float scale, int m0, int m1,
+                         uint16_t *out)
 {
     int kp = rf_bf16_k_pairs(K);
     for (int r = m0; r < m1; r++) {
@@ -46,15 +46,17 @@ static void pack_strided_c(const float *W, int N, int K, size_t n_step, size_t k
     }
 }
 
-void rf_bf16_pack_rows_c(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+static void pack_rows_c(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
     pack_strided_c(W, N, K, ldw, 1, dst);
 }
 
-void rf_bf16_pack_transposed_c(const float *V, int K, int N, size_t ldv, uint16_t *dst)
+static void pack_transposed_c(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
     pack_strided_c(V, N, K, 1, ldv, dst);
 }
+
+const rf_bf16_packing rf_bf16_packing_c = {round_rows_c, pack_rows_c, pack_transposed_c};
 
 #if RF_SIMD_X86
 #include "kernels/gemm_bf16_avx512_nest.h"
@@ -64,8 +66,8 @@ void rf_bf16_pack_transposed_c(const float *V, int K, int N, size_t ldv, uint16_
 /* Rounds scale * rows [m0, m1) of X (rows ldx apart, K used) to bf16
  * pairs: row r of `out` is kp = ceil(K / 2) uint32, the odd K padded with
  * a zero. */
-RF_TARGET_BF16 void rf_bf16_round_rows_avx512(const float *X, size_t ldx, int K, float scale, int m0,
-                                              int m1, uint16_t *out)
+RF_TARGET_BF16 static void round_rows_avx512(const float *X, size_t ldx, int K, float scale,
+                                             int m0, int m1, uint16_t *out)
 {
     int kp = rf_bf16_k_pairs(K);
     __m512 s = _mm512_set1_ps(scale);
@@ -94,8 +96,8 @@ RF_TARGET_BF16 static inline __m512i bf16_lanes(__m512 x)
 /* Packs W = V^T (N x K) where V is K x N, rows ldv apart: the pair of
  * inputs i of panel p is rows 2i and 2i + 1 of V at columns 16p..16p+15,
  * interleaved, one 64-byte store. */
-RF_TARGET_BF16 void rf_bf16_pack_transposed_avx512(const float *V, int K, int N, size_t ldv,
-                                                  uint16_t *dst)
+RF_TARGET_BF16 static void pack_transposed_avx512(const float *V, int K, int N, size_t ldv,
+                                                 uint16_t *dst)
 {
     int kp = rf_bf16_k_pairs(K), np = rf_bf16_padded_n(N) / PANEL;
     for (int i = 0; i < kp; i++) {
@@ -115,7 +117,7 @@ RF_TARGET_BF16 void rf_bf16_pack_transposed_avx512(const float *V, int K, int N,
 /* Packs W (N x K, rows ldw apart): each row rounded 32 inputs at a time,
  * its 16 pairs then stored 16 pairs apart (one per input pair of the
  * row's panel); rows past N are zero. */
-RF_TARGET_BF16 void rf_bf16_pack_rows_avx512(const float *W, int N, int K, size_t ldw, uint16_t *dst)
+RF_TARGET_BF16 static void pack_rows_avx512(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
     int kp = rf_bf16_k_pairs(K), n_pad = rf_bf16_padded_n(N);
     uint32_t *out = (uint32_t *)(void *)dst;
@@ -136,4 +138,7 @@ RF_TARGET_BF16 void rf_bf16_pack_rows_avx512(const float *W, int N, int K, size_
         }
     }
 }
+
+const rf_bf16_packing rf_bf16_packing_avx512 = {round_rows_avx512, pack_rows_avx512,
+                                                pack_transposed_avx512};
 #endif /* RF_SIMD_X86 */
