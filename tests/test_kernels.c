@@ -1062,7 +1062,8 @@ static void test_backend_tables(void)
     int n_names = 0;
     for (int i = 0; i < rf_int8_backend_count; i++) {
         const rf_int8_backend *b = rf_int8_backends[i];
-        CHECK(b->name && b->name[0] && b->quantize_rows && b->row_sum && b->block,
+        CHECK(b->name && b->name[0] && b->operands && b->operands->quantize_rows &&
+                  b->operands->row_sum && b->block,
               "int8 backend %d (%s): every member set", i, b->name ? b->name : "?");
         CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN), "int8 %s: needs known CPU features",
               b->name);

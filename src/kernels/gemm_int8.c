@@ -116,7 +116,7 @@ static const rf_int8_backend *backend_for(int M)
 static int32_t row_sum(const int8_t *w, int K)
 {
     if (rf_int8_supported())
-        return rf_int8_backend_get()->row_sum(w, K);
+        return rf_int8_backend_get()->operands->row_sum(w, K);
     int32_t sum = 0;
     for (int k = 0; k < K; k++)
         sum += w[k];
@@ -213,8 +213,8 @@ static void quantize_task(void *arg, int block, int thread)
     const struct int8_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-    j->backend->quantize_rows(j->X, j->p.K, s, s + n, (int8_t *)j->p.Xq, (float *)j->p.sx,
-                              (float *)j->p.cx);
+    j->backend->operands->quantize_rows(j->X, j->p.K, s, s + n, (int8_t *)j->p.Xq,
+                                        (float *)j->p.sx, (float *)j->p.cx);
 }
 
 static void gemm_task(void *arg, int block, int thread)
@@ -260,7 +260,7 @@ bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, i
     const rf_int8_backend *b = backend_for(M);
     size_t bytes = (size_t)M * (size_t)rf_int8_row_bytes(K);
     int8_t *flipped = NULL;
-    if (b->unsigned_inputs) {
+    if (b->operands->unsigned_inputs) {
         /* the build reads Xq + 128, as its quantize_rows stores them */
         if (!(flipped = malloc(bytes ? bytes : 1)))
             return false;

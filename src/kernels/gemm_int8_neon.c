@@ -318,25 +318,24 @@ static void block_i8mm(const rf_int8_product *p, int m0, int m1, int n0, int n1)
     gemm_block(TILE_SMMLA, p, m0, m1, n0, n1);
 }
 
+static const rf_int8_operands operands = {quantize_rows, false, row_sum};
+
 const rf_int8_backend rf_int8_backend_neon = {
     .name = "neon",
     .needs = RF_CPU_NEEDS(RF_CPU_NEON),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_neon,
 };
 const rf_int8_backend rf_int8_backend_sdot = {
     .name = "sdot",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_DOTPROD),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_sdot,
 };
 const rf_int8_backend rf_int8_backend_i8mm = {
     .name = "i8mm",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_I8MM),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_i8mm,
 };
 #endif /* RF_SIMD_ARM64 */

@@ -122,6 +122,9 @@ RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int3
     }
 }
 
+const rf_int8_operands rf_int8_operands_avx2 = {rf_int8_quantize_rows_avx2, false,
+                                                rf_int8_row_sum_avx2};
+
 RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1,
                                         int step, rf_int8_register_tile tile,
                                         rf_int8_epilogue *store)

@@ -69,6 +69,11 @@ RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512_u8(const float *X, int K, i
     quantize_rows(X, K, m0, m1, Xq, scale, center, true);
 }
 
+const rf_int8_operands rf_int8_operands_avx512 = {rf_int8_quantize_rows_avx512, false,
+                                                  rf_int8_row_sum_avx2};
+const rf_int8_operands rf_int8_operands_avx512_u8 = {rf_int8_quantize_rows_avx512_u8, true,
+                                                     rf_int8_row_sum_avx2};
+
 /* Whole tiles 16 channels at a time; raw sums and the last, narrower
  * panel through the AVX2 epilogue. */
 RF_TARGET_AVX512 void rf_int8_store_tile_avx512(const rf_int8_product *p, const int32_t *C, int m,
