@@ -148,16 +148,9 @@ static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct bf16_job *j = arg;
-    int s, n;
-    if (j->split_rows) {
-        rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-        if (n > 0)
-            j->gemm(j->Xb, j->K, s, s + n, j->W, 0, j->N, j->b, j->act, j->Y, j->N);
-    } else {
-        rf_block_range(j->N, j->n_blocks, block, NR, &s, &n);
-        if (n > 0)
-            j->gemm(j->Xb, j->K, 0, j->M, j->W, s, s + n, j->b, j->act, j->Y, j->N);
-    }
+    int m0, m1, n0, n1;
+    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, NR, &m0, &m1, &n0, &n1))
+        j->gemm(j->Xb, j->K, m0, m1, j->W, n0, n1, j->b, j->act, j->Y, j->N);
 }
 
 void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,

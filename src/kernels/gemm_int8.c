@@ -221,16 +221,9 @@ static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct int8_job *j = arg;
-    int s, n;
-    if (j->split_rows) {
-        rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-        if (n > 0)
-            j->backend->block(&j->p, s, s + n, 0, j->N);
-    } else {
-        rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
-        if (n > 0)
-            j->backend->block(&j->p, 0, j->M, s, s + n);
-    }
+    int m0, m1, n0, n1;
+    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, PANEL, &m0, &m1, &n0, &n1))
+        j->backend->block(&j->p, m0, m1, n0, n1);
 }
 
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
