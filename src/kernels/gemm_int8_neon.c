@@ -34,33 +34,30 @@
 #define MR_NEON 2  /* rows per SMULL tile */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
+/* Pass 2 of quantize_rows_vec: 8 values at a time centered, rounded to
+ * nearest even (FCVTNS) and narrowed; |value| <= 127, so nothing
+ * saturates. */
+static inline __attribute__((always_inline)) int narrow_row(const float *x, int K, float c,
+                                                            float inv, int8_t *q, bool flip)
+{
+    (void)flip; /* the NEON rows are signed */
+    float32x4_t vinv = vdupq_n_f32(inv), vc = vdupq_n_f32(c);
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        int32x4_t a = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k), vc), vinv));
+        int32x4_t b = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k + 4), vc), vinv));
+        vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
+    }
+    return k;
+}
+
+#define QUANTIZE_TARGET
+#include "kernels/gemm_int8_quantize_vec.h"
+
 static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                           float *center)
 {
-    int kb = rf_int8_row_bytes(K);
-    for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * K;
-        int8_t *q = Xq + (size_t)r * kb;
-        /* pass 1: min and max */
-        float32x4_t vmin = vdupq_n_f32(x[0]), vmax = vmin;
-        int k = 0;
-        for (; k + 4 <= K; k += 4) {
-            float32x4_t v = vld1q_f32(x + k);
-            vmin = vminq_f32(vmin, v);
-            vmax = vmaxq_f32(vmax, v);
-        }
-        float min = vminvq_f32(vmin), max = vmaxvq_f32(vmax);
-        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
-        /* pass 2: 8 values at a time centered, rounded to nearest even
-           (FCVTNS) and narrowed; |value| <= 127, so nothing saturates */
-        float32x4_t vinv = vdupq_n_f32(inv), vc = vdupq_n_f32(c);
-        for (k = 0; k + 8 <= K; k += 8) {
-            int32x4_t a = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k), vc), vinv));
-            int32x4_t b = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k + 4), vc), vinv));
-            vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
-        }
-        rf_int8_row_tail(x, k, K, kb, c, inv, q);
-    }
+    quantize_rows_vec(X, K, m0, m1, Xq, scale, center, false);
 }
 
 /* ==== Tiles: rows [0, mr) of A (rows lda bytes apart) times one packed
