@@ -7,7 +7,7 @@
 #include "formats/fp16.h"
 #include "kernels/activations.h"
 #include "model/attention.h"
-#include "kernels/amx_model.h"
+#include "kernels/amx_emulator.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_backend.h"
@@ -1062,7 +1062,8 @@ static void test_backend_tables(void)
     int n_names = 0;
     for (int i = 0; i < rf_int8_backend_count; i++) {
         const rf_int8_backend *b = rf_int8_backends[i];
-        CHECK(b->name && b->name[0] && b->quantize_rows && b->row_sum && b->block,
+        CHECK(b->name && b->name[0] && b->operands && b->operands->quantize_rows &&
+                  b->operands->row_sum && b->block,
               "int8 backend %d (%s): every member set", i, b->name ? b->name : "?");
         CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN), "int8 %s: needs known CPU features",
               b->name);
@@ -1079,7 +1080,9 @@ static void test_backend_tables(void)
         CHECK(!rf_int8_backend_get()->tests_only, "the CPU's int8 choice is no test backend");
     for (int i = 0; i < rf_bf16_backend_count; i++) {
         const rf_bf16_backend *b = rf_bf16_backends[i];
-        CHECK(b->name && b->name[0] && b->gemm && (!b->rule || b->why),
+        CHECK(b->name && b->name[0] && b->packing && b->packing->round_rows &&
+                  b->packing->pack_rows && b->packing->pack_transposed &&
+                  b->gemm && (!b->rule || b->why),
               "bf16 backend %d (%s): every member set", i, b->name ? b->name : "?");
         CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN) && !(b->rule & ~RF_CPU_ALL_KNOWN),
               "bf16 %s: needs and rule in known CPU features", b->name);
@@ -1151,7 +1154,7 @@ int main(void)
 #endif
     test_backend_tables();
     /* the bf16 product on each backend of the table this CPU runs (on
-     * x86-64 amx-model: the AMX loops on the C model of the tiles, on any
+     * x86-64 amx-model: the AMX loops on the C emulator of the tiles, on any
      * CPU with AVX2) */
     const rf_bf16_backend *bf16_best = rf_bf16_backend_get();
     for (int k = 0; k < rf_bf16_backend_count; k++) {
@@ -1161,14 +1164,14 @@ int main(void)
             continue;
         }
         CHECK(rf_bf16_backend_get() == b, "bf16 %s product selected", b->name);
-        long faults = rf_amx_model_faults();
+        long faults = rf_amx_emu_faults();
         test_linear_bf16();
         test_bf16_pieces();
         test_bf16_kernel_edges(b->name);
-        /* the tile model counts instructions the hardware would refuse
+        /* the tile emulator counts instructions the hardware would refuse
            (on this thread: the edges ran here) */
-        CHECK(rf_amx_model_faults() == faults, "bf16 %s: %ld tile model faults", b->name,
-              rf_amx_model_faults() - faults);
+        CHECK(rf_amx_emu_faults() == faults, "bf16 %s: %ld tile emulator faults", b->name,
+              rf_amx_emu_faults() - faults);
     }
     rf_bf16_backend_set(bf16_best); /* refused where no bf16 backend runs: none is used then */
     /* the int8 product on each backend of the table this CPU runs */
@@ -1185,8 +1188,8 @@ int main(void)
     }
     rf_int8_backend_set(int8_best);
 #if RF_SIMD_X86
-    CHECK(rf_amx_model_faults() == 0, "the tile model saw %ld faults (unconfigured tiles or shapes "
-          "that disagree)", rf_amx_model_faults());
+    CHECK(rf_amx_emu_faults() == 0, "the tile emulator saw %ld faults (unconfigured tiles or shapes "
+          "that disagree)", rf_amx_emu_faults());
 #endif
     if (!all)
         return check_done();

@@ -1,30 +1,30 @@
 /*
  * amx_tiles.h — the tile operations the AMX kernels are written on: the
- * instructions themselves, or with RF_AMX_MODEL defined before this
- * header, the C model of amx_model.h. A kernel's loop structure lives in
- * one body file that both builds include, so the model build tests the
+ * instructions themselves, or with RF_AMX_EMULATED defined before this
+ * header, the C emulator of amx_emulator.h. A kernel's loop structure
+ * lives in one body file that both builds include, so the emulated build tests the
  * very walk, edges and tails that the instructions run.
  *
  * Tile numbers are constants (the instructions encode them).
  * RF_TARGET_AMX marks a function of a kernel body: the AMX instructions
  * and the AVX-512 and AVX2 epilogues in the real build; the AVX2
- * epilogue alone in the model build, which runs on any CPU with AVX2.
+ * epilogue alone in the emulated build, which runs on any CPU with AVX2.
  */
 #ifndef RF_AMX_TILES_H
 #define RF_AMX_TILES_H
 
 #include "kernels/amx.h"
 
-#ifdef RF_AMX_MODEL
-#include "kernels/amx_model.h"
+#ifdef RF_AMX_EMULATED
+#include "kernels/amx_emulator.h"
 #define RF_TARGET_AMX __attribute__((target("avx2,fma")))
-#define RF_TILE_CONFIG(cfg) rf_amx_model_loadconfig(cfg)
-#define RF_TILE_RELEASE() rf_amx_model_release()
-#define RF_TILE_ZERO(t) rf_amx_model_zero(t)
-#define RF_TILE_LOAD(t, base, stride) rf_amx_model_load(t, base, stride)
-#define RF_TILE_STORE(t, base, stride) rf_amx_model_store(t, base, stride)
-#define RF_TILE_DPBSSD(c, a, b) rf_amx_model_dpbssd(c, a, b)
-#define RF_TILE_DPBF16PS(c, a, b) rf_amx_model_dpbf16ps(c, a, b)
+#define RF_TILE_CONFIG(cfg) rf_amx_emu_loadconfig(cfg)
+#define RF_TILE_RELEASE() rf_amx_emu_release()
+#define RF_TILE_ZERO(t) rf_amx_emu_zero(t)
+#define RF_TILE_LOAD(t, base, stride) rf_amx_emu_load(t, base, stride)
+#define RF_TILE_STORE(t, base, stride) rf_amx_emu_store(t, base, stride)
+#define RF_TILE_DPBSSD(c, a, b) rf_amx_emu_dpbssd(c, a, b)
+#define RF_TILE_DPBF16PS(c, a, b) rf_amx_emu_dpbf16ps(c, a, b)
 #else
 #include <immintrin.h>
 #define RF_TARGET_AMX \

@@ -1,8 +1,9 @@
 /*
  * gemm_bf16_amx_body.h — the loop structure of the bf16 product on AMX
  * tiles (TDPBF16PS), written once for two builds: gemm_bf16_amx.c with
- * the instructions, gemm_bf16_amx_model.c with RF_AMX_MODEL defined, on
- * amx_model.h's C model of them (tests, on any CPU with AVX2). The
+ * the instructions, gemm_bf16_amx_emulated.c with RF_AMX_EMULATED
+ * defined, on amx_emulator.h's C emulator of them (tests, on any CPU with
+ * AVX2). The
  * includer defines the kernel function (gemm_bf16_backend.h) that calls
  * amx_gemm().
  *

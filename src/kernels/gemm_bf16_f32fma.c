@@ -18,14 +18,12 @@
  * go through Y between chunks; bias enters with the first chunk and the
  * activation follows the last, on the tile still in cache.
  */
-#include "kernels/activations.h"
-#include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
-#include <immintrin.h>
+#include "kernels/gemm_bf16_avx512_nest.h"
 
-#define PANEL 16      /* output columns per panel */
+#define PANEL RF_BF16_PANEL
 #define NP 2          /* panels per register tile */
 #define MR 12         /* rows per register tile: MR x NP accumulators */
 #define NR (NP * PANEL)
@@ -33,11 +31,6 @@
 #define KC_PAIRS 128  /* pairs of inputs per chunk */
 
 #define RF_TARGET_F32FMA __attribute__((target("avx512f,avx512bw,avx512vl")))
-
-static __mmask16 col_mask(int cols)
-{
-    return cols >= PANEL ? (__mmask16)0xffff : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
-}
 
 /* Rows [0, rows) of A (bf16, lda pairs a row), pairs [0, n_pairs),
  * widened into xf (rows 2 KC_PAIRS floats apart, inputs in order). */
@@ -49,7 +42,7 @@ RF_TARGET_F32FMA static void widen_rows(const uint16_t *A, int lda, int rows, in
         const uint16_t *a = A + (size_t)r * lda * 2;
         float *x = xf + (size_t)r * 2 * KC_PAIRS;
         for (int k = 0; k < n; k += 16) {
-            __mmask16 m = col_mask(n - k);
+            __mmask16 m = rf_bf16_col_mask(n - k);
             __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, a + k));
             _mm512_mask_storeu_ps(x + k, m, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16)));
         }
@@ -58,8 +51,7 @@ RF_TARGET_F32FMA static void widen_rows(const uint16_t *A, int lda, int rows, in
 
 /* One tile: rows [0, mr) of xf times pairs [0, n_pairs) of the NP panels
  * from W0 (panel_stride apart), into Y (cols <= NR valid columns). first:
- * start from the bias (or 0), else from Y. mr is a constant at every
- * call, so the loops unroll and the accumulators stay in registers. */
+ * start from the bias (or 0), else from Y (gemm_bf16_avx512_nest.h). */
 RF_TARGET_F32FMA static inline __attribute__((always_inline)) void
 tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int n_pairs,
      float *Y, int ldy, int cols, const float *bias, bool first)
@@ -67,14 +59,7 @@ tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int
     __m512 acc[MR][NP];
     __mmask16 mask[NP];
     const __m512i odd = _mm512_set1_epi32((int)0xffff0000u);
-    for (int p = 0; p < NP; p++)
-        mask[p] = col_mask(cols - p * PANEL);
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            acc[r][p] = first ? (bias ? _mm512_maskz_loadu_ps(mask[p], bias + p * PANEL)
-                                      : _mm512_setzero_ps())
-                              : _mm512_maskz_loadu_ps(mask[p], Y + (size_t)r * ldy + p * PANEL);
+    rf_bf16_tile_start(mr, NP, &acc[0][0], mask, Y, ldy, cols, bias, first);
     for (int i = 0; i < n_pairs; i++) {
         __m512 we[NP], wo[NP];
         for (int p = 0; p < NP; p++) {
@@ -91,16 +76,15 @@ tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int
                 acc[r][p] = _mm512_fmadd_ps(xo, wo[p], _mm512_fmadd_ps(xe, we[p], acc[r][p]));
         }
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < mr; r++)
-        for (int p = 0; p < NP; p++)
-            _mm512_mask_storeu_ps(Y + (size_t)r * ldy + p * PANEL, mask[p], acc[r][p]);
+    rf_bf16_tile_store(mr, NP, &acc[0][0], mask, Y, ldy);
 }
 
-RF_TARGET_F32FMA static void tile_any(int mr, const float *xf, const uint16_t *W0,
+RF_TARGET_F32FMA static void tile_any(int mr, const void *x, int row, int kp, const uint16_t *W0,
                                       size_t panel_stride, int n_pairs, float *Y, int ldy, int cols,
                                       const float *bias, bool first)
 {
+    (void)kp;
+    const float *xf = (const float *)x + (size_t)row * 2 * KC_PAIRS;
     switch (mr) {
 #define TILE_CASE(n) \
     case n: tile(n, xf, W0, panel_stride, n_pairs, Y, ldy, cols, bias, first); break;
@@ -111,41 +95,30 @@ RF_TARGET_F32FMA static void tile_any(int mr, const float *xf, const uint16_t *W
     }
 }
 
+/* The tiles read the chunk widened into buf (xf). */
+RF_TARGET_F32FMA static const void *chunk_widened(const uint16_t *Xb, int kp, int mc, int rows,
+                                                  int kc, int n_pairs, void *buf)
+{
+    widen_rows(Xb + ((size_t)mc * kp + kc) * 2, kp, rows, n_pairs, buf);
+    return buf;
+}
+
 RF_TARGET_F32FMA static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                   int n0, int n1, const float *b, rf_activation act, float *Y,
                                   int ldy)
 {
-    int kp = rf_bf16_k_pairs(K);
-    size_t panel_stride = (size_t)kp * 2 * PANEL;
     float xf[MC * 2 * KC_PAIRS] __attribute__((aligned(64)));
-    for (int mc = m0; mc < m1; mc += MC) {
-        int mc_end = mc + MC < m1 ? mc + MC : m1;
-        for (int kc = 0; kc < kp; kc += KC_PAIRS) {
-            int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
-            bool first = kc == 0, last = kc + n_pairs == kp;
-            widen_rows(Xb + ((size_t)mc * kp + kc) * 2, kp, mc_end - mc, n_pairs, xf);
-            for (int n = n0; n < n1; n += NR) {
-                const uint16_t *W0 = Wp + (size_t)(n / PANEL) * panel_stride + (size_t)kc * 2 * PANEL;
-                int cols = n1 - n < NR ? n1 - n : NR;
-                for (int m = mc; m < mc_end; m += MR) {
-                    int mr = mc_end - m < MR ? mc_end - m : MR;
-                    float *y = Y + (size_t)m * ldy + n;
-                    tile_any(mr, xf + (size_t)(m - mc) * 2 * KC_PAIRS, W0, panel_stride, n_pairs,
-                             y, ldy, cols, b ? b + n : NULL, first);
-                    if (last && act != RF_ACT_LINEAR)
-                        rf_bias_act(y, mr, cols, ldy, NULL, act);
-                }
-            }
-        }
-    }
+    rf_bf16_blocked(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy, MC, KC_PAIRS, MR, NR, chunk_widened,
+                    tile_any, xf);
 }
 
 const rf_bf16_backend rf_bf16_backend_f32fma = {
     .name = "f32fma",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX512),
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX512) | RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
     .why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA here, so "
            "f32 FMA on bf16 operands",
+    .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,
 };
 #endif /* RF_SIMD_X86 */

@@ -1,7 +1,7 @@
 /*
  * gemm_bf16_neon.c — the bf16 product on ARM64 CPUs with BF16, two
- * kernels of gemm_bf16_backend.h (the driver gemm_bf16.c rounds and packs
- * the operands, gemm_bf16.h's layout):
+ * kernels of gemm_bf16_backend.h (the operands rounded and packed in
+ * plain C, gemm_bf16_round.c, into gemm_bf16.h's layout):
  *
  *   "bfmmla"        a 2 x 4 block of rows times a 2 x 4 block of columns
  *                   into 2 x 2 f32 sums. Two pairs of the panel,
@@ -180,12 +180,14 @@ const rf_bf16_backend rf_bf16_backend_bfmmla = {
     .rule = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
     .why = "BF16: BFMMLA",
     .attention_fast = true,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfmmla,
 };
 const rf_bf16_backend rf_bf16_backend_bfdot = {
     .name = "bfdot",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
     .attention_fast = true,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfdot,
 };
 #endif /* RF_SIMD_ARM64 */

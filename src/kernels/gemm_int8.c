@@ -46,7 +46,7 @@ size_t rf_int8_scratch_size(int M, int K)
  * others, the one every CPU of the architecture runs last but those. */
 const rf_int8_backend *const rf_int8_backends[] = {
 #if RF_SIMD_X86
-    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_model,
+    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_emulated,
 #elif RF_SIMD_ARM64
     &rf_int8_backend_i8mm, &rf_int8_backend_sdot, &rf_int8_backend_neon,
 #endif
@@ -116,7 +116,7 @@ static const rf_int8_backend *backend_for(int M)
 static int32_t row_sum(const int8_t *w, int K)
 {
     if (rf_int8_supported())
-        return rf_int8_backend_get()->row_sum(w, K);
+        return rf_int8_backend_get()->operands->row_sum(w, K);
     int32_t sum = 0;
     for (int k = 0; k < K; k++)
         sum += w[k];
@@ -213,24 +213,17 @@ static void quantize_task(void *arg, int block, int thread)
     const struct int8_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-    j->backend->quantize_rows(j->X, j->p.K, s, s + n, (int8_t *)j->p.Xq, (float *)j->p.sx,
-                              (float *)j->p.cx);
+    j->backend->operands->quantize_rows(j->X, j->p.K, s, s + n, (int8_t *)j->p.Xq,
+                                        (float *)j->p.sx, (float *)j->p.cx);
 }
 
 static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct int8_job *j = arg;
-    int s, n;
-    if (j->split_rows) {
-        rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-        if (n > 0)
-            j->backend->block(&j->p, s, s + n, 0, j->N);
-    } else {
-        rf_block_range(j->N, j->n_blocks, block, PANEL, &s, &n);
-        if (n > 0)
-            j->backend->block(&j->p, 0, j->M, s, s + n);
-    }
+    int m0, m1, n0, n1;
+    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, PANEL, &m0, &m1, &n0, &n1))
+        j->backend->block(&j->p, m0, m1, n0, n1);
 }
 
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
@@ -260,7 +253,7 @@ bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, i
     const rf_int8_backend *b = backend_for(M);
     size_t bytes = (size_t)M * (size_t)rf_int8_row_bytes(K);
     int8_t *flipped = NULL;
-    if (b->unsigned_inputs) {
+    if (b->operands->unsigned_inputs) {
         /* the build reads Xq + 128, as its quantize_rows stores them */
         if (!(flipped = malloc(bytes ? bytes : 1)))
             return false;

@@ -28,11 +28,7 @@
  * of the exact sums is one VPSIGNB per product and 7 bits of magnitude
  * for the inputs instead of 8.)
  *
- * Packed weights: panels of 16 output channels; panel p holds, for each
- * quad of inputs k = 4i..4i+3, the 64 bytes Wq[16p + j][4i + e] at
- * [i][j][e], so one 32-byte load feeds 8 channels x 4 inputs. N is padded
- * with zero channels to a multiple of 16, K with zero inputs to a multiple
- * of 4. Beside the panels, each channel's sum of its Wq (colsum).
+ * Packed weights and quantized rows: int8_layout.h.
  *
  * On CPUs with AVX512-VNNI (and AVX512BW) the product is VPDPBUSD instead,
  * reading the same panels, 16 channels per instruction: u8 x s8 summed
@@ -41,7 +37,7 @@
  * same exact integers. With AMX-INT8 it is TDPBSSD (s8 x s8, exact), 16
  * consecutive quads of a panel being one B tile. The tests compare every
  * build with the naive sums, exactly, on every CPU that has it, and the
- * AMX build's loops on a C model of the tiles everywhere
+ * AMX build's loops on a C emulator of the tiles everywhere
  * (gemm_int8_backend.h lists the builds).
  */
 #ifndef RF_GEMM_INT8_H

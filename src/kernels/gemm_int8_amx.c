@@ -21,8 +21,7 @@
 const rf_int8_backend rf_int8_backend_amx = {
     .name = "amx",
     .needs = RF_CPU_NEEDS(RF_CPU_AMX_INT8) | RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
-    .quantize_rows = rf_int8_quantize_rows_avx512,
-    .row_sum = rf_int8_row_sum_avx2,
+    .operands = &rf_int8_operands_avx512,
     .block = block,
     .min_rows = AMX_MIN_ROWS,
     .small = &rf_int8_backend_vnni,

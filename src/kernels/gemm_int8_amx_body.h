@@ -1,8 +1,8 @@
 /*
  * gemm_int8_amx_body.h — the int8 product on AMX tiles, written once on the
  * tile operations of amx_tiles.h and built twice: with the instructions
- * (gemm_int8_amx.c) and on the C model of the tiles (gemm_int8_amx_model.c,
- * which tests run on any CPU). The includer defines AMX_BLOCK, the name of
+ * (gemm_int8_amx.c) and on the C emulator of the tiles
+ * (gemm_int8_amx_emulated.c, which tests run on any CPU). The includer defines AMX_BLOCK, the name of
  * the block function this defines, and AMX_STORE_TILE, its epilogue
  * (gemm_int8_backend.h).
  *

@@ -71,8 +71,7 @@ RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n
 const rf_int8_backend rf_int8_backend_avx2 = {
     .name = "avx2",
     .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
-    .quantize_rows = rf_int8_quantize_rows_avx2,
-    .row_sum = rf_int8_row_sum_avx2,
+    .operands = &rf_int8_operands_avx2,
     .block = block,
 };
 #endif

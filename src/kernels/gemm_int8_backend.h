@@ -3,12 +3,12 @@
  * driver (gemm_int8.c), one per instruction set, each an rf_int8_backend
  * filled in a file of its own:
  *
- *   gemm_int8_avx2.c       "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
- *   gemm_int8_vnni.c       "vnni"   VPDPBUSD (AVX512-VNNI)
- *   gemm_int8_amx.c        "amx"    TDPBSSD (AMX-INT8)
- *   gemm_int8_amx_model.c  "amx-model"  the same loops on the C
- *                          emulation of the tiles (tests only)
- *   gemm_int8_neon.c       "neon", "sdot", "i8mm" (ARM64)
+ *   gemm_int8_avx2.c           "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
+ *   gemm_int8_vnni.c           "vnni"   VPDPBUSD (AVX512-VNNI)
+ *   gemm_int8_amx.c            "amx"    TDPBSSD (AMX-INT8)
+ *   gemm_int8_amx_emulated.c   "amx-model"  the same loops on the C
+ *                              emulator of the tiles (tests only)
+ *   gemm_int8_neon.c           "neon", "sdot", "i8mm" (ARM64)
  *
  * and the pieces several share: gemm_int8_shared_avx2.c and
  * gemm_int8_shared_avx512.c (below), gemm_int8_amx_body.h (the tile
@@ -45,20 +45,26 @@ typedef struct {
     int ldy;
 } rf_int8_product;
 
-typedef struct rf_int8_backend rf_int8_backend;
-struct rf_int8_backend {
-    const char *name;  /* its word: ROFORMER_KERNEL=int8=NAME, info, bench */
-    rf_cpu_set needs;  /* what the CPU must have to run it (cpu.h) */
-    bool tests_only;   /* never chosen by the CPU nor by a user's word */
-    /* Rows in: quantizes rows [m0, m1) of X (K used, rows K apart) into
-     * Xq (rows of rf_int8_row_bytes(K)), scales and centers: the bytes of
+/* How a backend's operands come in: one set per way of storing the
+ * inputs (below, and gemm_int8_neon.c's own). */
+typedef struct {
+    /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
+     * rf_int8_row_bytes(K)), scales and centers: the bytes of
      * rf_int8_quantize_row_naive, or with unsigned_inputs those bytes +
-     * 128 (u8), which `block` reads. */
+     * 128 (u8), which the backend's `block` reads. */
     void (*quantize_rows)(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                           float *center);
     bool unsigned_inputs;
     /* The sum of the K int8 values of w (packing). */
     int32_t (*row_sum)(const int8_t *w, int K);
+} rf_int8_operands;
+
+typedef struct rf_int8_backend rf_int8_backend;
+struct rf_int8_backend {
+    const char *name;  /* its word: ROFORMER_KERNEL=int8=NAME, info, bench */
+    rf_cpu_set needs;  /* what the CPU must have to run it (cpu.h) */
+    bool tests_only;   /* never chosen by the CPU nor by a user's word */
+    const rf_int8_operands *operands; /* rows in, and a weight row's sum */
     /* The tile walk with its epilogue: Y (or C) rows [m0, m1), channels
      * [n0, n1) (n0 a multiple of 16). */
     void (*block)(const rf_int8_product *p, int m0, int m1, int n0, int n1);
@@ -98,7 +104,7 @@ static inline void rf_int8_row_tail(const float *x, int k, int K, int kb, float 
 /* The backends, one file each (the list above), and the driver's table
  * of those this build has (gemm_int8.c): best first, the tests' own last. */
 extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,
-    rf_int8_backend_amx_model, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
+    rf_int8_backend_amx_emulated, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
 extern const rf_int8_backend *const rf_int8_backends[];
 extern const int rf_int8_backend_count;
 
@@ -123,6 +129,10 @@ void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1, int8_t 
 void rf_int8_quantize_rows_avx512_u8(const float *X, int K, int m0, int m1, int8_t *Xq,
                                      float *scale, float *center);
 rf_int8_epilogue rf_int8_store_tile_avx512;
+/* Those rows and sums as operand sets: AVX2; AVX-512 signed; AVX-512 +
+ * 128 (VPDPBUSD's unsigned operand). */
+extern const rf_int8_operands rf_int8_operands_avx2, rf_int8_operands_avx512,
+    rf_int8_operands_avx512_u8;
 
 /* A register tile of the AVX2 and VNNI builds: rows [0, mr) of A (rows
  * lda bytes apart) times one packed panel over kq quads, into C (mr x 16

@@ -34,38 +34,53 @@
 #define MR_NEON 2  /* rows per SMULL tile */
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
+/* Pass 2 of quantize_rows_vec: 8 values at a time centered, rounded to
+ * nearest even (FCVTNS) and narrowed; |value| <= 127, so nothing
+ * saturates. */
+static inline __attribute__((always_inline)) int narrow_row(const float *x, int K, float c,
+                                                            float inv, int8_t *q, bool flip)
+{
+    (void)flip; /* the NEON rows are signed */
+    float32x4_t vinv = vdupq_n_f32(inv), vc = vdupq_n_f32(c);
+    int k = 0;
+    for (; k + 8 <= K; k += 8) {
+        int32x4_t a = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k), vc), vinv));
+        int32x4_t b = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k + 4), vc), vinv));
+        vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
+    }
+    return k;
+}
+
+#define QUANTIZE_TARGET
+#include "kernels/gemm_int8_quantize_vec.h"
+
 static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,
                           float *center)
 {
-    int kb = rf_int8_row_bytes(K);
-    for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * K;
-        int8_t *q = Xq + (size_t)r * kb;
-        /* pass 1: min and max */
-        float32x4_t vmin = vdupq_n_f32(x[0]), vmax = vmin;
-        int k = 0;
-        for (; k + 4 <= K; k += 4) {
-            float32x4_t v = vld1q_f32(x + k);
-            vmin = vminq_f32(vmin, v);
-            vmax = vmaxq_f32(vmax, v);
-        }
-        float min = vminvq_f32(vmin), max = vmaxvq_f32(vmax);
-        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
-        /* pass 2: 8 values at a time centered, rounded to nearest even
-           (FCVTNS) and narrowed; |value| <= 127, so nothing saturates */
-        float32x4_t vinv = vdupq_n_f32(inv), vc = vdupq_n_f32(c);
-        for (k = 0; k + 8 <= K; k += 8) {
-            int32x4_t a = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k), vc), vinv));
-            int32x4_t b = vcvtnq_s32_f32(vmulq_f32(vsubq_f32(vld1q_f32(x + k + 4), vc), vinv));
-            vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
-        }
-        rf_int8_row_tail(x, k, K, kb, c, inv, q);
-    }
+    quantize_rows_vec(X, K, m0, m1, Xq, scale, center, false);
 }
 
 /* ==== Tiles: rows [0, mr) of A (rows lda bytes apart) times one packed
  * panel over kq quads, into C (mr x 16 int32). mr is a constant at every
  * call, so the loops unroll and the sums stay in registers. ==== */
+
+/* Quad i of the panel W: 16 channels x 4 inputs, channel-major in 4
+ * vectors of 4 channels. */
+static inline __attribute__((always_inline)) void panel_quad(const int8_t *W, int i, int8x16_t w[4])
+{
+    #pragma GCC unroll 8
+    for (int v = 0; v < 4; v++)
+        w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+}
+
+/* Quad i of row r of A in each 32-bit lane. */
+static inline __attribute__((always_inline)) int8x16_t
+row_quad(const int8_t *A, size_t lda, int r, int i)
+{
+    int32_t quad;
+    memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
+    return vreinterpretq_s8_s32(vdupq_n_s32(quad));
+}
 
 static inline __attribute__((always_inline)) void
 tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
@@ -80,14 +95,10 @@ tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, i
             acc[r][h] = vdupq_n_s32(0);
     for (int i = 0; i < kq; i++) {
         int8x16_t w[4];
-        #pragma GCC unroll 8
-        for (int v = 0; v < 4; v++)
-            w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+        panel_quad(W, i, w);
         #pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
-            int32_t quad;
-            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
-            int8x16_t a = vreinterpretq_s8_s32(vdupq_n_s32(quad));
+            int8x16_t a = row_quad(A, lda, r, i);
             #pragma GCC unroll 8
             for (int v = 0; v < 4; v++) {
                 acc[r][2 * v] = vpadalq_s16(acc[r][2 * v], vmull_s8(vget_low_s8(a), vget_low_s8(w[v])));
@@ -113,14 +124,10 @@ tile_sdot(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, in
             acc[r][v] = vdupq_n_s32(0);
     for (int i = 0; i < kq; i++) {
         int8x16_t w[4];
-        #pragma GCC unroll 8
-        for (int v = 0; v < 4; v++)
-            w[v] = vld1q_s8(W + (size_t)i * 64 + v * 16);
+        panel_quad(W, i, w);
         #pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
-            int32_t quad;
-            memcpy(&quad, A + (size_t)r * lda + (size_t)i * 4, 4);
-            int8x16_t a = vreinterpretq_s8_s32(vdupq_n_s32(quad));
+            int8x16_t a = row_quad(A, lda, r, i);
             #pragma GCC unroll 8
             for (int v = 0; v < 4; v++)
                 acc[r][v] = vdotq_s32(acc[r][v], w[v], a);
@@ -308,25 +315,24 @@ static void block_i8mm(const rf_int8_product *p, int m0, int m1, int n0, int n1)
     gemm_block(TILE_SMMLA, p, m0, m1, n0, n1);
 }
 
+static const rf_int8_operands operands = {quantize_rows, false, row_sum};
+
 const rf_int8_backend rf_int8_backend_neon = {
     .name = "neon",
     .needs = RF_CPU_NEEDS(RF_CPU_NEON),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_neon,
 };
 const rf_int8_backend rf_int8_backend_sdot = {
     .name = "sdot",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_DOTPROD),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_sdot,
 };
 const rf_int8_backend rf_int8_backend_i8mm = {
     .name = "i8mm",
     .needs = RF_CPU_NEEDS(RF_CPU_ARM_I8MM),
-    .quantize_rows = quantize_rows,
-    .row_sum = row_sum,
+    .operands = &operands,
     .block = block_i8mm,
 };
 #endif /* RF_SIMD_ARM64 */

@@ -39,47 +39,36 @@ RF_TARGET_AVX2 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K)
     return sum;
 }
 
+/* Pass 2 of quantize_rows_vec, 32 values at a time centered, rounded
+ * (nearest even) and narrowed; the packs interleave 128-bit lanes, the
+ * permute undoes it. */
+RF_TARGET_AVX2 static inline __attribute__((always_inline)) int
+narrow_row(const float *x, int K, float c, float inv, int8_t *q, bool flip)
+{
+    (void)flip; /* the AVX2 rows are signed */
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256 vinv = _mm256_set1_ps(inv), vc = _mm256_set1_ps(c);
+    int k = 0;
+#define Q8(off) _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + (off)), vc), vinv))
+    for (; k + 32 <= K; k += 32) {
+        __m256i a = Q8(0), b = Q8(8), cc = Q8(16), d = Q8(24);
+        __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(cc, d));
+        _mm256_storeu_si256((__m256i *)(void *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+#undef Q8
+    return k;
+}
+
+#define QUANTIZE_TARGET RF_TARGET_AVX2
+#include "kernels/gemm_int8_quantize_vec.h"
+
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
  * rf_int8_row_bytes(K)), their scales and centers, as
  * rf_int8_quantize_row_naive (the same operations, so the same bytes). */
 RF_TARGET_AVX2 void rf_int8_quantize_rows_avx2(const float *X, int K, int m0, int m1, int8_t *Xq,
                                                float *scale, float *center)
 {
-    int kb = rf_int8_row_bytes(K);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * K;
-        int8_t *q = Xq + (size_t)r * kb;
-        /* pass 1: min and max */
-        __m256 vmin = _mm256_set1_ps(x[0]), vmax = vmin;
-        int k = 0;
-        for (; k + 8 <= K; k += 8) {
-            __m256 v = _mm256_loadu_ps(x + k);
-            vmin = _mm256_min_ps(vmin, v);
-            vmax = _mm256_max_ps(vmax, v);
-        }
-        float lo[8], hi[8];
-        _mm256_storeu_ps(lo, vmin);
-        _mm256_storeu_ps(hi, vmax);
-        float min = lo[0], max = hi[0];
-        for (int i = 1; i < 8; i++) {
-            min = lo[i] < min ? lo[i] : min;
-            max = hi[i] > max ? hi[i] : max;
-        }
-        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
-        /* pass 2: 32 values at a time centered, rounded (nearest even) and
-           narrowed; the packs interleave 128-bit lanes, the permute undoes
-           it */
-        __m256 vinv = _mm256_set1_ps(inv), vc = _mm256_set1_ps(c);
-#define Q8(off) _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + k + (off)), vc), vinv))
-        for (k = 0; k + 32 <= K; k += 32) {
-            __m256i a = Q8(0), b = Q8(8), cc = Q8(16), d = Q8(24);
-            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(cc, d));
-            _mm256_storeu_si256((__m256i *)(void *)(q + k), _mm256_permutevar8x32_epi32(bytes, order));
-        }
-#undef Q8
-        rf_int8_row_tail(x, k, K, kb, c, inv, q);
-    }
+    quantize_rows_vec(X, K, m0, m1, Xq, scale, center, false);
 }
 
 /* Y (rows ldy apart) for a tile, `cols` of the 16 channels from n0:
@@ -121,6 +110,9 @@ RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int3
             rf_bias_act(y + tail, 1, n - tail, ldy, NULL, act);
     }
 }
+
+const rf_int8_operands rf_int8_operands_avx2 = {rf_int8_quantize_rows_avx2, false,
+                                                rf_int8_row_sum_avx2};
 
 RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1,
                                         int step, rf_int8_register_tile tile,

@@ -24,50 +24,40 @@
 
 #define RF_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw")))
 
-/* flip: store q + 128 (the sign bit flipped), VPDPBUSD's unsigned operand */
-RF_TARGET_AVX512BW static inline __attribute__((always_inline)) void
-quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale, float *center,
-              const bool flip)
+/* Pass 2 of quantize_rows_vec: centered, scaled, rounded to nearest even
+ * and narrowed with saturation, 16 at a time; flip: + 128. */
+RF_TARGET_AVX512BW static inline __attribute__((always_inline)) int
+narrow_row(const float *x, int K, float c, float inv, int8_t *q, const bool flip)
 {
-    int kb = rf_int8_row_bytes(K);
     const __m128i sign = _mm_set1_epi8(flip ? (char)0x80 : 0);
-    for (int r = m0; r < m1; r++) {
-        const float *x = X + (size_t)r * K;
-        int8_t *q = Xq + (size_t)r * kb;
-        /* pass 1: min and max (exact in any order) */
-        __m512 vmin = _mm512_set1_ps(x[0]), vmax = vmin;
-        int k = 0;
-        for (; k + 16 <= K; k += 16) {
-            __m512 v = _mm512_loadu_ps(x + k);
-            vmin = _mm512_min_ps(vmin, v);
-            vmax = _mm512_max_ps(vmax, v);
-        }
-        float min = _mm512_reduce_min_ps(vmin), max = _mm512_reduce_max_ps(vmax);
-        float inv = rf_int8_row_scale(x, k, K, min, max, scale + r, center + r), c = center[r];
-        /* pass 2: centered, scaled, rounded to nearest even and narrowed
-           with saturation, 16 at a time */
-        __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
-        for (k = 0; k + 16 <= K; k += 16) {
-            __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + k), vc), vinv));
-            _mm_storeu_si128((__m128i *)(void *)(q + k), _mm_xor_si128(_mm512_cvtsepi32_epi8(v), sign));
-        }
-        rf_int8_row_tail(x, k, K, kb, c, inv, q);
-        for (; flip && k < kb; k++)
-            q[k] = (int8_t)((uint8_t)q[k] ^ 0x80u);
+    __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + k), vc), vinv));
+        _mm_storeu_si128((__m128i *)(void *)(q + k), _mm_xor_si128(_mm512_cvtsepi32_epi8(v), sign));
     }
+    return k;
 }
+
+#define QUANTIZE_TARGET RF_TARGET_AVX512BW
+#include "kernels/gemm_int8_quantize_vec.h"
 
 RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1,
                                                      int8_t *Xq, float *scale, float *center)
 {
-    quantize_rows(X, K, m0, m1, Xq, scale, center, false);
+    quantize_rows_vec(X, K, m0, m1, Xq, scale, center, false);
 }
 
 RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512_u8(const float *X, int K, int m0, int m1,
                                                         int8_t *Xq, float *scale, float *center)
 {
-    quantize_rows(X, K, m0, m1, Xq, scale, center, true);
+    quantize_rows_vec(X, K, m0, m1, Xq, scale, center, true);
 }
+
+const rf_int8_operands rf_int8_operands_avx512 = {rf_int8_quantize_rows_avx512, false,
+                                                  rf_int8_row_sum_avx2};
+const rf_int8_operands rf_int8_operands_avx512_u8 = {rf_int8_quantize_rows_avx512_u8, true,
+                                                     rf_int8_row_sum_avx2};
 
 /* Whole tiles 16 channels at a time; raw sums and the last, narrower
  * panel through the AVX2 epilogue. */

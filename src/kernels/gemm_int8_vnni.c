@@ -73,9 +73,7 @@ RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n
 const rf_int8_backend rf_int8_backend_vnni = {
     .name = "vnni",
     .needs = RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
-    .quantize_rows = rf_int8_quantize_rows_avx512_u8,
-    .unsigned_inputs = true,
-    .row_sum = rf_int8_row_sum_avx2,
+    .operands = &rf_int8_operands_avx512_u8,
     .block = block,
 };
 #endif

@@ -1,7 +1,16 @@
 /*
- * int8_layout.h — what the int8 product's driver (gemm_int8.c) and its
- * builds (gemm_int8_backend.h) both read: the length of a quantized row
- * and a packed weight matrix (the layout itself: gemm_int8.h).
+ * int8_layout.h — the layout of the int8 product's operands (gemm_int8.h),
+ * which its driver (gemm_int8.c) and its backends (gemm_int8_backend.h)
+ * both read.
+ *
+ * Packed weights: panels of 16 output channels; panel p holds, for each
+ * quad of inputs k = 4i..4i+3, the 64 bytes Wq[16p + j][4i + e] at
+ * [i][j][e], so one 32-byte load feeds 8 channels x 4 inputs. N is padded
+ * with zero channels to a multiple of 16, K with zero inputs to a multiple
+ * of 4. Beside the panels, each channel's sum of its Wq (colsum).
+ *
+ * Quantized inputs: rows of rf_int8_row_bytes(K) bytes, zero past K; a
+ * backend with unsigned_inputs stores every byte + 128.
  */
 #ifndef RF_INT8_LAYOUT_H
 #define RF_INT8_LAYOUT_H

@@ -27,25 +27,9 @@ RF_VINLINE void norm_row(float *restrict x, const float *restrict y, int n,
 {
     int vec = n / RF_VLEN * RF_VLEN;
     /* pass 1: the residual add, and the mean */
-    rf_vf acc = rf_v_set1(0.0f);
-    for (int i = 0; i < vec; i += RF_VLEN) {
-        rf_vf v = rf_v_load(x + i);
-        if (y) {
-            v += rf_v_load(y + i);
-            rf_v_store(x + i, v);
-        }
-        acc += v;
-    }
-    float sum = rf_v_sum(acc);
-    for (int i = vec; i < n; i++) {
-        if (y)
-            x[i] += y[i];
-        sum += x[i];
-    }
-    float mean = sum / (float)n;
+    float mean = rf_v_add_sum(x, y, n, 0) / (float)n;
     /* pass 2: deviations from that estimate, their sum and sum of squares */
-    rf_vf acc_sq = rf_v_set1(0.0f);
-    acc = rf_v_set1(0.0f);
+    rf_vf acc = rf_v_set1(0.0f), acc_sq = rf_v_set1(0.0f);
     for (int i = 0; i < vec; i += RF_VLEN) {
         rf_vf d = rf_v_load(x + i) - mean;
         acc += d;

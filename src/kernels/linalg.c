@@ -78,24 +78,32 @@ bool rf_linear_splits_rows(const rf_parallel *pool, int M)
     return M >= SPLIT_MIN_ROWS * rf_parallel_threads(pool);
 }
 
+bool rf_linear_block(int M, int N, int n_blocks, bool split_rows, int block, int col_align,
+                     int *m0, int *m1, int *n0, int *n1)
+{
+    int start, len;
+    rf_block_range(split_rows ? M : N, n_blocks, block, split_rows ? 1 : col_align, &start, &len);
+    *m0 = split_rows ? start : 0;
+    *m1 = split_rows ? start + len : M;
+    *n0 = split_rows ? 0 : start;
+    *n1 = split_rows ? N : start + len;
+    return len > 0;
+}
+
 static void linear_task(void *arg, int task, int thread)
 {
     (void)thread;
     const struct linear_job *j = arg;
-    int start, len;
+    int m0, m1, n0, n1;
+    if (!rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, task, 16, &m0, &m1, &n0, &n1))
+        return;
     if (j->split_rows) {
-        rf_block_range(j->M, j->n_blocks, task, 1, &start, &len);
-        if (len == 0)
-            return;
-        rf_linear_1(j->X + (size_t)start * j->K, len, j->K, j->W, j->b, j->N, j->act,
-                    j->Y + (size_t)start * j->N);
+        rf_linear_1(j->X + (size_t)m0 * j->K, m1 - m0, j->K, j->W, j->b, j->N, j->act,
+                    j->Y + (size_t)m0 * j->N);
     } else {
-        rf_block_range(j->N, j->n_blocks, task, 16, &start, &len);
-        if (len == 0)
-            return;
-        rf_gemm(true, j->M, len, j->K, 1.0f, j->X, j->K, j->W + (size_t)start * j->K, j->K,
-                0.0f, j->Y + start, j->N);
-        rf_bias_act(j->Y + start, j->M, len, j->N, j->b ? j->b + start : NULL, j->act);
+        rf_gemm(true, j->M, n1 - n0, j->K, 1.0f, j->X, j->K, j->W + (size_t)n0 * j->K, j->K,
+                0.0f, j->Y + n0, j->N);
+        rf_bias_act(j->Y + n0, j->M, n1 - n0, j->N, j->b ? j->b + n0 : NULL, j->act);
     }
 }
 

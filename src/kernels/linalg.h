@@ -48,6 +48,11 @@ void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *
  * (1: too small to be worth a thread), and whether they cut rows or
  * columns. The bf16 product follows the same rule. */
 int rf_linear_blocks(const rf_parallel *pool, int M, int N, int K, bool *split_rows);
+/* Block `block` of the n_blocks of such a product (split_rows: rows, else
+ * columns in multiples of col_align): rows [*m0, *m1) and columns [*n0,
+ * *n1). False when the block is empty. */
+bool rf_linear_block(int M, int N, int n_blocks, bool split_rows, int block, int col_align,
+                     int *m0, int *m1, int *n0, int *n1);
 
 /* Naive twin: rf_gemm_naive then the naive bias + activation. */
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -20,21 +20,7 @@ RF_VINLINE void rms_row(float *restrict x, const float *restrict y, int n, float
 {
     int vec = n / RF_VLEN * RF_VLEN;
     /* pass 1: the residual add, and the sum of squares */
-    rf_vf acc = rf_v_set1(0.0f);
-    for (int i = 0; i < vec; i += RF_VLEN) {
-        rf_vf v = rf_v_load(x + i);
-        if (y) {
-            v += rf_v_load(y + i);
-            rf_v_store(x + i, v);
-        }
-        acc += v * v;
-    }
-    float sq = rf_v_sum(acc);
-    for (int i = vec; i < n; i++) {
-        if (y)
-            x[i] += y[i];
-        sq += x[i] * x[i];
-    }
+    float sq = rf_v_add_sum(x, y, n, 1);
     float inv = 1.0f / sqrtf(sq / (float)n + eps);
     /* pass 2: scale */
     for (int i = 0; i < vec; i += RF_VLEN)

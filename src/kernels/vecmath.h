@@ -89,6 +89,30 @@ RF_VINLINE float rf_v_sum(rf_vf v)
     return sum;
 }
 
+/* The norms' first pass over a row of n: x += y where y is not NULL, and
+ * the sum of the new x (squares: of their squares) in RF_VLEN lanes, then
+ * the tail past the last whole vector. */
+RF_VINLINE float rf_v_add_sum(float *restrict x, const float *restrict y, int n, const int squares)
+{
+    int vec = n / RF_VLEN * RF_VLEN;
+    rf_vf acc = rf_v_set1(0.0f);
+    for (int i = 0; i < vec; i += RF_VLEN) {
+        rf_vf v = rf_v_load(x + i);
+        if (y) {
+            v += rf_v_load(y + i);
+            rf_v_store(x + i, v);
+        }
+        acc += squares ? v * v : v;
+    }
+    float sum = rf_v_sum(acc);
+    for (int i = vec; i < n; i++) {
+        if (y)
+            x[i] += y[i];
+        sum += squares ? x[i] * x[i] : x[i];
+    }
+    return sum;
+}
+
 /* mask ? a : b, mask lanes all ones or all zeros (a comparison result). */
 RF_VINLINE rf_vf rf_v_select(rf_vi mask, rf_vf a, rf_vf b)
 {

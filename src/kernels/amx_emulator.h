@@ -1,11 +1,11 @@
 /*
- * amx_model.h — a C model of the AMX tile instructions the engine uses,
- * so that the AMX kernels' loop structure (tile walk, edges, K tails,
+ * amx_emulator.h — a C emulator of the AMX tile instructions the engine
+ * uses, so that the AMX kernels' loop structure (tile walk, edges, K tails,
  * packing, epilogue) is compiled and tested on every CPU: the same kernel
- * source built against amx_tiles.h with RF_AMX_MODEL defined calls these
+ * source built against amx_tiles.h with RF_AMX_EMULATED defined calls these
  * functions instead of the instructions.
  *
- * The model follows the instruction set reference, per thread:
+ * The emulator follows the instruction set reference, per thread:
  *   LDTILECFG   palette 1 only; rows and bytes per row of tiles 0-7;
  *   TILELOADD   rows x colsb bytes, rows `stride` bytes apart;
  *   TILESTORED  the same, stored;
@@ -27,25 +27,25 @@
  * The shapes must agree as the hardware requires (A rows = C rows, A
  * bytes per row = 4 x B rows, B bytes per row = C bytes per row, 64 bytes
  * and 16 rows at most); an instruction on an unconfigured tile or with
- * shapes that disagree raises SIGILL on the hardware, and in the model
- * counts a fault (rf_amx_model_faults) and does nothing.
+ * shapes that disagree raises SIGILL on the hardware, and in the emulator
+ * counts a fault (rf_amx_emu_faults) and does nothing.
  */
-#ifndef RF_AMX_MODEL_H
-#define RF_AMX_MODEL_H
+#ifndef RF_AMX_EMULATOR_H
+#define RF_AMX_EMULATOR_H
 
 #include "kernels/amx.h"
 
 #include <stddef.h>
 
-void rf_amx_model_loadconfig(const rf_amx_config *config);
-void rf_amx_model_release(void);
-void rf_amx_model_zero(int t);
-void rf_amx_model_load(int t, const void *base, size_t stride);
-void rf_amx_model_store(int t, void *base, size_t stride);
-void rf_amx_model_dpbssd(int c, int a, int b);
-void rf_amx_model_dpbf16ps(int c, int a, int b);
+void rf_amx_emu_loadconfig(const rf_amx_config *config);
+void rf_amx_emu_release(void);
+void rf_amx_emu_zero(int t);
+void rf_amx_emu_load(int t, const void *base, size_t stride);
+void rf_amx_emu_store(int t, void *base, size_t stride);
+void rf_amx_emu_dpbssd(int c, int a, int b);
+void rf_amx_emu_dpbf16ps(int c, int a, int b);
 
 /* Faults counted on this thread since it started. */
-long rf_amx_model_faults(void);
+long rf_amx_emu_faults(void);
 
 #endif

@@ -1,10 +1,11 @@
 /*
- * gemm_bf16_amx_model.c — gemm_bf16_amx_body.h's loops on amx_model.h's C
- * model of the tile instructions: the AMX kernel's tile walk, edges,
+ * gemm_bf16_amx_emulated.c — gemm_bf16_amx_body.h's loops on
+ * amx_emulator.h's C emulator of the tile instructions (RF_AMX_EMULATED):
+ * the AMX kernel's tile walk, edges,
  * tails and epilogue, testable on any x86-64 CPU with AVX2. A kernel of
  * gemm_bf16_backend.h that only tests select ("amx-model"); slow.
  */
-#define RF_AMX_MODEL
+#define RF_AMX_EMULATED
 
 #include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
@@ -19,10 +20,11 @@ RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1,
     amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
 }
 
-const rf_bf16_backend rf_bf16_backend_amx_model = {
+const rf_bf16_backend rf_bf16_backend_amx_emulated = {
     .name = "amx-model",
     .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
     .tests_only = true,
+    .packing = &rf_bf16_packing_c,
     .gemm = gemm,
 };
 #endif

@@ -1,9 +1,9 @@
 /*
- * amx_model.c — the C model of the AMX tile instructions (see
- * amx_model.h). Eight tiles of at most 16 rows of 64 bytes and their
+ * amx_emulator.c — the C emulator of the AMX tile instructions (see
+ * amx_emulator.h). Eight tiles of at most 16 rows of 64 bytes and their
  * configuration, per thread, as the hardware keeps them per thread.
  */
-#include "kernels/amx_model.h"
+#include "kernels/amx_emulator.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -16,7 +16,7 @@ static _Thread_local struct {
 } state;
 static _Thread_local long faults;
 
-long rf_amx_model_faults(void)
+long rf_amx_emu_faults(void)
 {
     return faults;
 }
@@ -26,7 +26,7 @@ static bool valid(int t)
     return state.configured && t >= 0 && t < 8 && state.rows[t] > 0 && state.colsb[t] > 0;
 }
 
-void rf_amx_model_loadconfig(const rf_amx_config *config)
+void rf_amx_emu_loadconfig(const rf_amx_config *config)
 {
     memset(&state, 0, sizeof state);
     if (config->palette != 1) {
@@ -45,12 +45,12 @@ void rf_amx_model_loadconfig(const rf_amx_config *config)
     state.configured = true;
 }
 
-void rf_amx_model_release(void)
+void rf_amx_emu_release(void)
 {
     memset(&state, 0, sizeof state);
 }
 
-void rf_amx_model_zero(int t)
+void rf_amx_emu_zero(int t)
 {
     if (!valid(t)) {
         faults++;
@@ -59,7 +59,7 @@ void rf_amx_model_zero(int t)
     memset(state.data[t], 0, sizeof state.data[t]);
 }
 
-void rf_amx_model_load(int t, const void *base, size_t stride)
+void rf_amx_emu_load(int t, const void *base, size_t stride)
 {
     if (!valid(t)) {
         faults++;
@@ -70,7 +70,7 @@ void rf_amx_model_load(int t, const void *base, size_t stride)
         memcpy(state.data[t][r], (const uint8_t *)base + (size_t)r * stride, (size_t)state.colsb[t]);
 }
 
-void rf_amx_model_store(int t, void *base, size_t stride)
+void rf_amx_emu_store(int t, void *base, size_t stride)
 {
     if (!valid(t)) {
         faults++;
@@ -117,7 +117,7 @@ static void put32(int t, int r, int i, int32_t v)
 
 /* TDPBSSD, the int8 product (signed by signed). The sum wraps in 32
  * bits, done in uint32 so that C reads it as the hardware does. */
-void rf_amx_model_dpbssd(int c, int a, int b)
+void rf_amx_emu_dpbssd(int c, int a, int b)
 {
     int M, N, K;
     if (!product_shape(c, a, b, &M, &N, &K))
@@ -152,7 +152,7 @@ static float ftz(float f)
     return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f;
 }
 
-void rf_amx_model_dpbf16ps(int c, int a, int b)
+void rf_amx_emu_dpbf16ps(int c, int a, int b)
 {
     int M, N, K;
     if (!product_shape(c, a, b, &M, &N, &K))

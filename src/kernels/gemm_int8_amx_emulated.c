@@ -1,0 +1,25 @@
+/*
+ * gemm_int8_amx_emulated.c — the loops of gemm_int8_amx_body.h on the C
+ * emulator of the tiles (amx_emulator.h, RF_AMX_EMULATED): slow, never
+ * chosen by the CPU or a user, there so that the tests check the AMX
+ * backend's walk, edges, K tails and epilogue on every CPU with AVX2
+ * (below one A tile of rows, the AVX2 backend runs).
+ */
+#include "kernels/simd.h"
+
+#if RF_SIMD_X86
+#define RF_AMX_EMULATED
+#define AMX_BLOCK block
+#define AMX_STORE_TILE rf_int8_store_tile_avx2
+#include "kernels/gemm_int8_amx_body.h"
+
+const rf_int8_backend rf_int8_backend_amx_emulated = {
+    .name = "amx-model",
+    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
+    .tests_only = true,
+    .operands = &rf_int8_operands_avx2,
+    .block = block,
+    .min_rows = 16,
+    .small = &rf_int8_backend_avx2,
+};
+#endif
