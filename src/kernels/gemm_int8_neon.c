@@ -51,7 +51,6 @@ static inline __attribute__((always_inline)) int narrow_row(const float *x, int 
     return k;
 }
 
-#define QUANTIZE_TARGET
 #include "kernels/gemm_int8_quantize_vec.h"
 
 static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale,

@@ -3,10 +3,15 @@
  * of gemm_int8_backend.h) on vecmath.h's vector type, included by each
  * build of it: gemm_int8_shared_avx2.c (8 floats), gemm_int8_shared_avx512.c
  * (16) and gemm_int8_neon.c (8, two registers). The includer defines first
- * QUANTIZE_TARGET, its functions' target attribute, and narrow_row(x, K,
- * c, inv, q): pass 2 over whole vectors, (x - c) * inv rounded to nearest
- * even and narrowed with the instruction set's conversions, returning
- * where the scalar tail starts.
+ * narrow_row(x, K, c, inv, q, flip): pass 2 over whole vectors, (x - c) *
+ * inv rounded to nearest even and narrowed with the instruction set's
+ * conversions, returning where the scalar tail starts.
+ *
+ * quantize_rows_vec has no target attribute of its own, as vecmath.h's
+ * helpers have none: it is inlined into the includer's function of that
+ * target. Clang refuses a vector argument or result passed between
+ * functions of different targets, even inlined ones, so a narrow_row with
+ * a target attribute is an ordinary call (once a row), not inlined here.
  *
  * Pass 1's lanes keep min and max as MINPS and MAXPS do ((a < b) ? a : b)
  * and are reduced in lane order, as rf_int8_quantize_row_naive reads the
@@ -19,9 +24,8 @@
 #include "kernels/vecmath.h"
 
 /* flip: store q + 128 (the sign bit flipped), VPDPBUSD's unsigned operand */
-QUANTIZE_TARGET static inline __attribute__((always_inline)) void
-quantize_rows_vec(const float *X, int K, int m0, int m1, int8_t *Xq, float *scale, float *center,
-                  const bool flip)
+RF_VINLINE void quantize_rows_vec(const float *X, int K, int m0, int m1, int8_t *Xq,
+                                   float *scale, float *center, const bool flip)
 {
     int kb = rf_int8_row_bytes(K);
     for (int r = m0; r < m1; r++) {

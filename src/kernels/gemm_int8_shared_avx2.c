@@ -42,8 +42,8 @@ RF_TARGET_AVX2 int32_t rf_int8_row_sum_avx2(const int8_t *w, int K)
 /* Pass 2 of quantize_rows_vec, 32 values at a time centered, rounded
  * (nearest even) and narrowed; the packs interleave 128-bit lanes, the
  * permute undoes it. */
-RF_TARGET_AVX2 static inline __attribute__((always_inline)) int
-narrow_row(const float *x, int K, float c, float inv, int8_t *q, bool flip)
+RF_TARGET_AVX2 static int narrow_row(const float *x, int K, float c, float inv, int8_t *q,
+                                     bool flip)
 {
     (void)flip; /* the AVX2 rows are signed */
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -59,7 +59,6 @@ narrow_row(const float *x, int K, float c, float inv, int8_t *q, bool flip)
     return k;
 }
 
-#define QUANTIZE_TARGET RF_TARGET_AVX2
 #include "kernels/gemm_int8_quantize_vec.h"
 
 /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of

@@ -26,8 +26,8 @@
 
 /* Pass 2 of quantize_rows_vec: centered, scaled, rounded to nearest even
  * and narrowed with saturation, 16 at a time; flip: + 128. */
-RF_TARGET_AVX512BW static inline __attribute__((always_inline)) int
-narrow_row(const float *x, int K, float c, float inv, int8_t *q, const bool flip)
+RF_TARGET_AVX512BW static int narrow_row(const float *x, int K, float c, float inv, int8_t *q,
+                                         bool flip)
 {
     const __m128i sign = _mm_set1_epi8(flip ? (char)0x80 : 0);
     __m512 vinv = _mm512_set1_ps(inv), vc = _mm512_set1_ps(c);
@@ -39,7 +39,6 @@ narrow_row(const float *x, int K, float c, float inv, int8_t *q, const bool flip
     return k;
 }
 
-#define QUANTIZE_TARGET RF_TARGET_AVX512BW
 #include "kernels/gemm_int8_quantize_vec.h"
 
 RF_TARGET_AVX512BW void rf_int8_quantize_rows_avx512(const float *X, int K, int m0, int m1,
