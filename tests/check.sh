@@ -3,6 +3,12 @@
 #   check_skip "why"            counts a skip
 #   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure
 #   require_reference "what"    without $REF: one skip naming what goes untested, then exits
+#   run_ok OUT COMMAND...       runs COMMAND (stdin as given), stdout into OUT, stderr into
+#                               OUT.err; true when it exits 0 and OUT is not empty, else says
+#                               why on stderr (a failed command prints nothing, and two empty
+#                               outputs compare equal: this fails on both)
+#   run_rc RC OUT COMMAND...    the same for a command that must exit RC
+#   same A B                    A and B are byte-identical and not empty
 # $ROFORMER is the CLI under test; $REF the reference dir ("" when absent).
 check_passed=0; check_failed=0; check_skipped=0
 # Each test runs the CLI in the environment it tests, not the caller's: the
@@ -31,4 +37,23 @@ require_reference() {
     [ -n "$REF" ] && return 0
     check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): $1"
     check_done; exit
+}
+run_rc() {
+    want_rc=$1; run_out=$2; shift 2
+    "$@" >"$run_out" 2>"$run_out.err"
+    got_rc=$?
+    if [ "$got_rc" -ne "$want_rc" ]; then
+        echo "  $1 ${2:-} ...: exit $got_rc, not $want_rc: $(tail -n 3 "$run_out.err")" >&2
+        return 1
+    fi
+    [ -s "$run_out" ] && return 0
+    echo "  $1 ${2:-} ...: exit $got_rc with nothing on stdout" >&2
+    return 1
+}
+run_ok() { run_rc 0 "$@"; }
+same() {
+    for f in "$1" "$2"; do
+        [ -s "$f" ] || { echo "  $f: empty or absent" >&2; return 1; }
+    done
+    cmp -s "$1" "$2" || { echo "  $1 and $2 differ" >&2; return 1; }
 }

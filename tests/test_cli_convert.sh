@@ -2,7 +2,6 @@
 # test_cli_convert.sh — `roformer convert` and `roformer info`: results on
 # stdout, one-line errors on stderr, exit codes 0 / 1 / 2.
 . tests/check.sh
-. tests/check_cmd.sh
 
 # runs the CLI; keeps stdout in $TMP/out, stderr in $TMP/err, exit code in $rc
 run() { "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }

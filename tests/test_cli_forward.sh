@@ -5,7 +5,6 @@
 # numpy; flat input and text input; --head choices; bad lines answered in
 # place with {"error", "line"} and exit status 1.
 . tests/check.sh
-. tests/check_cmd.sh
 PY=/usr/bin/python3
 
 if [ -z "$REF" ]; then

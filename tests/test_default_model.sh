@@ -5,7 +5,6 @@
 # ../shared/data is there) the engine against the PyTorch predictions the
 # training script wrote (models/sentiment-zh-small.dev-expected.jsonl).
 . tests/check.sh
-. tests/check_cmd.sh
 MODEL=models/sentiment-zh-small.gguf
 EXPECTED=models/sentiment-zh-small.dev-expected.jsonl
 DEV=${ROFORMER_DATA:-../shared/data}/chnsenticorp/dev.tsv

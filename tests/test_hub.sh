@@ -6,7 +6,6 @@
 # bytes, a bad checksum leaves nothing, and every failure is one line with
 # exit status 1 (2 for usage errors). Every wait is bounded.
 . tests/check.sh
-. tests/check_cmd.sh
 
 run() { "$ROFORMER" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; }
 exit_is() { [ "$rc" -eq "$1" ]; }

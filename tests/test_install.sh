@@ -2,7 +2,6 @@
 # program built the way a user builds it: only through the installed
 # pkg-config file (cc ... $(pkg-config --cflags --libs roformer)).
 . tests/check.sh
-. tests/check_cmd.sh
 build=$(dirname "$ROFORMER")
 san=""
 case "$build" in *asan*) san="-fsanitize=address,undefined" ;; esac

@@ -3,7 +3,6 @@
 # expected.safetensors (tests/jobs_reference.py), scm over the shared
 # CAIL2019-SCM triplets, bad lines in place, .npy output, shared options.
 . tests/check.sh
-. tests/check_cmd.sh
 PY=/usr/bin/python3
 DATA=${ROFORMER_DATA:-../shared/data}
 SCM=$DATA/cail2019_scm/stage1_train.jsonl

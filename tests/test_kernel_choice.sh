@@ -6,7 +6,6 @@
 # report the build, and a build the CPU lacks or a malformed choice is a
 # one-line error with exit status 1.
 . tests/check.sh
-. tests/check_cmd.sh
 
 MODEL=models/sentiment-zh-small.gguf
 # 65 tokens and 3: the products' rows run above the AMX build's 16-row floor

@@ -7,7 +7,6 @@
 # the errors, the checkpoint's default scaling through config.json and
 # GGUF, and that below max_position nothing changes.
 . tests/check.sh
-. tests/check_cmd.sh
 PY=/usr/bin/python3
 
 require_reference "long-position tests"

@@ -5,7 +5,6 @@
 # `classify` equals `forward` on ids cut by hand from `tokenize`'s full
 # encoding ([CLS], the last tokens, [SEP]).
 . tests/check.sh
-. tests/check_cmd.sh
 PY=/usr/bin/python3
 
 require_reference "rerank CLI tests"

@@ -4,7 +4,6 @@
 # one by one), --timings counts the windows, short texts are unchanged, and
 # the jobs without pooling refuse the option.
 . tests/check.sh
-. tests/check_cmd.sh
 
 require_reference "window CLI tests"
 M=$REF/models
