@@ -2,7 +2,9 @@
 builds on each model, sends both every route's requests (good ones, windows,
 truncation, errors) and prints each route's outcome: the same status and
 body bytes, or the first difference. Exits 1 on any difference. For
-checking a change to the server that must not change its answers."""
+checking a change to the server that must not change its answers.
+MODELS_DIR holds NAME.gguf for each NAME of REQUESTS, converted from
+../shared/reference/models/NAME (`roformer convert DIR -o NAME.gguf`)."""
 import json, re, subprocess, sys, urllib.request, urllib.error
 
 LONG = "一个长一点的句子，用来测试窗口和截断之后的结果是否一样。" * 3
