@@ -505,6 +505,31 @@ RF_API rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t m
                                    rf_error *err);
 RF_API void rf_context_free(rf_context *ctx);
 
+/* Where a context's forward passes spend their wall time, by kind of step,
+ * added up over the passes since timing was turned on (`roformer bench`
+ * prints it per pass). Measured with the monotonic clock on the calling
+ * thread around each step; the parallel regions' time that the calling
+ * thread spent waiting for the other threads is counted apart, as waits.
+ * The kinds never overlap: they add up to at most forward_ms; the rest is
+ * rf_forward's untimed work (checking the batch, the heads). */
+typedef struct {
+    double products_ms;    /* the Linear products, with bias and activation */
+    double attention_ms;   /* attention (its waits included) */
+    double norms_ms;       /* LayerNorm / RMS norm and the residual add they fold in */
+    double quantize_ms;    /* bf16 / int8: products' inputs rounded or quantized */
+    double elementwise_ms; /* RoPE, embedding gather, mask, hidden-state copies */
+    double waits_ms;       /* calling thread idle inside the other steps' regions */
+    double forward_ms;     /* wall time of the passes, all of rf_forward */
+    int64_t forwards;      /* passes counted */
+} rf_step_times;
+
+/* Turns step timing on or off, and starts its totals again at
+ * zero. Off (the default) it costs nothing measurable; on, a few clock
+ * reads per step. */
+RF_API void rf_context_time_steps(rf_context *ctx, bool on);
+/* The totals since the last rf_context_time_steps (all zero if never). */
+RF_API void rf_context_step_times(const rf_context *ctx, rf_step_times *out);
+
 /* A right-padded batch: every array is [batch][seq_len], row-major. */
 typedef struct {
     int32_t batch;

@@ -265,6 +265,7 @@ rf_status rf_context_create(const rf_model *model, const rf_context_params *para
         rf_blas_single_thread();
         st = rf_pool_create(n_threads, &ctx->pool, err);
         ctx->par = rf_pool_parallel(ctx->pool);
+        rf_step_timer_init(&ctx->steps, ctx->par);
     }
     if (st != RF_OK) {
         rf_context_free(ctx);
@@ -289,6 +290,16 @@ rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_
     free(old.arena);
     free(old.seq_off);
     return RF_OK;
+}
+
+void rf_context_time_steps(rf_context *ctx, bool on)
+{
+    rf_step_timer_reset(&ctx->steps, on);
+}
+
+void rf_context_step_times(const rf_context *ctx, rf_step_times *out)
+{
+    rf_step_timer_read(&ctx->steps, out);
 }
 
 void rf_context_free(rf_context *ctx)

@@ -13,6 +13,7 @@
 
 #include "model/model.h"
 #include "model/packed_weights.h"
+#include "model/step_times.h"
 #include "model/threadpool.h"
 
 #include <stdbool.h>
@@ -37,6 +38,7 @@ struct rf_context {
     double rope_factor;   /* resolved factor (1 with none) */
     rf_pool *pool;
     rf_parallel par; /* the pool as the kernels take it */
+    rf_step_timer steps; /* per-step wall times, when asked (step_times.h) */
     float *arena;       /* the one allocation every buffer below points into */
     size_t arena_bytes; /* its size */
     /*

@@ -51,6 +51,7 @@ struct rows_job {
     int width;
     const rf_layer_weights *lw; /* Q, K, V + RoPE */
     bool project;               /* also compute Q, K, V (else RoPE only) */
+    double rope_seconds;        /* thread 0's RoPE time, when steps are timed */
 };
 
 static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
@@ -65,8 +66,7 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
  * rows while they are in cache. */
 static void qkv_rope_task(void *arg, int block, int thread)
 {
-    (void)thread;
-    const struct rows_job *j = arg;
+    struct rows_job *j = arg;
     const rf_layer_weights *lw = j->lw;
     const rf_hparams *hp = &j->ctx->model->hp;
     int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
@@ -77,6 +77,9 @@ static void qkv_rope_task(void *arg, int block, int thread)
     if (j->project)
         rf_linear_1(c->x + (size_t)start * D, len, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D,
                     RF_ACT_LINEAR, c->qkv + (size_t)start * 3 * D);
+    /* the product and RoPE share a region: thread 0 times RoPE apart */
+    bool timed = thread == 0 && j->project && c->steps.on;
+    double t0 = timed ? rf_step_clock() : 0.0;
     /* RoPE position = row index within its sequence. The K heads follow
        the Q heads in each row (and V the K), so one pass rotates 2H heads
        (3H with rotary_value). */
@@ -89,6 +92,8 @@ static void qkv_rope_task(void *arg, int block, int thread)
         rf_rope_apply(c->qkv + (size_t)c->seq_off[b] * 3 * D, s - c->seq_off[b], e - s, 3 * D,
                       j->L, rotated_heads, Dh, c->rope_sin, c->rope_cos);
     }
+    if (timed)
+        j->rope_seconds += rf_step_clock() - t0;
 }
 
 static void add_norm_task(void *arg, int block, int thread)
@@ -113,7 +118,9 @@ static void add_norm(rf_context *ctx, int T, float *x, const float *y, const flo
 {
     struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rf_pool_threads(ctx->pool),
                            .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
-    rf_pool_run(ctx->pool, job.n_blocks, add_norm_task, &job);
+    rf_step_begin(&ctx->steps, RF_STEP_NORMS);
+    rf_parallel_run(rf_step_parallel(&ctx->steps), job.n_blocks, add_norm_task, &job);
+    rf_step_end(&ctx->steps);
 }
 
 /* ==== Embeddings ==== */
@@ -124,6 +131,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     const rf_weights *w = &ctx->model->w;
     int E = hp->embedding_size;
     float *e = w->embd_proj_w ? ctx->emb : ctx->x;
+    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
     /* pass 1: word + token-type embedding rows, in the layout of seq_off */
     for (int b = 0; b < batch->batch; b++)
         for (int r = ctx->seq_off[b]; r < ctx->seq_off[b + 1]; r++) {
@@ -142,12 +150,16 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
                     row[i] += tt[i];
             }
         }
+    rf_step_end(&ctx->steps);
     /* pass 2: LayerNorm (v2: RMS norm) over E */
     add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
     /* pass 3: embeddings_project E -> D */
-    if (w->embd_proj_w)
-        rf_linear(&ctx->par, e, T, E, w->embd_proj_w, w->embd_proj_b, hp->hidden_size,
-                  RF_ACT_LINEAR, ctx->x);
+    if (w->embd_proj_w) {
+        rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
+        rf_linear(rf_step_parallel(&ctx->steps), e, T, E, w->embd_proj_w, w->embd_proj_b,
+                  hp->hidden_size, RF_ACT_LINEAR, ctx->x);
+        rf_step_end(&ctx->steps);
+    }
 }
 
 /* ==== Layers ==== */
@@ -166,16 +178,20 @@ struct layer_matrix {
                            (ctx)->bf16_layers ? (ctx)->bf16_layers[i].which : NULL,     \
                            (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
 
-/* A layer's Linear: Y = act(X W^T + b), in the context's compute type. */
+/* A layer's Linear: Y = act(X W^T + b), in the context's compute type;
+ * one products step. */
 static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
                          const float *b, int N, rf_activation act, float *Y)
 {
+    const rf_parallel *par = rf_step_parallel(&ctx->steps);
+    rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
     if (W.bf16)
-        rf_linear_bf16(&ctx->par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+        rf_linear_bf16(par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
     else if (W.int8)
-        rf_linear_int8(&ctx->par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
+        rf_linear_int8(par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else
-        rf_linear(&ctx->par, X, M, K, W.f32, b, N, act, Y);
+        rf_linear(par, X, M, K, W.f32, b, N, act, Y);
+    rf_step_end(&ctx->steps);
 }
 
 static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool packed)
@@ -195,16 +211,21 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     if (!qkv.project)
         layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
                      3 * D, RF_ACT_LINEAR, ctx->qkv);
-    rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
+    rf_step_begin(&ctx->steps, qkv.project ? RF_STEP_PRODUCTS : RF_STEP_ELEMENTWISE);
+    rf_parallel_run(rf_step_parallel(&ctx->steps), qkv.n_blocks, qkv_rope_task, &qkv);
+    rf_step_end(&ctx->steps);
+    rf_step_move(&ctx->steps, RF_STEP_PRODUCTS, RF_STEP_ELEMENTWISE, qkv.rope_seconds);
 
     /* pass 2: attention per (sequence, head, query block) */
     const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
+    rf_step_begin(&ctx->steps, RF_STEP_ATTENTION);
     if (packed)
         rf_attention_packed(pool, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
                             ctx->attn_bf16, ctx->attn, D);
     else
         rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
                      ctx->attn_bf16, ctx->attn, D);
+    rf_step_end(&ctx->steps);
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
@@ -268,6 +289,7 @@ void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
     const rf_hparams *hp = &ctx->model->hp;
     int B = batch->batch, L = batch->seq_len;
     size_t layer_floats = (size_t)B * L * hp->hidden_size;
+    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
     bool packed = plan_layout(ctx, batch);
     int T = ctx->seq_off[B];
 
@@ -276,6 +298,7 @@ void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
             int on = batch->attention_mask ? batch->attention_mask[(size_t)b * L + t] : 1;
             ctx->mask_bias[(size_t)b * L + t] = on ? 0.0f : RF_MASK_NEG;
         }
+    rf_step_end(&ctx->steps);
 
     embed(ctx, batch, T);
     for (int i = 0; i <= hp->num_layers; i++) {
@@ -284,11 +307,15 @@ void rf_encode(rf_context *ctx, const rf_batch *batch, float *hidden_states)
         if (!hidden_states)
             continue;
         float *dst = hidden_states + (size_t)i * layer_floats;
+        rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
         if (packed)
             unpack_rows(ctx, B, L, ctx->x, dst);
         else
             memcpy(dst, ctx->x, layer_floats * sizeof(float));
+        rf_step_end(&ctx->steps);
     }
+    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
     if (packed)
         unpack_rows(ctx, B, L, ctx->x, ctx->x);
+    rf_step_end(&ctx->steps);
 }

@@ -97,6 +97,7 @@ rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf
 {
     if (!ctx || !batch || !out)
         return rf_fail(err, RF_ERR_INPUT, "forward: NULL context, batch or outputs");
+    rf_forward_begin(&ctx->steps);
     rf_status st = check_batch(ctx, batch, err);
     if (st == RF_OK)
         st = check_outputs(ctx, batch, out, err);
@@ -105,9 +106,12 @@ rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf
 
     rf_pool_reserve_stack();
     rf_encode(ctx, batch, out->hidden_states);
+    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
     if (out->last_hidden_state)
         memcpy(out->last_hidden_state, ctx->x,
                (size_t)batch->batch * batch->seq_len * ctx->model->hp.hidden_size * sizeof(float));
+    rf_step_end(&ctx->steps);
     rf_run_heads(ctx, batch, out);
+    rf_forward_end(&ctx->steps);
     return RF_OK;
 }

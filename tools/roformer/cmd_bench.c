@@ -13,8 +13,10 @@
  * because the cost does not depend on them.
  *
  * Prints the model, BLAS core and threads, ms per batch and tokens/s (real
- * tokens over the median time; min and max), model load time and peak RSS;
- * the last line is one JSON object for scripts (scripts/compare.sh).
+ * tokens over the median time; min and max), model load time and peak RSS,
+ * and where a timed pass spends its time by kind of step (products,
+ * attention, norms, quantizing, element-wise, waits: rf_step_times, mean per
+ * pass); the last line is one JSON object for scripts (scripts/compare.sh).
  * The one-time costs are reported apart from the timed runs: the model's
  * load, the context's creation and the first batch (which packs int8 /
  * bf16 weights and touches the context's buffers for the first time),
@@ -256,6 +258,8 @@ int cmd_bench(int argc, char **argv)
     }
     double first_ms = 1e3 * cli_now_seconds() - t0;
     for (long r = -a.warmup; r < a.runs; r++) {
+        if (r == 0)
+            rf_context_time_steps(ctx, true);
         t0 = 1e3 * cli_now_seconds();
         if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
             cli_error("%s", err.message);
@@ -264,6 +268,8 @@ int cmd_bench(int argc, char **argv)
         if (r >= 0)
             ms[r] = 1e3 * cli_now_seconds() - t0;
     }
+    rf_step_times steps;
+    rf_context_step_times(ctx, &steps);
     qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
     int runs = (int)a.runs;
     double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
@@ -292,6 +298,14 @@ int cmd_bench(int argc, char **argv)
     printf("one-time: load %.1f ms, context %.1f ms, first batch %.1f ms\n", load_ms, context_ms,
            first_ms);
     printf("peak RSS: %ld MB\n", peak_rss_mb());
+    /* per pass: the totals over the timed runs, divided by their number */
+    double per = steps.forwards > 0 ? 1.0 / (double)steps.forwards : 0.0;
+    double outside = steps.forward_ms > 0 ? 1.0 - steps.products_ms / steps.forward_ms : 0.0;
+    printf("ms per pass by step: products %.2f, attention %.2f, norms %.2f, quantize %.2f, "
+           "element-wise %.2f, waits %.2f, of %.2f; outside the products %.1f%%\n",
+           per * steps.products_ms, per * steps.attention_ms, per * steps.norms_ms,
+           per * steps.quantize_ms, per * steps.elementwise_ms, per * steps.waits_ms,
+           per * steps.forward_ms, 100.0 * outside);
 
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "engine", "roformer");
@@ -315,6 +329,17 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "context_ms", context_ms);
     cJSON_AddNumberToObject(j, "first_batch_ms", first_ms);
     cJSON_AddNumberToObject(j, "peak_rss_mb", (double)peak_rss_mb());
+    cJSON *step_ms = cJSON_AddObjectToObject(j, "steps_ms");
+    if (step_ms) {
+        cJSON_AddNumberToObject(step_ms, "products", per * steps.products_ms);
+        cJSON_AddNumberToObject(step_ms, "attention", per * steps.attention_ms);
+        cJSON_AddNumberToObject(step_ms, "norms", per * steps.norms_ms);
+        cJSON_AddNumberToObject(step_ms, "quantize", per * steps.quantize_ms);
+        cJSON_AddNumberToObject(step_ms, "elementwise", per * steps.elementwise_ms);
+        cJSON_AddNumberToObject(step_ms, "waits", per * steps.waits_ms);
+        cJSON_AddNumberToObject(step_ms, "forward", per * steps.forward_ms);
+    }
+    cJSON_AddNumberToObject(j, "outside_products_share", outside);
     cJSON *arr = cJSON_AddArrayToObject(j, "ms");
     for (int r = 0; arr && r < runs; r++)
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ms[r]));

@@ -1,0 +1,106 @@
+/*
+ * step_times.c — the step timer of a context (see step_times.h): clock
+ * reads around each step on the calling thread, and an rf_parallel that
+ * wraps the pool's to time each region and thread 0's share of it.
+ */
+#include "model/step_times.h"
+
+#include <string.h>
+#include <time.h>
+
+double rf_step_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One region run through the timed rf_parallel. */
+struct timed_region {
+    rf_task_fn fn;
+    void *arg;
+    double busy; /* thread 0's time in its own tasks; only thread 0 writes it */
+};
+
+static void timed_task(void *arg, int task, int thread)
+{
+    struct timed_region *r = arg;
+    if (thread != 0) {
+        r->fn(r->arg, task, thread);
+        return;
+    }
+    double t0 = rf_step_clock();
+    r->fn(r->arg, task, thread);
+    r->busy += rf_step_clock() - t0;
+}
+
+static void timed_run(void *runner, int n_tasks, rf_task_fn fn, void *arg)
+{
+    rf_step_timer *t = runner;
+    struct timed_region r = {fn, arg, 0.0};
+    double t0 = rf_step_clock();
+    rf_parallel_run(&t->inner, n_tasks, timed_task, &r);
+    double wall = rf_step_clock() - t0;
+    /* a products step's earlier regions prepared the input (step_times.h) */
+    if (t->regions > 0)
+        t->seconds[t->kind == RF_STEP_PRODUCTS ? RF_STEP_QUANTIZE : t->kind] += t->pending_busy;
+    t->seconds[RF_STEP_WAITS] += wall - r.busy;
+    t->pending_busy = r.busy;
+    t->regions_wall += wall;
+    t->regions++;
+}
+
+void rf_step_timer_init(rf_step_timer *t, rf_parallel inner)
+{
+    memset(t, 0, sizeof *t);
+    t->inner = inner;
+    t->timed = (rf_parallel){timed_run, t, inner.n_threads};
+}
+
+void rf_step_timer_reset(rf_step_timer *t, bool on)
+{
+    t->on = on;
+    memset(t->seconds, 0, sizeof t->seconds);
+    t->forward_seconds = 0.0;
+    t->forwards = 0;
+}
+
+void rf_step_begin_on(rf_step_timer *t, rf_step_kind kind)
+{
+    t->kind = kind;
+    t->regions = 0;
+    t->regions_wall = 0.0;
+    t->pending_busy = 0.0;
+    t->step_start = rf_step_clock();
+}
+
+void rf_step_end_on(rf_step_timer *t)
+{
+    double wall = rf_step_clock() - t->step_start;
+    /* the last region's own time, and the serial time around the regions */
+    t->seconds[t->kind] += t->pending_busy + (wall - t->regions_wall);
+}
+
+void rf_forward_begin_on(rf_step_timer *t)
+{
+    t->forward_start = rf_step_clock();
+}
+
+void rf_forward_end_on(rf_step_timer *t)
+{
+    t->forward_seconds += rf_step_clock() - t->forward_start;
+    t->forwards++;
+}
+
+void rf_step_timer_read(const rf_step_timer *t, rf_step_times *out)
+{
+    memset(out, 0, sizeof *out);
+    out->products_ms = 1e3 * t->seconds[RF_STEP_PRODUCTS];
+    out->attention_ms = 1e3 * t->seconds[RF_STEP_ATTENTION];
+    out->norms_ms = 1e3 * t->seconds[RF_STEP_NORMS];
+    out->quantize_ms = 1e3 * t->seconds[RF_STEP_QUANTIZE];
+    out->elementwise_ms = 1e3 * t->seconds[RF_STEP_ELEMENTWISE];
+    out->waits_ms = 1e3 * t->seconds[RF_STEP_WAITS];
+    out->forward_ms = 1e3 * t->forward_seconds;
+    out->forwards = t->forwards;
+}
