@@ -1,7 +1,7 @@
 # test_bench_steps.sh — `roformer bench` reports where a pass spends its
 # time: the JSON line's steps_ms has every kind of step (products,
 # attention, norms, quantize, elementwise, waits) and the pass's wall time
-# (forward), all per pass and >= 0; the kinds add up to no more than the
+# (forward) of the median run, all >= 0; the kinds add up to no more than the
 # pass and to at least 80% of it (what rf_forward does outside its steps
 # is checking the batch and the heads, which bench does not ask for:
 # microseconds, test_step_times.c says why); outside_products_share is
@@ -34,7 +34,7 @@ assert abs(share - (1 - s["products"] / s["forward"])) < 1e-9, (share, s)
 "$ROFORMER" bench -m "$MODEL" --batch 2 --seq-len 64 --threads 2 --runs 3 --warmup 1 >"$TMP/out" 2>"$TMP/err"
 check "bench f32 runs" test $? -eq 0
 check "bench f32: steps_ms and outside_products_share" steps_ok "$TMP/out"
-check "bench f32: the human line by step" grep -q '^ms per pass by step: products ' "$TMP/out"
+check "bench f32: the human line by step" grep -q '^median run by step, ms: products ' "$TMP/out"
 check "bench f32: nothing quantized" sh -c "tail -n 1 '$TMP/out' | grep -q '\"quantize\":0[,}]'"
 
 "$ROFORMER" bench -m "$MODEL" --batch 2 --seq-len 64 --threads 1 --runs 2 --warmup 0 --skip-padding >"$TMP/out" 2>"$TMP/err"

@@ -14,9 +14,11 @@
  *
  * Prints the model, BLAS core and threads, ms per batch and tokens/s (real
  * tokens over the median time; min and max), model load time and peak RSS,
- * and where a timed pass spends its time by kind of step (products,
- * attention, norms, quantizing, element-wise, waits: rf_step_times, mean per
- * pass); the last line is one JSON object for scripts (scripts/compare.sh).
+ * and where the median run spends its time by kind of step (products,
+ * attention, norms, quantizing, element-wise, waits: rf_step_times of the
+ * run of rank (runs - 1) / 2 by wall time, so that a run slowed by another
+ * process does not weigh in); the last line is one JSON object for scripts
+ * (scripts/compare.sh).
  * The one-time costs are reported apart from the timed runs: the model's
  * load, the context's creation and the first batch (which packs int8 /
  * bf16 weights and touches the context's buffers for the first time),
@@ -188,6 +190,7 @@ int cmd_bench(int argc, char **argv)
     int32_t *lengths = NULL, *ids = NULL, *mask = NULL;
     float *hidden = NULL;
     double *ms = NULL;
+    rf_step_times *run_steps = NULL;
     rc = CLI_FAILED;
 
     double t0 = 1e3 * cli_now_seconds();
@@ -231,7 +234,8 @@ int cmd_bench(int argc, char **argv)
     mask = malloc(sizeof *mask * n_tok);
     hidden = malloc(sizeof *hidden * n_tok * (size_t)hp->hidden_size);
     ms = malloc(sizeof *ms * (size_t)a.runs);
-    if (!ids || !mask || !hidden || !ms) {
+    run_steps = malloc(sizeof *run_steps * (size_t)a.runs);
+    if (!ids || !mask || !hidden || !ms || !run_steps) {
         cli_error("out of memory for a batch of %d x %d", batch, seq_len);
         goto done;
     }
@@ -258,20 +262,32 @@ int cmd_bench(int argc, char **argv)
     }
     double first_ms = 1e3 * cli_now_seconds() - t0;
     for (long r = -a.warmup; r < a.runs; r++) {
-        if (r == 0)
+        if (r >= 0) /* each timed run's steps on their own */
             rf_context_time_steps(ctx, true);
         t0 = 1e3 * cli_now_seconds();
         if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
             cli_error("%s", err.message);
             goto done;
         }
-        if (r >= 0)
+        if (r >= 0) {
             ms[r] = 1e3 * cli_now_seconds() - t0;
+            rf_context_step_times(ctx, &run_steps[r]);
+        }
     }
-    rf_step_times steps;
-    rf_context_step_times(ctx, &steps);
-    qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
     int runs = (int)a.runs;
+    /* the median run's steps: the run of rank (runs - 1) / 2 */
+    int median_run = 0;
+    for (int r = 0; r < runs; r++) {
+        int below = 0, same_before = 0;
+        for (int o = 0; o < runs; o++) {
+            below += ms[o] < ms[r];
+            same_before += o < r && ms[o] == ms[r];
+        }
+        if (below + same_before == (runs - 1) / 2)
+            median_run = r;
+    }
+    rf_step_times steps = run_steps[median_run];
+    qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
     double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
     double tps = real_tokens / (med * 1e-3);
     long threads = cp.n_threads > 0 ? cp.n_threads : sysconf(_SC_NPROCESSORS_ONLN);
@@ -298,10 +314,9 @@ int cmd_bench(int argc, char **argv)
     printf("one-time: load %.1f ms, context %.1f ms, first batch %.1f ms\n", load_ms, context_ms,
            first_ms);
     printf("peak RSS: %ld MB\n", peak_rss_mb());
-    /* per pass: the totals over the timed runs, divided by their number */
     double per = steps.forwards > 0 ? 1.0 / (double)steps.forwards : 0.0;
     double outside = steps.forward_ms > 0 ? 1.0 - steps.products_ms / steps.forward_ms : 0.0;
-    printf("ms per pass by step: products %.2f, attention %.2f, norms %.2f, quantize %.2f, "
+    printf("median run by step, ms: products %.2f, attention %.2f, norms %.2f, quantize %.2f, "
            "element-wise %.2f, waits %.2f, of %.2f; outside the products %.1f%%\n",
            per * steps.products_ms, per * steps.attention_ms, per * steps.norms_ms,
            per * steps.quantize_ms, per * steps.elementwise_ms, per * steps.waits_ms,
@@ -360,5 +375,6 @@ done:
     free(mask);
     free(hidden);
     free(ms);
+    free(run_steps);
     return rc;
 }
