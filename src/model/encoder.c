@@ -41,7 +41,13 @@
 /* ==== Row-split passes over the pool ==== */
 
 /* Row-wise passes (Q/K/V + RoPE, the norms) cut the T rows into one block
- * per thread. */
+ * per thread, but a pass of fewer than ROWS_SPLIT_MIN floats (a short
+ * text's norm or RoPE, a few microseconds) runs on the calling thread
+ * alone: waking the pool and waiting for it would cost as much as the
+ * pass, and on a crowded machine far more. Each row's result does not
+ * depend on the blocks. */
+#define ROWS_SPLIT_MIN (1L << 15)
+
 struct rows_job {
     rf_context *ctx;
     int T, B, L, n_blocks;
@@ -53,6 +59,11 @@ struct rows_job {
     bool project;               /* also compute Q, K, V (else RoPE only) */
     double rope_seconds;        /* thread 0's RoPE time, when steps are timed */
 };
+
+static int rows_blocks(const rf_context *ctx, int T, int width)
+{
+    return (long)T * width < ROWS_SPLIT_MIN ? 1 : rf_pool_threads(ctx->pool);
+}
 
 static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
 {
@@ -116,8 +127,7 @@ static void add_norm_task(void *arg, int block, int thread)
 static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
                      const float *beta, int width)
 {
-    struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rf_pool_threads(ctx->pool),
-                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
+    struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rows_blocks(ctx, T, width), .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
     rf_step_begin(&ctx->steps, RF_STEP_NORMS);
     rf_parallel_run(rf_step_parallel(&ctx->steps), job.n_blocks, add_norm_task, &job);
     rf_step_end(&ctx->steps);
@@ -205,9 +215,11 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
        rotary position embedding: fused per block of rows when there are
        enough rows for every thread (f32), else the product split along its
        outputs or run in bf16 / int8, then RoPE */
-    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
-                           .lw = lw, .project = ctx->compute == RF_COMPUTE_F32 &&
-                                                rf_linear_splits_rows(&ctx->par, T)};
+    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .lw = lw,
+                           .project = ctx->compute == RF_COMPUTE_F32 &&
+                                      rf_linear_splits_rows(&ctx->par, T)};
+    qkv.n_blocks = qkv.project ? rf_pool_threads(pool)
+                               : rows_blocks(ctx, T, (hp->rotary_value ? 3 : 2) * D);
     if (!qkv.project)
         layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
                      3 * D, RF_ACT_LINEAR, ctx->qkv);
