@@ -127,7 +127,8 @@ static void add_norm_task(void *arg, int block, int thread)
 static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
                      const float *beta, int width)
 {
-    struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rows_blocks(ctx, T, width), .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
+    struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rows_blocks(ctx, T, width),
+                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
     rf_step_begin(&ctx->steps, RF_STEP_NORMS);
     rf_parallel_run(rf_step_parallel(&ctx->steps), job.n_blocks, add_norm_task, &job);
     rf_step_end(&ctx->steps);
