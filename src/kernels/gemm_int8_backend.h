@@ -164,6 +164,7 @@ rf_int8_epilogue rf_int8_store_sums;
         return;                                                                                    \
     }
 #define RF_INT8_TILE_BLOCK(NAME, TARGET, TILE, ROWS, STORE)                                       \
+    _Static_assert((ROWS) >= 1 && (ROWS) <= RF_INT8_MAX_TILE_ROWS, "a row count per branch");     \
     TARGET static void NAME##_rows(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,  \
                                    const int32_t *colsum, int32_t *C)                              \
     {                                                                                              \
