@@ -967,6 +967,21 @@ typedef struct {
 
 RF_API rf_kernel_info rf_kernels_get_info(void);
 
+/* One row of the library's tables of builds, for reports (`roformer
+ * info`): every int8 build, then every bf16 build, each table in its own
+ * order. Static strings. */
+typedef struct {
+    const char *product; /* "int8" or "bf16" */
+    const char *name;    /* the NAME of ROFORMER_KERNEL=PRODUCT=NAME */
+    bool runs;           /* this CPU runs it */
+    bool tests_only;     /* the tests' own: never chosen, and no NAME a user may give */
+    bool in_use;         /* the build rf_kernels_get_info reports for its product */
+} rf_kernel_build;
+
+/* Writes the first min(n, cap) rows to out (NULL with cap 0: none) and
+ * returns n, the number of rows. */
+RF_API int32_t rf_kernels_list(rf_kernel_build *out, int32_t cap);
+
 /* ==== Defaults: what every front end uses when not told otherwise ====
  *
  * The CLI, `roformer serve`, the Python package and its Dask jobs ask these

@@ -22,8 +22,10 @@
  * panel over kq quads, into C (mr x 16 int32). mr is a constant at every
  * call, so the loops unroll and the sums stay in registers. */
 RF_TARGET_AVX2 static inline __attribute__((always_inline)) void
-tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
+tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, const int32_t *colsum,
+     int32_t *C)
 {
+    (void)colsum; /* signed sums: nothing to take off */
     __m256i acc[MR][2];
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 4
@@ -51,22 +53,7 @@ tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t
     }
 }
 
-RF_TARGET_AVX2 static void tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
-                                    const int32_t *colsum, int32_t *C)
-{
-    (void)colsum; /* signed sums: nothing to take off */
-    switch (mr) {
-    case 1: tile(1, A, lda, W, kq, C); break;
-    case 2: tile(2, A, lda, W, kq, C); break;
-    case 3: tile(3, A, lda, W, kq, C); break;
-    default: tile(MR, A, lda, W, kq, C); break; /* mr == MR == 4 */
-    }
-}
-
-RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n0, int n1)
-{
-    rf_int8_walk_panels(p, m0, m1, n0, n1, MR, tile_any, rf_int8_store_tile_avx2);
-}
+RF_INT8_TILE_BLOCK(block, RF_TARGET_AVX2, tile, MR, rf_int8_store_tile_avx2)
 
 const rf_int8_backend rf_int8_backend_avx2 = {
     .name = "avx2",

@@ -11,8 +11,9 @@
  *   gemm_int8_neon.c           "neon", "sdot", "i8mm" (ARM64)
  *
  * and the pieces several share: gemm_int8_shared_avx2.c and
- * gemm_int8_shared_avx512.c (below), gemm_int8_amx_body.h (the tile
- * loops). All read the packed layout of gemm_int8.h and give the same
+ * gemm_int8_shared_avx512.c (below), gemm_int8_shared_walk.c (the walk of
+ * the register-tile builds, x86-64 and ARM64), gemm_int8_amx_body.h (the
+ * tile loops). All read the packed layout of gemm_int8.h and give the same
  * exact integer sums; they differ only in speed. The driver picks one
  * backend once per process, quantizes, packs, splits the work over
  * threads and calls the backend's members; a backend never calls the
@@ -134,9 +135,11 @@ rf_int8_epilogue rf_int8_store_tile_avx512;
 extern const rf_int8_operands rf_int8_operands_avx2, rf_int8_operands_avx512,
     rf_int8_operands_avx512_u8;
 
-/* A register tile of the AVX2 and VNNI builds: rows [0, mr) of A (rows
- * lda bytes apart) times one packed panel over kq quads, into C (mr x 16
- * int32, rows 16 apart), mr <= RF_INT8_MAX_TILE_ROWS. */
+/* Shared by every register-tile backend (AVX2, VNNI, NEON, SDOT, I8MM;
+ * gemm_int8_shared_walk.c). A register tile: rows [0, mr) of A (rows lda
+ * bytes apart) times one packed panel over kq quads, into C (mr x 16
+ * int32, rows 16 apart), mr <= RF_INT8_MAX_TILE_ROWS; colsum is the
+ * panel's weight sums, for a tile that takes them off itself (VNNI). */
 #define RF_INT8_MAX_TILE_ROWS 12
 typedef void (*rf_int8_register_tile)(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
                                       const int32_t *colsum, int32_t *C);
@@ -145,5 +148,37 @@ typedef void (*rf_int8_register_tile)(int mr, const int8_t *A, size_t lda, const
  * tile of `step` rows of the block, each tile stored by `store`. */
 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1, int step,
                          rf_int8_register_tile tile, rf_int8_epilogue *store);
+/* The epilogues' part for a product without scales (p->sx NULL): the raw
+ * sums into p->C. */
+rf_int8_epilogue rf_int8_store_sums;
+
+/* A register-tile backend's block, from its tile: TILE(mr, A, lda, W, kq,
+ * colsum, C), an always-inline function of at most ROWS rows whose loops
+ * unroll for a constant mr. Defines NAME_rows, TILE with mr made a
+ * constant (a branch per row count below ROWS, dropped above it), and
+ * NAME, the block: rf_int8_walk_panels over tiles of ROWS rows, each
+ * stored by STORE. TARGET: the tile's target attribute. */
+#define RF_INT8_ROWS_CASE(TILE, n, ROWS)                                                          \
+    if ((n) < (ROWS) && mr == (n)) {                                                               \
+        TILE((n) < (ROWS) ? (n) : (ROWS), A, lda, W, kq, colsum, C);                               \
+        return;                                                                                    \
+    }
+#define RF_INT8_TILE_BLOCK(NAME, TARGET, TILE, ROWS, STORE)                                       \
+    _Static_assert((ROWS) >= 1 && (ROWS) <= RF_INT8_MAX_TILE_ROWS, "a row count per branch");     \
+    TARGET static void NAME##_rows(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,  \
+                                   const int32_t *colsum, int32_t *C)                              \
+    {                                                                                              \
+        RF_INT8_ROWS_CASE(TILE, 1, ROWS) RF_INT8_ROWS_CASE(TILE, 2, ROWS)                          \
+        RF_INT8_ROWS_CASE(TILE, 3, ROWS) RF_INT8_ROWS_CASE(TILE, 4, ROWS)                          \
+        RF_INT8_ROWS_CASE(TILE, 5, ROWS) RF_INT8_ROWS_CASE(TILE, 6, ROWS)                          \
+        RF_INT8_ROWS_CASE(TILE, 7, ROWS) RF_INT8_ROWS_CASE(TILE, 8, ROWS)                          \
+        RF_INT8_ROWS_CASE(TILE, 9, ROWS) RF_INT8_ROWS_CASE(TILE, 10, ROWS)                         \
+        RF_INT8_ROWS_CASE(TILE, 11, ROWS)                                                          \
+        TILE(ROWS, A, lda, W, kq, colsum, C); /* mr == ROWS */                                     \
+    }                                                                                              \
+    TARGET static void NAME(const rf_int8_product *p, int m0, int m1, int n0, int n1)              \
+    {                                                                                              \
+        rf_int8_walk_panels(p, m0, m1, n0, n1, ROWS, NAME##_rows, STORE);                          \
+    }
 
 #endif

@@ -29,10 +29,9 @@
 #include <math.h>
 #include <string.h>
 
-#define PANEL 16   /* output channels per panel (gemm_int8.h) */
-#define MR 4       /* rows per SDOT / SMMLA tile */
-#define MR_NEON 2  /* rows per SMULL tile */
-#define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
+#define PANEL RF_INT8_PANEL /* output channels per panel (gemm_int8.h) */
+#define MR 4                /* rows per SDOT / SMMLA tile */
+#define MR_NEON 2           /* rows per SMULL tile */
 
 /* Pass 2 of quantize_rows_vec: 8 values at a time centered, rounded to
  * nearest even (FCVTNS) and narrowed; |value| <= 127, so nothing
@@ -60,8 +59,9 @@ static void quantize_rows(const float *X, int K, int m0, int m1, int8_t *Xq, flo
 }
 
 /* ==== Tiles: rows [0, mr) of A (rows lda bytes apart) times one packed
- * panel over kq quads, into C (mr x 16 int32). mr is a constant at every
- * call, so the loops unroll and the sums stay in registers. ==== */
+ * panel over kq quads, into C (mr x 16 int32); signed sums, so colsum is
+ * not needed. mr is a constant at every call, so the loops unroll and the
+ * sums stay in registers. ==== */
 
 /* Quad i of the panel W: 16 channels x 4 inputs, channel-major in 4
  * vectors of 4 channels. */
@@ -82,8 +82,10 @@ row_quad(const int8_t *A, size_t lda, int r, int i)
 }
 
 static inline __attribute__((always_inline)) void
-tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
+tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+           const int32_t *colsum, int32_t *C)
 {
+    (void)colsum;
     /* acc[r][h]: lanes (channel 2h', inputs 0-1), (2h', 2-3), (2h'+1, 0-1),
        (2h'+1, 2-3) of the 4 channels of vector h / 2 */
     int32x4_t acc[MR_NEON][8];
@@ -113,8 +115,10 @@ tile_smull(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, i
 }
 
 RF_TARGET_DOTPROD static inline __attribute__((always_inline)) void
-tile_sdot(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
+tile_sdot(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+          const int32_t *colsum, int32_t *C)
 {
+    (void)colsum;
     int32x4_t acc[MR][4];
     #pragma GCC unroll 8
     for (int r = 0; r < mr; r++)
@@ -152,8 +156,10 @@ row_octet(const int8_t *A, size_t lda, int row, int mr, int i, bool two)
 }
 
 RF_TARGET_I8MM static inline __attribute__((always_inline)) void
-tile_smmla(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
+tile_smmla(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
+           const int32_t *colsum, int32_t *C)
 {
+    (void)colsum;
     /* acc[p][c]: rows 2p, 2p + 1 x channels 2c, 2c + 1 */
     int32x4_t acc[MR / 2][8];
     #pragma GCC unroll 8
@@ -196,36 +202,6 @@ tile_smmla(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, i
         }
 }
 
-static void tile_smull_any(int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, int32_t *C)
-{
-    if (mr == 1)
-        tile_smull(1, A, lda, W, kq, C);
-    else
-        tile_smull(MR_NEON, A, lda, W, kq, C);
-}
-
-RF_TARGET_DOTPROD static void tile_sdot_any(int mr, const int8_t *A, size_t lda, const int8_t *W,
-                                            int kq, int32_t *C)
-{
-    switch (mr) {
-    case 1: tile_sdot(1, A, lda, W, kq, C); break;
-    case 2: tile_sdot(2, A, lda, W, kq, C); break;
-    case 3: tile_sdot(3, A, lda, W, kq, C); break;
-    default: tile_sdot(MR, A, lda, W, kq, C); break;
-    }
-}
-
-RF_TARGET_I8MM static void tile_smmla_any(int mr, const int8_t *A, size_t lda, const int8_t *W,
-                                          int kq, int32_t *C)
-{
-    switch (mr) {
-    case 1: tile_smmla(1, A, lda, W, kq, C); break;
-    case 2: tile_smmla(2, A, lda, W, kq, C); break;
-    case 3: tile_smmla(3, A, lda, W, kq, C); break;
-    default: tile_smmla(MR, A, lda, W, kq, C); break;
-    }
-}
-
 /* Y (rows ldy apart) for a tile, `cols` of the 16 channels from n:
  * s_x[r] s_w[n] C + c_x[r] s_w[n] colsum[n] + bias[n], the terms grouped
  * as in rf_linear_int8_naive. */
@@ -240,56 +216,23 @@ static void dequantize_tile(const int32_t *C, int mr, int cols, const float *sx,
                                      (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
 }
 
-/* The three builds' tiles. */
-typedef enum { TILE_SMULL, TILE_SDOT, TILE_SMMLA } neon_tile;
-
-/* Y rows [m0, m1), channels [n0, n1) with `kernel`'s tile. */
-static void gemm_block(neon_tile kernel, const rf_int8_product *p, int m0, int m1, int n0,
-                       int n1)
+/* The epilogue: Y for a tile with the activation, or the raw sums. */
+static void store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr, int n, int cols)
 {
-    const int8_t *Xq = p->Xq;
-    const float *sx = p->sx, *cx = p->cx, *b = p->bias;
-    const rf_int8_matrix *Wm = p->W;
-    int K = p->K, ldy = p->ldy;
-    rf_activation act = p->act;
-    float *Y = p->Y;
-    int32_t *C = p->C;
-    int kb = rf_int8_row_bytes(K), kq = kb / 4;
-    int step = kernel == TILE_SMULL ? MR_NEON : MR;
-    int mc_rows = L2_BLOCK / kb / step * step;
-    if (mc_rows < step)
-        mc_rows = step;
-    int32_t sums[MR * PANEL];
-    for (int mc = m0; mc < m1; mc += mc_rows) {
-        int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
-        for (int n = n0; n < n1; n += PANEL) {
-            const int8_t *W = Wm->panels + (size_t)(n / PANEL) * kb * PANEL;
-            int cols = n1 - n < PANEL ? n1 - n : PANEL;
-            for (int m = mc; m < mc_end; m += step) {
-                int mr = mc_end - m < step ? mc_end - m : step;
-                const int8_t *A = Xq + (size_t)m * kb;
-                if (kernel == TILE_SMMLA)
-                    tile_smmla_any(mr, A, (size_t)kb, W, kq, sums);
-                else if (kernel == TILE_SDOT)
-                    tile_sdot_any(mr, A, (size_t)kb, W, kq, sums);
-                else
-                    tile_smull_any(mr, A, (size_t)kb, W, kq, sums);
-                if (!sx) {
-                    #pragma GCC unroll 8
-                    for (int r = 0; r < mr; r++)
-                        memcpy(C + (size_t)(m + r) * ldy + n, sums + r * PANEL,
-                               (size_t)cols * sizeof *C);
-                    continue;
-                }
-                float *y = Y + (size_t)m * ldy + n;
-                dequantize_tile(sums, mr, cols, sx + m, cx + m, Wm->scale + n, Wm->colsum + n,
-                                b ? b + n : NULL, y, ldy);
-                if (act != RF_ACT_LINEAR)
-                    rf_bias_act(y, mr, cols, ldy, NULL, act);
-            }
-        }
+    if (!p->sx) {
+        rf_int8_store_sums(p, C, m, mr, n, cols);
+        return;
     }
+    float *y = p->Y + (size_t)m * p->ldy + n;
+    dequantize_tile(C, mr, cols, p->sx + m, p->cx + m, p->W->scale + n, p->W->colsum + n,
+                    p->bias ? p->bias + n : NULL, y, p->ldy);
+    if (p->act != RF_ACT_LINEAR)
+        rf_bias_act(y, mr, cols, p->ldy, NULL, p->act);
 }
+
+RF_INT8_TILE_BLOCK(block_neon, , tile_smull, MR_NEON, store_tile)
+RF_INT8_TILE_BLOCK(block_sdot, RF_TARGET_DOTPROD, tile_sdot, MR, store_tile)
+RF_INT8_TILE_BLOCK(block_i8mm, RF_TARGET_I8MM, tile_smmla, MR, store_tile)
 
 static int32_t row_sum(const int8_t *w, int K)
 {
@@ -297,21 +240,6 @@ static int32_t row_sum(const int8_t *w, int K)
     for (int k = 0; k < K; k++)
         sum += w[k];
     return sum;
-}
-
-static void block_neon(const rf_int8_product *p, int m0, int m1, int n0, int n1)
-{
-    gemm_block(TILE_SMULL, p, m0, m1, n0, n1);
-}
-
-static void block_sdot(const rf_int8_product *p, int m0, int m1, int n0, int n1)
-{
-    gemm_block(TILE_SDOT, p, m0, m1, n0, n1);
-}
-
-static void block_i8mm(const rf_int8_product *p, int m0, int m1, int n0, int n1)
-{
-    gemm_block(TILE_SMMLA, p, m0, m1, n0, n1);
 }
 
 static const rf_int8_operands operands = {quantize_rows, false, row_sum};

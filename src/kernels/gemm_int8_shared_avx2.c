@@ -1,8 +1,8 @@
 /*
  * gemm_int8_shared_avx2.c — what the x86-64 backends of the int8 product
  * share, on AVX2 (gemm_int8_backend.h): quantizing input rows, a weight
- * row's sum, the epilogue that turns a tile of integer sums into outputs,
- * and the walk of the register-tile backends over a block.
+ * row's sum and the epilogue that turns a tile of integer sums into
+ * outputs.
  */
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/activations.h"
@@ -10,13 +10,11 @@
 #include "kernels/simd.h"
 
 #include <math.h>
-#include <string.h>
 
 #if RF_SIMD_X86
 #include <immintrin.h>
 
 #define PANEL RF_INT8_PANEL
-#define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 
 /* The sum of K int8 values, 32 at a time: VPMADDUBSW by ones sums pairs
  * (at most 2 * 128 in magnitude: no saturation), VPMADDWD by ones sums
@@ -78,8 +76,7 @@ RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int3
                                             int mr, int n0, int cols)
 {
     if (!p->sx) {
-        for (int r = 0; r < mr; r++)
-            memcpy(p->C + (size_t)(m + r) * p->ldy + n0, C + r * PANEL, (size_t)cols * sizeof *C);
+        rf_int8_store_sums(p, C, m, mr, n0, cols);
         return;
     }
     const float *sx = p->sx + m, *cx = p->cx + m, *sw = p->W->scale + n0;
@@ -112,27 +109,4 @@ RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int3
 
 const rf_int8_operands rf_int8_operands_avx2 = {rf_int8_quantize_rows_avx2, false,
                                                 rf_int8_row_sum_avx2};
-
-RF_TARGET_AVX2 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1,
-                                        int step, rf_int8_register_tile tile,
-                                        rf_int8_epilogue *store)
-{
-    int kb = rf_int8_row_bytes(p->K), kq = kb / 4;
-    int mc_rows = L2_BLOCK / kb / step * step;
-    if (mc_rows < step)
-        mc_rows = step;
-    int32_t sums[RF_INT8_MAX_TILE_ROWS * PANEL];
-    for (int mc = m0; mc < m1; mc += mc_rows) {
-        int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
-        for (int n = n0; n < n1; n += PANEL) {
-            const int8_t *W = p->W->panels + (size_t)(n / PANEL) * kb * PANEL;
-            int cols = n1 - n < PANEL ? n1 - n : PANEL;
-            for (int m = mc; m < mc_end; m += step) {
-                int mr = mc_end - m < step ? mc_end - m : step;
-                tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
-                store(p, sums, m, mr, n, cols);
-            }
-        }
-    }
-}
 #endif

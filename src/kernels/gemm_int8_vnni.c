@@ -50,23 +50,7 @@ vnni_tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq,
         _mm512_storeu_si512((void *)(C + r * PANEL), _mm512_sub_epi32(acc[r], offset));
 }
 
-RF_TARGET_VNNI static void vnni_tile_any(int mr, const int8_t *A, size_t lda, const int8_t *W,
-                                         int kq, const int32_t *colsum, int32_t *C)
-{
-    switch (mr) {
-#define VNNI_CASE(n) \
-    case n: vnni_tile(n, A, lda, W, kq, colsum, C); break;
-        VNNI_CASE(1) VNNI_CASE(2) VNNI_CASE(3) VNNI_CASE(4) VNNI_CASE(5) VNNI_CASE(6)
-        VNNI_CASE(7) VNNI_CASE(8) VNNI_CASE(9) VNNI_CASE(10) VNNI_CASE(11)
-#undef VNNI_CASE
-    default: vnni_tile(MR_VNNI, A, lda, W, kq, colsum, C); break;
-    }
-}
-
-RF_TARGET_AVX2 static void block(const rf_int8_product *p, int m0, int m1, int n0, int n1)
-{
-    rf_int8_walk_panels(p, m0, m1, n0, n1, MR_VNNI, vnni_tile_any, rf_int8_store_tile_avx512);
-}
+RF_INT8_TILE_BLOCK(block, RF_TARGET_VNNI, vnni_tile, MR_VNNI, rf_int8_store_tile_avx512)
 
 /* The rows are quantized as for every backend, and stored as Xq + 128:
  * VPDPBUSD's unsigned operand. */

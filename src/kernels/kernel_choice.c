@@ -144,3 +144,25 @@ rf_kernel_info rf_kernels_get_info(void)
     info.amx = rf_cpu_amx_reason();
     return info;
 }
+
+/* The rows of one product's table into out[n, cap), `used` marked in
+ * use only where the product runs at all; adds the rows to n. */
+#define LIST(product, table, count, runs_fn, used, supported)                                   \
+    do {                                                                                       \
+        for (int i_ = 0; i_ < (count); i_++, n++)                                              \
+            if (n < cap)                                                                       \
+                out[n] = (rf_kernel_build){(product), (table)[i_]->name, runs_fn((table)[i_]), \
+                                           (table)[i_]->tests_only,                            \
+                                           (supported) && (table)[i_] == (used)};              \
+    } while (0)
+
+int32_t rf_kernels_list(rf_kernel_build *out, int32_t cap)
+{
+    rf_kernels_from_env(NULL); /* as rf_kernels_get_info: what a context would run */
+    int32_t n = 0;
+    LIST("int8", rf_int8_backends, rf_int8_backend_count, rf_int8_backend_runs,
+         rf_int8_backend_get(), rf_int8_supported());
+    LIST("bf16", rf_bf16_backends, rf_bf16_backend_count, rf_bf16_backend_runs,
+         rf_bf16_backend_get(), rf_bf16_supported());
+    return n;
+}

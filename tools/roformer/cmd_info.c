@@ -1,7 +1,8 @@
 /*
  * cmd_info.c — `roformer info -m MODEL`: what a model is (hyper-parameters,
  * norm and biases (RoFormer or RoFormer-v2), head and labels, pooler,
- * tokenizer, storage type, tensor count) and how long it took to load.
+ * tokenizer, storage type, tensor count), how long it took to load, and
+ * the kernels: those in use and every build of the library's tables.
  */
 #include "cli.h"
 #include "load_model.h"
@@ -16,8 +17,9 @@ static const char usage[] =
     "Prints a model's hyper-parameters, norm type and encoder biases (RoFormer-v2:\n"
     "rms_norm, none), head, labels, pooler activation, sentence-transformers\n"
     "settings (pooling, normalize, max_seq_length, prompts), tokenizer mode, weight\n"
-    "storage type and tensor count. MODEL is a .gguf file or an HF checkpoint\n"
-    "directory (converted in memory).\n";
+    "storage type and tensor count, then the kernels: those in use, and every build\n"
+    "of the int8 and bf16 products, whether this CPU runs it and which is in use.\n"
+    "MODEL is a .gguf file or an HF checkpoint directory (converted in memory).\n";
 
 /* The sentence-transformers settings: one line, then one per prompt. */
 static void print_sentence_config(const rf_sentence_config *sc)
@@ -36,6 +38,28 @@ static void print_sentence_config(const rf_sentence_config *sc)
            sc->default_prompt_name ? sc->default_prompt_name : "none");
     for (int32_t i = 0; i < sc->n_prompts; i++)
         printf("prompt %-14s \"%s\"\n", sc->prompt_names[i], sc->prompts[i]);
+}
+
+/* Every build of the library's tables, a line each: whether this CPU runs
+ * it, and the one in use with how it was chosen. */
+static void print_kernel_builds(const rf_kernel_info *kernels)
+{
+    rf_kernel_build builds[64];
+    int32_t n = rf_kernels_list(builds, 64);
+    if (n > 64)
+        n = 64; /* more rows than any table has: the first ones */
+    for (int32_t i = 0; i < n; i++) {
+        const rf_kernel_build *b = &builds[i];
+        bool int8 = !strcmp(b->product, "int8");
+        printf("%s build:          %-11s %s", b->product, b->name,
+               b->runs ? "runs" : "not on this CPU");
+        if (b->tests_only)
+            printf(", tests only");
+        if (b->in_use)
+            printf(", in use (%s%s)", int8 ? "chosen by " : "",
+                   int8 ? kernels->int8_chosen_by : kernels->bf16_chosen_by);
+        printf("\n");
+    }
 }
 
 int cmd_info(int argc, char **argv)
@@ -98,6 +122,7 @@ int cmd_info(int argc, char **argv)
     printf("bf16 kernel:         %s (%s)\n", kernels.bf16, kernels.bf16_chosen_by);
     printf("attention products:  %s under bf16 and int8 compute\n", kernels.attention);
     printf("amx:                 %s\n", kernels.amx);
+    print_kernel_builds(&kernels);
     rf_model_free(model);
     return CLI_OK;
 }

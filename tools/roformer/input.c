@@ -49,7 +49,9 @@ static double stream_size(FILE *f)
     return fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0.0;
 }
 
-cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name)
+/* A reader of spec's records with nothing to read yet, or NULL (said)
+ * when out of memory. */
+static cli_reader *reader_new(const cli_input_spec *spec)
 {
     cli_reader *in = calloc(1, sizeof *in);
     if (!in) {
@@ -57,6 +59,14 @@ cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const ch
         return NULL;
     }
     in->spec = *spec;
+    return in;
+}
+
+cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const char *name)
+{
+    cli_reader *in = reader_new(spec);
+    if (!in)
+        return NULL;
     in->f = f;
     in->fd = fileno(f);
     in->path = name;
@@ -67,12 +77,9 @@ cli_reader *cli_reader_open_stream(const cli_input_spec *spec, FILE *f, const ch
 cli_reader *cli_reader_open(const cli_input_spec *spec, const char *path, char **args, int n_args)
 {
     if (n_args > 0) {
-        cli_reader *in = calloc(1, sizeof *in);
-        if (!in) {
-            cli_error("out of memory");
+        cli_reader *in = reader_new(spec);
+        if (!in)
             return NULL;
-        }
-        in->spec = *spec;
         in->args = args;
         in->n_args = n_args;
         in->total = n_args;

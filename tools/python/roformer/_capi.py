@@ -355,6 +355,8 @@ rf_pooling_name = _declare("rf_pooling_name", c_char_p, c_int)
 rf_tokenize = _declare("rf_tokenize", c_int, _model_p, c_char_p, c_size_t, c_char_p, c_size_t,
                        c_int32, POINTER(rf_encoding), _err_p)
 rf_encoding_free = _declare("rf_encoding_free", None, POINTER(rf_encoding))
+rf_tokenize_truncated = _declare("rf_tokenize_truncated", c_int, _model_p, c_char_p, c_size_t,
+                                 c_char_p, c_size_t, c_int32, c_int, POINTER(rf_encoding), _err_p)
 
 rf_context_default_params = _declare("rf_context_default_params", rf_context_params)
 rf_context_create = _declare("rf_context_create", c_int, _model_p, POINTER(rf_context_params),
@@ -400,6 +402,30 @@ rf_scm_embed_documents = _declare("rf_scm_embed_documents", c_int, c_void_p, _te
                                   c_int, _f32_p, _items_p, _err_p)
 rf_scm_score = _declare("rf_scm_score", c_int, _f32_p, c_int32, _items_p, POINTER(c_int32),
                         c_int32, POINTER(rf_scm_result), _items_p, _err_p)
+
+# the jobs on the caller's encodings (roformer.h, "Jobs on encodings the caller made"):
+# each gives the bits of its text twin above when the encodings are what the
+# pipeline makes of the texts
+_encs_p = POINTER(rf_encoding)
+rf_embed_encodings = _declare("rf_embed_encodings", c_int, c_void_p, _encs_p, c_int32, c_int,
+                              _f32_p, _err_p)
+rf_embed_windowed_encodings = _declare("rf_embed_windowed_encodings", c_int, c_void_p, _encs_p,
+                                       c_int32, c_int, c_bool, _f32_p, _items_p, _err_p)
+rf_classify_encodings = _declare("rf_classify_encodings", c_int, c_void_p, _encs_p, c_int32,
+                                 _f32_p, _items_p, _err_p)
+rf_classify_logits_encodings = _declare("rf_classify_logits_encodings", c_int, c_void_p, _encs_p,
+                                        c_int32, _f32_p, _items_p, _err_p)
+rf_fill_mask_encodings = _declare("rf_fill_mask_encodings", c_int, c_void_p, _texts_p, _encs_p,
+                                  c_int32, c_int32, POINTER(rf_fill_mask_result), _items_p, _err_p)
+rf_token_classify_encodings = _declare("rf_token_classify_encodings", c_int, c_void_p, _texts_p,
+                                       _encs_p, c_int32, POINTER(rf_ner_result), _items_p, _err_p)
+rf_qa_encodings = _declare("rf_qa_encodings", c_int, c_void_p, _texts_p, _encs_p, c_int32, c_int32,
+                           c_int32, POINTER(rf_qa_result), _items_p, _err_p)
+rf_rerank_score_encodings = _declare("rf_rerank_score_encodings", c_int, c_void_p, _encs_p,
+                                     c_int32, POINTER(rf_rerank_params), _f32_p, _items_p, _err_p)
+rf_scm_encodings = _declare("rf_scm_encodings", c_int, c_void_p, POINTER(rf_triplet), _encs_p,
+                            c_int32, POINTER(rf_scm_params), POINTER(rf_scm_result),
+                            POINTER(c_int32), _items_p, _err_p)
 
 # the defaults every front end asks for (roformer.h, "Defaults")
 rf_model_default_pooling = _declare("rf_model_default_pooling", c_int, _model_p)
