@@ -17,6 +17,15 @@
  * rows of P V by inv_sum instead, Dh values a row instead of n. */
 void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
                          float *inv_sum);
+/* One block of n keys of an online softmax (the flash-attention form),
+ * for rows with stride ld: row_max[r] and row_sum[r] carry the maximum and
+ * the sum of exp(score - maximum) over the keys of the blocks before
+ * (-INFINITY and 0 before the first). The block becomes x[r][j] =
+ * exp(x[r][j] + mask_bias[j] - new maximum); rescale[r] = exp(old maximum -
+ * new maximum), by which whatever was summed against the old maximum must
+ * be multiplied (0 after no block); row_max and row_sum are updated. */
+void rf_softmax_rows_online(float *x, int rows, int n, int ld, const float *mask_bias,
+                            float *row_max, float *row_sum, float *rescale);
 /* Naive twin of the whole softmax (with the division), in double. */
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias);
 
