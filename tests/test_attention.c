@@ -18,8 +18,11 @@
  *     A: relative weight errors e move it by at most 2 e A, and the two
  *     L-term sums in f32 by at most 2 gamma(L) A (+ u A, its rounding).
  * bf16 rounds Q (scaled), K, V and P to bf16: the twin is run on Q, K and V
- * rounded the same way, so what remains is P's rounding, at most 2^-9 of
- * each weight in the numerator only, so 2^-9 A, on top of the f32 bound.
+ * rounded the same way, so what remains is P's rounding, p~_j = p_j (1 +
+ * d_j) with |d_j| <= 2^-9, the sum taken of the rounded weights: the
+ * output moves by sum_j p_j d_j (v_j - o) / sum_j p~_j, at most
+ * 2^-9 2A / (1 - 2^-9), on top of the f32 bound (and u S for the rounding
+ * of Q / scale given to the twin).
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/simd.h"
@@ -64,6 +67,14 @@ static double f32_bound(int L)
     int key_blocks = (L + RF_ATTN_KEY_BLOCK - 1) / RF_ATTN_KEY_BLOCK;
     double weight = 2 * gamma_n(DH) * S + U * S + 2 * U * S + 4 * U + 2 * U * key_blocks;
     return (2 * weight + 2 * gamma_n(L) + U) * A;
+}
+
+/* What bf16 adds to the bound of the header: P's rounding, and Q / scale
+ * given to the twin in f32. */
+static double bf16_extra(void)
+{
+    double p = 1.0 / 512;
+    return p * 2 * A / (1 - p) + 2 * U * DH * (double)A * A / sqrt((double)DH) * A;
 }
 
 /* Nearest bf16, ties to even, back in a float (finite inputs). */
@@ -125,7 +136,7 @@ static void check_padded(rf_pool *pool, int L, const char *level)
             }
         rf_attention_naive(qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, row, ref, D);
         d = check_max_abs_diff(out, ref, n_out);
-        double bf16_bound = bound + (1.0 / 512 + 2 * U * DH * A * A / sqrt((double)DH)) * A;
+        double bf16_bound = bound + bf16_extra();
         note(d, bf16_bound, true);
         CHECK(d <= bf16_bound, "bf16 L=%d, %d threads: max |fused - naive on bf16 inputs| %g, "
               "bound %g", L, threads, d, bf16_bound);
@@ -172,8 +183,7 @@ static void check_packed(rf_pool *pool, int L, bool bf16)
                            row, ref + (size_t)seq_off[b] * D, D);
     }
     double d = check_max_abs_diff(out, ref, (size_t)T * D);
-    double bound = f32_bound(L) + (bf16 ? (1.0 / 512 + 2 * U * DH * A * A / sqrt((double)DH)) * A
-                                        : 0.0);
+    double bound = f32_bound(L) + (bf16 ? bf16_extra() : 0.0);
     note(d, bound, bf16);
     CHECK(d <= bound, "packed %s L=%d, %d threads: max |fused - naive| %g, bound %g",
           bf16 ? "bf16" : "f32", L, threads, d, bound);

@@ -31,9 +31,9 @@ RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
 
 RF_TARGET_AVX512 void rf_softmax_rows_online_avx512(float *x, int rows, int n, int ld,
                                                     const float *mask_bias, float *row_max,
-                                                    float *row_sum, float *rescale)
+                                                    float *row_sum, float *rescale, bool bf16)
 {
-    softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale);
+    softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
 }
 
 RF_TARGET_AVX512 void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n,

@@ -12,6 +12,7 @@
 #include "kernels/vecmath.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Adds the mask to the row (when there is one) and returns its maximum. */
@@ -53,18 +54,32 @@ static inline __attribute__((always_inline)) float softmax_row_max(float *row, i
     return max;
 }
 
-/* row[j] = exp(row[j] - max); returns their sum. */
-static inline __attribute__((always_inline)) float softmax_row_exp(float *row, int n, float max)
+/* x rounded to the nearest bf16, ties to even, kept as a float (x >= 0:
+ * the integer sum cannot carry into the sign). */
+static inline __attribute__((always_inline)) rf_vf softmax_bf16_round(rf_vf x)
+{
+    rf_vi bits = (rf_vi)x;
+    return (rf_vf)((bits + 0x7FFF + ((bits >> 16) & 1)) & ~0xFFFF);
+}
+
+/* row[j] = exp(row[j] - max), rounded to bf16 when `bf16`; returns their
+ * sum. */
+static inline __attribute__((always_inline)) float softmax_row_exp(float *row, int n, float max,
+                                                                   bool bf16)
 {
     rf_vf vsum = rf_v_set1(0.0f);
     int j;
     for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
         rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
+        if (bf16)
+            e = softmax_bf16_round(e);
         rf_v_store(row + j, e);
         vsum += e;
     }
     if (j < n) {
         rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
+        if (bf16)
+            e = softmax_bf16_round(e);
         rf_v_store_part(row + j, e, n - j);
         vsum += e;
     }
@@ -76,7 +91,7 @@ static inline __attribute__((always_inline)) float softmax_row_exp(float *row, i
 
 static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
 {
-    return softmax_row_exp(row, n, softmax_row_max(row, n, mask_bias));
+    return softmax_row_exp(row, n, softmax_row_max(row, n, mask_bias), false);
 }
 
 /* The kernel body of rf_softmax_rows_exp. */
@@ -94,14 +109,15 @@ static inline __attribute__((always_inline)) void softmax_rows_online(float *x, 
                                                                       const float *mask_bias,
                                                                       float *row_max,
                                                                       float *row_sum,
-                                                                      float *rescale)
+                                                                      float *rescale,
+                                                                      bool bf16)
 {
     for (int r = 0; r < rows; r++) {
         float *row = x + (size_t)r * ld;
         float block_max = softmax_row_max(row, n, mask_bias);
         float max = block_max > row_max[r] ? block_max : row_max[r];
         rescale[r] = expf(row_max[r] - max);
-        row_sum[r] = row_sum[r] * rescale[r] + softmax_row_exp(row, n, max);
+        row_sum[r] = row_sum[r] * rescale[r] + softmax_row_exp(row, n, max, bf16);
         row_max[r] = max;
     }
 }

@@ -150,13 +150,15 @@ static void attend_block(const struct attention_job *j, size_t row0, int L, int 
         } else {
             rf_gemm(true, rows, keys, Dh, j->scale, query, j->ld, key, j->ld, 0.0f, s, keys);
         }
-        /* P = exp(scores + mask - running maximum), the sums carried on */
+        /* P = exp(scores + mask - running maximum), the sums carried on
+           (bf16: of P rounded, as the product reads it) */
         rf_softmax_rows_online(s, rows, keys, keys, mask ? mask + k0 : NULL, row_max, row_sum,
-                               rescale);
+                               rescale, j->bf16 != NULL);
         /* out = out * rescale + P . V_block (the first block: out = P . V_block) */
         if (j->bf16) {
+            const uint16_t *vp = kp + line_up(rf_bf16_packed_size(keys, Dh));
             rf_bf16_round(s, rows, keys, (size_t)keys, 1.0f, b.p);
-            rf_gemm_bf16(b.p, rows, keys, kp + line_up(rf_bf16_packed_size(keys, Dh)), Dh, k0 ? b.pv : out, k0 ? Dh : j->out_ld);
+            rf_gemm_bf16(b.p, rows, keys, vp, Dh, k0 ? b.pv : out, k0 ? Dh : j->out_ld);
             if (k0)
                 scale_add_rows(out, rows, Dh, j->out_ld, rescale, b.pv, Dh);
         } else {
