@@ -496,7 +496,8 @@ static void test_scratch_size(void)
             floats += (td > rf ? td : rf) / sizeof(float) + 16;
             /* attention in bf16 where the bf16 kernel is fast */
             if (rf_bf16_attention_fast())
-                floats += ((size_t)p.n_threads * rf_attention_bf16_scratch((int)L, D / H) + 1) / 2 + 16;
+                floats += (rf_attention_bf16_kv_size(p.max_batch, (int)L, H, D / H) +
+                           (size_t)p.n_threads * rf_attention_bf16_scratch((int)L, D / H) + 1) / 2 + 16;
         }
         CHECK(ctx->ffn_rows == (int)R && ctx->arena_bytes <= floats * sizeof(float),
               "%d x %d tokens, %d threads: FFN blocks of %d rows (%zu expected), %zu bytes of "

@@ -1018,7 +1018,8 @@ static void test_attention(void)
         if (rf_bf16_supported()) {
             /* bf16: within bf16 rounding of the exact result, padded and
                packed giving the same numbers at real rows */
-            uint16_t *bs = malloc((size_t)n_threads * rf_attention_bf16_scratch(L, Dh) * sizeof *bs);
+            uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, Dh) +
+                                   (size_t)n_threads * rf_attention_bf16_scratch(L, Dh)) * sizeof *bs);
             float *out_b = malloc(n * sizeof *out_b);
             rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
             rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,

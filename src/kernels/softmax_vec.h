@@ -1,5 +1,6 @@
 /*
- * softmax_vec.h — the vector body of rf_softmax_rows_exp (see softmax.c), a vector of floats at a time with
+ * softmax_vec.h — the vector bodies of rf_softmax_rows_exp and
+ * rf_softmax_rows_online (see softmax.c), a vector of floats at a time with
  * the polynomial exp of vecmath.h; included once per instruction-set build
  * like activations_vec.h: by softmax.c (8 floats) and kernels_avx512.c
  * (16 floats). Lanes past the end of a row are filled with -inf, whose exp
@@ -11,13 +12,15 @@
 #include "kernels/vecmath.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 
-static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
+/* Adds the mask to the row (when there is one) and returns its maximum. */
+static inline __attribute__((always_inline)) float softmax_row_max(float *row, int n,
+                                                                   const float *mask_bias)
 {
-    /* pass 1: add the mask, find the maximum; four running maxima, so that
-       the compare-and-blend chains overlap (the maximum is exact in any
-       order) */
+    /* four running maxima, so that the compare-and-blend chains overlap
+       (the maximum is exact in any order) */
     rf_vf vmax = rf_v_set1(-INFINITY), vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
     int j = 0;
     if (!mask_bias)
@@ -48,16 +51,35 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
     }
     for (int i = 0; i < RF_VLEN; i++)
         max = vmax[i] > max ? vmax[i] : max;
+    return max;
+}
 
-    /* pass 2: exp(x - max) and the sum */
+/* x rounded to the nearest bf16, ties to even, kept as a float (x >= 0:
+ * the integer sum cannot carry into the sign). */
+static inline __attribute__((always_inline)) rf_vf softmax_bf16_round(rf_vf x)
+{
+    rf_vi bits = (rf_vi)x;
+    return (rf_vf)((bits + 0x7FFF + ((bits >> 16) & 1)) & ~0xFFFF);
+}
+
+/* row[j] = exp(row[j] - max), rounded to bf16 when `bf16`; returns their
+ * sum. */
+static inline __attribute__((always_inline)) float softmax_row_exp(float *row, int n, float max,
+                                                                   bool bf16)
+{
     rf_vf vsum = rf_v_set1(0.0f);
+    int j;
     for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
         rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
+        if (bf16)
+            e = softmax_bf16_round(e);
         rf_v_store(row + j, e);
         vsum += e;
     }
     if (j < n) {
         rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
+        if (bf16)
+            e = softmax_bf16_round(e);
         rf_v_store_part(row + j, e, n - j);
         vsum += e;
     }
@@ -67,6 +89,11 @@ static inline __attribute__((always_inline)) float softmax_row(float *row, int n
     return sum;
 }
 
+static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
+{
+    return softmax_row_exp(row, n, softmax_row_max(row, n, mask_bias), false);
+}
+
 /* The kernel body of rf_softmax_rows_exp. */
 static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
                                                                const float *mask_bias,
@@ -74,6 +101,25 @@ static inline __attribute__((always_inline)) void softmax_rows(float *x, int row
 {
     for (int r = 0; r < rows; r++)
         inv_sum[r] = 1.0f / softmax_row(x + (size_t)r * ld, n, mask_bias);
+}
+
+/* The kernel body of rf_softmax_rows_online. */
+static inline __attribute__((always_inline)) void softmax_rows_online(float *x, int rows, int n,
+                                                                      int ld,
+                                                                      const float *mask_bias,
+                                                                      float *row_max,
+                                                                      float *row_sum,
+                                                                      float *rescale,
+                                                                      bool bf16)
+{
+    for (int r = 0; r < rows; r++) {
+        float *row = x + (size_t)r * ld;
+        float block_max = softmax_row_max(row, n, mask_bias);
+        float max = block_max > row_max[r] ? block_max : row_max[r];
+        rescale[r] = expf(row_max[r] - max);
+        row_sum[r] = row_sum[r] * rescale[r] + softmax_row_exp(row, n, max, bf16);
+        row_max[r] = max;
+    }
 }
 
 #endif

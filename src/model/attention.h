@@ -6,16 +6,27 @@
  *
  * B sequences of L tokens are packed back to back: q, k and v are [B*L][ld]
  * (ld >= H*Dh: they may be column blocks of one stacked Q|K|V buffer), out
- * is [B*L][out_ld], head h in columns [h*Dh, (h+1)*Dh) of each. Both products go
- * through sgemm. Queries go in blocks of RF_ATTN_QUERY_BLOCK rows, so the
- * scores of one block (block x L floats) stay in cache (L2 or L3) at long
- * lengths;
- * one (sequence, head, query block) is one task of the pool.
+ * is [B*L][out_ld], head h in columns [h*Dh, (h+1)*Dh) of each.
  *
- * bf16 (bf16_scratch not NULL, RF_COMPUTE_BF16): both products through the
- * bf16 kernel of gemm_bf16.h, Q (scaled), K, the probabilities and V
- * rounded to bf16; softmax stays f32. One (sequence, head) is one task, so
- * that its K and V are packed once for all its query blocks.
+ * Fused (the flash-attention form): a block of RF_ATTN_QUERY_BLOCK queries
+ * runs over blocks of RF_ATTN_KEY_BLOCK keys; each key block's scores go
+ * through an online softmax (rf_softmax_rows_online: running maximum and
+ * sum) and straight into P V, accumulated in the output rows, which are
+ * rescaled when the maximum grows and divided by the sum at the end. No
+ * query x L scores are ever stored: the scratch of one thread is a query
+ * block x key block of scores (and, in bf16, the operands of one key
+ * block), whatever L. One (sequence, head, query block) is one task of
+ * the pool.
+ *
+ * f32 (bf16_scratch NULL): both products through sgemm on the blocks.
+ * bf16 (bf16_scratch not NULL, RF_COMPUTE_BF16, or int8 where the bf16
+ * kernel is fast): both products through the bf16 kernel of gemm_bf16.h,
+ * Q (scaled), K, V and the probabilities rounded to bf16; the softmax and
+ * the accumulation stay f32. K and V are packed first, every key block of
+ * every head once (one task each), into a region shared by the threads
+ * (as large as K and V in bf16), rather than once per query block: L /
+ * RF_ATTN_QUERY_BLOCK times as many packs, a large share of the time at
+ * long lengths (docs/performance.md).
  */
 #ifndef RF_ATTENTION_H
 #define RF_ATTENTION_H
@@ -25,32 +36,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Query rows per block: a long sequence cut into fewer blocks re-packs K
- * and V fewer times; a block's scores are RF_ATTN_QUERY_BLOCK x L floats
- * (1.5 MiB at 1536 keys). Timings of the block sizes: docs/performance.md. */
+/* Query rows and keys per block: a block's scores are 256 x 256 floats
+ * (256 KiB, in L2 with the operands of its products); fewer, larger query
+ * blocks re-read (in bf16: re-pack) each key block fewer times. Timings:
+ * docs/performance.md. */
 #define RF_ATTN_QUERY_BLOCK 256
+#define RF_ATTN_KEY_BLOCK 256
 
-/* Floats of score scratch one thread needs for sequences of length L. */
+/* Floats of score scratch one thread needs for sequences of length up to
+ * L: one block, no larger than L needs. */
 static inline long rf_attention_scratch(int L)
 {
-    return (long)(L < RF_ATTN_QUERY_BLOCK ? L : RF_ATTN_QUERY_BLOCK) * L;
+    return (long)(L < RF_ATTN_QUERY_BLOCK ? L : RF_ATTN_QUERY_BLOCK) *
+           (L < RF_ATTN_KEY_BLOCK ? L : RF_ATTN_KEY_BLOCK);
 }
 
 /* uint16 elements of bf16 scratch one thread needs for sequences of
- * length up to L and heads of Dh. */
+ * length up to L and heads of Dh, and of the packed K and V of B sequences
+ * up to L with H heads (both multiples of 32: 64-byte aligned pieces). */
 size_t rf_attention_bf16_scratch(int L, int Dh);
+size_t rf_attention_bf16_kv_size(int B, int L, int H, int Dh);
 
 /* mask_bias: [B][L], 0 for a real key and RF_MASK_NEG for padding.
  * scores: scratch of rf_pool_threads(pool) * rf_attention_scratch(L) floats.
- * bf16_scratch: NULL for f32, else rf_pool_threads(pool) *
- * rf_attention_bf16_scratch(L, Dh) elements (needs rf_bf16_supported()). */
+ * bf16_scratch: NULL for f32, else rf_attention_bf16_kv_size(B, L, H, Dh) +
+ * rf_pool_threads(pool) * rf_attention_bf16_scratch(L, Dh) elements (needs
+ * rf_bf16_supported()). */
 void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
                   uint16_t *bf16_scratch, float *out, int out_ld);
 /* Sequences of different lengths packed back to back without padding:
  * sequence b is rows [seq_off[b], seq_off[b+1]) of q, k, v and out, and
- * attends over exactly those rows (no mask). scores: scratch of
- * rf_pool_threads(pool) * rf_attention_scratch(longest sequence) floats.
+ * attends over exactly those rows (no mask). scores and bf16_scratch as
+ * for rf_attention with B sequences of the longest one's length.
  * Each sequence gives what rf_attention gives for it alone. */
 void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
                          const int32_t *seq_off, int B, int H, int Dh, float *scores,

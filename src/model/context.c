@@ -123,7 +123,8 @@ static void carve_buffers(rf_context *ctx, struct carve *c, int n_threads)
     }
     if (attention_in_bf16(ctx->compute))
         ctx->attn_bf16 = (uint16_t *)(void *)carve(
-            c, ((size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
+            c, (rf_attention_bf16_kv_size(ctx->max_batch, (int)L, hp->num_heads, (int)Dh) +
+                (size_t)n_threads * rf_attention_bf16_scratch((int)L, (int)Dh) + 1) / 2);
     if (ctx->int8_layers) {
         size_t td = rf_int8_scratch_size((int)T, (int)D), rf = rf_int8_scratch_size((int)R, (int)F);
         ctx->x_int8 = carve(c, ((td > rf ? td : rf) + 3) / 4);

@@ -88,8 +88,10 @@ struct rf_context {
                                    the larger: a product's input rounded to bf16 */
     /* bf16 compute, and int8 compute on CPUs with the bf16 kernel (else
        NULL, and attention runs in f32): */
-    uint16_t *attn_bf16;        /* [n][rf_attention_bf16_scratch(L, Dh)] attention's
-                                   packed K, V and rounded Q, P per thread */
+    uint16_t *attn_bf16;        /* attention's packed K and V
+                                   (rf_attention_bf16_kv_size), then
+                                   [n][rf_attention_bf16_scratch(L, Dh)]
+                                   rounded Q, P and P V per thread */
     /* RF_COMPUTE_INT8 only (else NULL): */
     const rf_int8_layer *int8_layers; /* [num_layers] the model's packed weights */
     void *x_int8;               /* rf_int8_scratch_size of [T][D] or [R][F], the
