@@ -199,12 +199,17 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 /* ==== The threaded Linear ==== */
 
+rf_partition rf_linear_int8_partition(int M, int N, int K, int n_threads)
+{
+    return rf_partition_plan(M, N, K, PANEL, 1, n_threads);
+}
+
 struct int8_job {
     const float *X;
     rf_int8_product p;
     const rf_int8_backend *backend;
-    int M, N, n_blocks;
-    bool split_rows;
+    int M, n_blocks;
+    rf_partition plan;
 };
 
 static void quantize_task(void *arg, int block, int thread)
@@ -217,13 +222,16 @@ static void quantize_task(void *arg, int block, int thread)
                                         (float *)j->p.sx, (float *)j->p.cx);
 }
 
+/* Each channel's sum is exact and its scaling the same whatever the
+ * block, so any plan gives the same output. */
 static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct int8_job *j = arg;
-    int m0, m1, n0, n1;
-    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, PANEL, &m0, &m1, &n0, &n1))
-        j->backend->block(&j->p, m0, m1, n0, n1);
+    rf_rect rects[3];
+    int n = rf_partition_block(&j->plan, block, rects);
+    for (int r = 0; r < n; r++)
+        j->backend->block(&j->p, rects[r].m0, rects[r].m1, rects[r].n0, rects[r].n1);
 }
 
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
@@ -231,21 +239,19 @@ void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const
 {
     int8_t *Xq = scratch;
     float *sx = (float *)(void *)(Xq + (size_t)M * rf_int8_row_bytes(K)), *cx = sx + M;
+    int n_threads = rf_parallel_threads(pool);
     struct int8_job job = {
         .X = X,
         .p = {.Xq = Xq, .rows = M, .K = K, .sx = sx, .cx = cx, .W = W, .bias = b, .act = act,
               .Y = Y, .ldy = N},
         .backend = backend_for(M),
         .M = M,
-        .N = N,
+        .plan = rf_linear_int8_partition(M, N, K, n_threads),
     };
-    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
-    /* every thread reads all rows when channels are split: quantize first */
-    int n_threads = rf_parallel_threads(pool);
-    struct int8_job quantize = job;
-    quantize.n_blocks = n_threads < M ? n_threads : 1;
-    rf_parallel_run(pool, quantize.n_blocks, quantize_task, &quantize);
-    rf_parallel_run(pool, job.n_blocks, gemm_task, &job);
+    /* a block may read any row: quantize them all first */
+    job.n_blocks = n_threads < M ? n_threads : 1;
+    rf_parallel_run(pool, job.n_blocks, quantize_task, &job);
+    rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }
 
 bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)

@@ -40,7 +40,7 @@
 
 /* ==== Row-split passes over the pool ==== */
 
-/* Row-wise passes (Q/K/V + RoPE, the norms) cut the T rows into one block
+/* Row-wise passes (RoPE on Q and K, the norms) cut the T rows into one block
  * per thread. */
 struct rows_job {
     rf_context *ctx;
@@ -49,8 +49,6 @@ struct rows_job {
     const float *y;
     const float *gamma, *beta;
     int width;
-    const rf_layer_weights *lw; /* Q, K, V + RoPE */
-    bool project;               /* also compute Q, K, V (else RoPE only) */
 };
 
 static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
@@ -61,22 +59,17 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
     *len = s + per > j->T ? j->T - s : per;
 }
 
-/* The stacked Q|K|V projection of a block of rows, then RoPE on the same
- * rows while they are in cache. */
+/* RoPE on a block of rows of the stacked Q|K|V. */
 static void qkv_rope_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct rows_job *j = arg;
-    const rf_layer_weights *lw = j->lw;
     const rf_hparams *hp = &j->ctx->model->hp;
     int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
     rows_of_block(j, block, &start, &len);
     if (len == 0)
         return;
     rf_context *c = j->ctx;
-    if (j->project)
-        rf_linear_1(c->x + (size_t)start * D, len, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D,
-                    RF_ACT_LINEAR, c->qkv + (size_t)start * 3 * D);
     /* RoPE position = row index within its sequence. The K heads follow
        the Q heads in each row (and V the K), so one pass rotates 2H heads
        (3H with rotary_value). */
@@ -185,16 +178,11 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
-    /* pass 1: Q, K, V projections (one product on the stacked weights) and
-       rotary position embedding: fused per block of rows when there are
-       enough rows for every thread (f32), else the product split along its
-       outputs or run in bf16 / int8, then RoPE */
-    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool),
-                           .lw = lw, .project = ctx->compute == RF_COMPUTE_F32 &&
-                                                rf_linear_splits_rows(&ctx->par, T)};
-    if (!qkv.project)
-        layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                     3 * D, RF_ACT_LINEAR, ctx->qkv);
+    /* pass 1: Q, K, V projections (one product on the stacked weights),
+       then rotary position embedding per block of rows */
+    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool)};
+    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
+                 3 * D, RF_ACT_LINEAR, ctx->qkv);
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
