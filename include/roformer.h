@@ -958,7 +958,7 @@ RF_API rf_kernel_info rf_kernels_get_info(void);
 #define RF_STRIDE_DEFAULT (-1)
 /* Most compute threads a context runs; rf_context_params.n_threads and
  * rf_pipeline_params.n_threads above it are RF_ERR_INPUT. */
-#define RF_MAX_THREADS 64
+#define RF_MAX_THREADS 256
 
 /* The pooling of a sentence embedding when none is asked for: the
  * sentence-transformers folder's pooling when the model was converted from

@@ -39,7 +39,7 @@ static const char usage[] =
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
     "  --seq-len L          tokens per sequence (default 128)\n"
     "  --batch B            sequences per batch (default 8)\n"
-    "  --threads T          compute threads, 0 to 64 (default 0: all cores)\n"
+    "  --threads T          compute threads, 0 to 256 (default 0: all cores)\n"
     "  --runs N             timed runs (default 10)\n"
     "  --warmup W           untimed runs first (default 2)\n"
     "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
