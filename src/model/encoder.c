@@ -211,6 +211,43 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
 }
 
+/* ==== The planner's balance ==== */
+
+/* Adds `count` products of M x N x K as plan shares them: their mean and
+ * their busiest thread's multiply-adds. */
+static void add_balance(rf_partition (*plan)(int, int, int, int), int n_threads, int count, int M,
+                        int N, int K, double *mean, double *max)
+{
+    if (count == 0 || M == 0)
+        return;
+    rf_partition p = plan(M, N, K, n_threads);
+    *mean += (double)count * M * N * K / n_threads;
+    *max += (double)count * rf_partition_max_macs(&p);
+}
+
+double rf_encoder_partition_efficiency(const rf_context *ctx, int T)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int D = hp->hidden_size, E = hp->embedding_size, F = hp->intermediate_size;
+    int n = rf_pool_threads(ctx->pool), R = ctx->ffn_rows;
+    rf_partition (*plan)(int, int, int, int) = ctx->compute == RF_COMPUTE_BF16
+                                                   ? rf_linear_bf16_partition
+                                               : ctx->compute == RF_COMPUTE_INT8
+                                                   ? rf_linear_int8_partition
+                                                   : rf_linear_partition;
+    double mean = 0.0, max = 0.0;
+    int L = hp->num_layers;
+    if (ctx->model->w.embd_proj_w)
+        add_balance(rf_linear_partition, n, 1, T, D, E, &mean, &max);
+    add_balance(plan, n, L, T, 3 * D, D, &mean, &max);
+    add_balance(plan, n, L, T, D, D, &mean, &max);
+    add_balance(plan, n, L * (T / R), R, F, D, &mean, &max);
+    add_balance(plan, n, L * (T / R), R, D, F, &mean, &max);
+    add_balance(plan, n, L, T % R, F, D, &mean, &max);
+    add_balance(plan, n, L, T % R, D, F, &mean, &max);
+    return max > 0.0 ? mean / max : 1.0;
+}
+
 /* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on
  * and every sequence is 1...1 0...0 with at least one real token and some
  * padding in the batch. Otherwise the padded layout, seq_off[b] = b * L. */

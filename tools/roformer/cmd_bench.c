@@ -248,6 +248,7 @@ int cmd_bench(int argc, char **argv)
     rf_batch in = {.batch = batch, .seq_len = seq_len, .input_ids = ids,
                    .token_type_ids = NULL, .attention_mask = mask};
     rf_outputs out = {.last_hidden_state = hidden};
+    int64_t regions_before = rf_context_parallel_regions(ctx);
     /* the first batch, timed alone; the warm-up runs follow it */
     t0 = 1e3 * cli_now_seconds();
     if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
@@ -264,6 +265,11 @@ int cmd_bench(int argc, char **argv)
         if (r >= 0)
             ms[r] = 1e3 * cli_now_seconds() - t0;
     }
+    /* every forward pass of one batch runs the same regions */
+    double regions = (double)(rf_context_parallel_regions(ctx) - regions_before) /
+                     (double)(1 + a.warmup + a.runs);
+    double balance = rf_context_partition_efficiency(
+        ctx, a.skip_padding ? (int32_t)real_tokens : batch * seq_len);
     qsort(ms, (size_t)a.runs, sizeof *ms, cmp_double);
     int runs = (int)a.runs;
     double med = median_sorted(ms, runs), lo = ms[0], hi = ms[runs - 1];
@@ -315,6 +321,8 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "context_ms", context_ms);
     cJSON_AddNumberToObject(j, "first_batch_ms", first_ms);
     cJSON_AddNumberToObject(j, "peak_rss_mb", (double)peak_rss_mb());
+    cJSON_AddNumberToObject(j, "parallel_regions", regions);
+    cJSON_AddNumberToObject(j, "partition_efficiency", balance);
     cJSON *arr = cJSON_AddArrayToObject(j, "ms");
     for (int r = 0; arr && r < runs; r++)
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ms[r]));
