@@ -49,6 +49,7 @@ struct rows_job {
     const float *y;
     const float *gamma, *beta;
     int width;
+    bool prepare; /* also round / quantize the rows for the next product */
 };
 
 static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
@@ -84,6 +85,16 @@ static void qkv_rope_task(void *arg, int block, int thread)
     }
 }
 
+/* Rounds (bf16) or quantizes (int8) rows [r0, r1) of X (M x K), the
+ * input of the context's next layer product, into its scratch. */
+static void prepare_rows(rf_context *ctx, const float *X, int M, int K, int r0, int r1)
+{
+    if (ctx->bf16_layers)
+        rf_bf16_prepare_rows(X, K, r0, r1, ctx->x_bf16);
+    else if (ctx->int8_layers)
+        rf_int8_prepare_rows(X, M, K, r0, r1, ctx->x_int8);
+}
+
 static void add_norm_task(void *arg, int block, int thread)
 {
     (void)thread;
@@ -97,15 +108,21 @@ static void add_norm_task(void *arg, int block, int thread)
         rf_add_rmsnorm(j->x + off, y, len, j->width, hp->layer_norm_eps);
     else
         rf_add_layernorm(j->x + off, y, len, j->width, j->gamma, j->beta, hp->layer_norm_eps);
+    if (j->prepare)
+        prepare_rows(j->ctx, j->x, j->T, j->width, start, start + len);
 }
 
 /* x = Norm(x + y) (y NULL: Norm(x)) over T rows of `width`: the model's
- * LayerNorm (gamma, beta) or v2's RMS norm (gamma, beta NULL). */
+ * LayerNorm (gamma, beta) or v2's RMS norm (gamma, beta NULL). With
+ * `prepare` (bf16 and int8 compute), x is the input of the next layer
+ * product, whose rows are rounded or quantized in the same pass: one
+ * parallel region less. */
 static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
-                     const float *beta, int width)
+                     const float *beta, int width, bool prepare)
 {
     struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rf_pool_threads(ctx->pool),
-                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
+                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width,
+                           .prepare = prepare && ctx->compute != RF_COMPUTE_F32};
     rf_pool_run(ctx->pool, job.n_blocks, add_norm_task, &job);
 }
 
@@ -136,7 +153,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
             }
         }
     /* pass 2: LayerNorm (v2: RMS norm) over E */
-    add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
+    add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E, !w->embd_proj_w);
     /* pass 3: embeddings_project E -> D */
     if (w->embd_proj_w)
         rf_linear(&ctx->par, e, T, E, w->embd_proj_w, w->embd_proj_b, hp->hidden_size,
@@ -159,12 +176,17 @@ struct layer_matrix {
                            (ctx)->bf16_layers ? (ctx)->bf16_layers[i].which : NULL,     \
                            (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
 
-/* A layer's Linear: Y = act(X W^T + b), in the context's compute type. */
+/* A layer's Linear: Y = act(X W^T + b), in the context's compute type;
+ * `prepared`: X's rows are already rounded / quantized (add_norm). */
 static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
-                         const float *b, int N, rf_activation act, float *Y)
+                         const float *b, int N, rf_activation act, float *Y, bool prepared)
 {
-    if (W.bf16)
+    if (W.bf16 && prepared)
+        rf_linear_bf16_prepared(&ctx->par, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+    else if (W.bf16)
         rf_linear_bf16(&ctx->par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+    else if (W.int8 && prepared)
+        rf_linear_int8_prepared(&ctx->par, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else if (W.int8)
         rf_linear_int8(&ctx->par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else
@@ -182,7 +204,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
        then rotary position embedding per block of rows */
     struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .n_blocks = rf_pool_threads(pool)};
     layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                 3 * D, RF_ACT_LINEAR, ctx->qkv);
+                 3 * D, RF_ACT_LINEAR, ctx->qkv, layer > 0 || !ctx->model->w.embd_proj_w);
     rf_pool_run(pool, qkv.n_blocks, qkv_rope_task, &qkv);
 
     /* pass 2: attention per (sequence, head, query block) */
@@ -196,19 +218,23 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, ctx->attn_proj);
-    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D);
+                 RF_ACT_LINEAR, ctx->attn_proj, false);
+    /* the FFN's first product reads these rows when it runs in one block */
+    bool ffn_prepared = T <= ctx->ffn_rows;
+    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D, ffn_prepared);
 
     /* pass 4: feed-forward on blocks of ffn_rows rows (context.h),
        residual, LayerNorm (v2: RMS norm) */
     for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
         int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
         layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
-                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
+                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn, ffn_prepared);
         layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
-                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D);
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D, false);
     }
-    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
+    /* the next layer's Q|K|V product reads these rows */
+    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D,
+             layer + 1 < hp->num_layers);
 }
 
 /* ==== The planner's balance ==== */
