@@ -21,6 +21,11 @@
  * (up to 16). Below those amounts of work there is no bound to hold:
  * threads past the number of units get nothing, and the busiest thread
  * does ceil(units / T) units where the mean is units / T.
+ *
+ * Last, the f32 and bf16 Linear layers on short and long inputs give
+ * bit-identical outputs on 1, 2, 3, 5, 16 and 64 threads (f32 went
+ * through OpenBLAS calls cut per thread, whose kernel depends on the
+ * call's shape).
  */
 #include "check.h"
 #include "kernels/gemm_bf16.h"
@@ -28,6 +33,7 @@
 #include "kernels/linalg.h"
 #include "kernels/partition.h"
 #include "model/context.h"
+#include "model/threadpool.h"
 
 enum { D = 768, F = 3072 };
 
@@ -73,6 +79,58 @@ static int64_t check_tiling(const rf_partition *p, const char *what, unsigned ch
     CHECK(p->n_blocks >= 1 && p->n_blocks <= p->n_threads, "%s: %d blocks for %d threads", what,
           p->n_blocks, p->n_threads);
     return max;
+}
+
+/* Y of rf_linear (bf16: rf_linear_bf16) on n threads. */
+static void linear_on(int n, bool bf16, const float *X, int M, int K, const float *W,
+                      const uint16_t *Wp, const float *b, int N, float *Y, uint16_t *scratch)
+{
+    rf_pool *pool = NULL;
+    rf_pool_create(n, &pool, NULL);
+    rf_parallel par = rf_pool_parallel(pool);
+    if (bf16)
+        rf_linear_bf16(&par, X, M, K, Wp, b, N, RF_ACT_GELU, Y, scratch);
+    else
+        rf_linear(&par, X, M, K, W, b, N, RF_ACT_GELU, Y);
+    rf_pool_free(pool);
+}
+
+static void check_same_on_any_threads(void)
+{
+    static const int shapes[][3] = {{2, 768, 768}, {4, 2304, 768}, {7, 3072, 768},
+                                    {9, 768, 3072}, {130, 768, 768}, {300, 2304, 768}};
+    static const int threads[] = {2, 3, 5, 16, 64};
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        if (bf16 && !rf_bf16_supported()) {
+            SKIP("bf16: this CPU has no " RF_BF16_CPU_NEEDS);
+            continue;
+        }
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            float *X = malloc((size_t)M * K * sizeof *X), *W = malloc((size_t)N * K * sizeof *W);
+            float *b = malloc((size_t)N * sizeof *b), *Y1 = malloc((size_t)M * N * sizeof *Y1);
+            float *Yn = malloc((size_t)M * N * sizeof *Yn);
+            uint16_t *Wp = malloc(rf_bf16_packed_size(N, K) * sizeof *Wp);
+            uint16_t *scratch = malloc(rf_bf16_scratch_size(M, K) * sizeof *scratch);
+            for (size_t i = 0; i < (size_t)M * K; i++)
+                X[i] = check_rnd(1.0f);
+            for (size_t i = 0; i < (size_t)N * K; i++)
+                W[i] = check_rnd(0.05f);
+            for (int i = 0; i < N; i++)
+                b[i] = check_rnd(0.5f);
+            if (bf16)
+                rf_bf16_pack(W, N, K, Wp);
+            linear_on(1, bf16, X, M, K, W, Wp, b, N, Y1, scratch);
+            for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+                linear_on(threads[t], bf16, X, M, K, W, Wp, b, N, Yn, scratch);
+                CHECK(check_same_finite(Y1, Yn, (size_t)M * N),
+                      "%s linear %dx%dx%d: %d threads differ from 1 (max |diff| %g)",
+                      bf16 ? "bf16" : "f32", M, N, K, threads[t],
+                      (double)check_max_abs_diff(Y1, Yn, (size_t)M * N));
+            }
+            free(X), free(W), free(b), free(Y1), free(Yn), free(Wp), free(scratch);
+        }
+    }
 }
 
 int main(void)
@@ -127,5 +185,6 @@ int main(void)
           "int8 1x128 on 64 threads: %d blocks, mean/max %.3f", p.n_blocks,
           rf_partition_efficiency(&p));
     free(seen);
+    check_same_on_any_threads();
     return check_done();
 }
