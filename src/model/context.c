@@ -6,7 +6,6 @@
  */
 #include "model/context.h"
 #include "model/attention.h"
-#include "model/encoder.h"
 #include "base/error.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
@@ -305,9 +304,4 @@ void rf_context_free(rf_context *ctx)
 int64_t rf_context_parallel_regions(const rf_context *ctx)
 {
     return rf_pool_regions(ctx->pool);
-}
-
-double rf_context_partition_efficiency(const rf_context *ctx, int32_t tokens)
-{
-    return rf_encoder_partition_efficiency(ctx, tokens);
 }
