@@ -19,8 +19,9 @@
 
 /* The f32 product's units (partition.h): F32_ROW_GRAIN rows by F32_PANEL
  * columns, or F32_PANEL_SHORT columns for a product of fewer rows than a
- * grain (a short input: narrower units keep more threads busy). Units this
- * size keep OpenBLAS near its whole-matrix speed; the shape of each call
+ * grain (a short input: narrower units keep more threads busy). OpenBLAS
+ * packs both operands of every call, so smaller units cost more packing
+ * and larger ones leave fewer units to share; the shape of each call
  * depends on (M, N, K) alone, never on the number of threads. */
 #define F32_ROW_GRAIN 128
 #define F32_PANEL 128

@@ -14,10 +14,11 @@
  * and each block is one contiguous run, cut where the multiply-adds so far
  * reach b / n_blocks of the whole. So a block is at most three rectangles:
  * the lower rows of one panel, some whole panels, the upper rows of the
- * next. A thread streams only the weights of its panels (each weight row
- * is read by at most two threads when the blocks cut panels, by one
- * otherwise), and rows are split only when there are fewer panels than
- * threads need.
+ * next. A thread streams only the weights of its panels: a panel is read
+ * by one thread, or by the two whose runs meet in it, while there are at
+ * least as many panels as threads; with fewer, a panel's rows are shared
+ * by several threads, each of which reads the panel. Rows are split only
+ * when the panels alone cannot feed the threads.
  *
  * Balance: every block is within one unit of M N K / n_blocks, so with at
  * least U units per thread the busiest thread has at most (U + 1) / U of
