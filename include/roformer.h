@@ -504,6 +504,15 @@ RF_API rf_status rf_context_create(const rf_model *model, const rf_context_param
 RF_API rf_status rf_context_resize(rf_context *ctx, int32_t max_batch, int32_t max_seq_len,
                                    rf_error *err);
 RF_API void rf_context_free(rf_context *ctx);
+/* Parallel regions the context has run since it was made: each a wake of
+ * its worker threads and a wait for the last of them (none with one
+ * thread). A forward pass's count is the difference across it. */
+RF_API int64_t rf_context_parallel_regions(const rf_context *ctx);
+/* How evenly the encoder's matrix products of one forward pass over
+ * `tokens` tokens are shared among the context's threads: mean over
+ * busiest thread's multiply-adds, summed over the products (1: perfect).
+ * The planner's figure, not a measurement (docs/scaling.md). */
+RF_API double rf_context_partition_efficiency(const rf_context *ctx, int32_t tokens);
 
 /* Where a context's forward passes spend their wall time, by kind of step,
  * added up over the passes since timing was turned on (`roformer bench`
@@ -998,7 +1007,7 @@ RF_API int32_t rf_kernels_list(rf_kernel_build *out, int32_t cap);
 #define RF_STRIDE_DEFAULT (-1)
 /* Most compute threads a context runs; rf_context_params.n_threads and
  * rf_pipeline_params.n_threads above it are RF_ERR_INPUT. */
-#define RF_MAX_THREADS 64
+#define RF_MAX_THREADS 256
 
 /* The pooling of a sentence embedding when none is asked for: the
  * sentence-transformers folder's pooling when the model was converted from

@@ -32,6 +32,31 @@ check "bench runs (exit 0)" test $? -eq 0
 check "bench JSON: 3 x 40" json_ok "$TMP/out" 3 40 120 2
 check "human lines name the BLAS core" grep -q '^blas: OpenBLAS core ' "$TMP/out"
 
+# parallel_regions: wakes of the workers per forward pass, none on one
+# thread; partition_efficiency: the planner's balance of the products.
+# small-fp16 (2 layers) at 1 x 128 in f32: per layer at most the Q|K|V
+# product, RoPE, attention, the output product, a norm, the two FFN
+# products and a norm, after the embeddings' norm; its products are 6, 2,
+# 8 and 2 units of 128 x 128, which two threads share evenly, four not
+# (Q|K|V: 2 units on the busiest, 1.5 the mean)
+regions_ok() { # file threads max_regions efficiency
+    tail -n 1 "$1" | /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+t, most, eff = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+r = j["parallel_regions"]
+assert r == int(r) and (r == 0 if t == 1 else 0 < r <= most), j
+assert abs(j["partition_efficiency"] - eff) < 1e-9 if t < 4 else j["partition_efficiency"] < eff, j
+' "$2" "$3" "$4"
+}
+for t in 1 2 4; do
+    "$ROFORMER" bench -m "$REF/models/small-fp16" --batch 1 --seq-len 128 --threads $t --runs 2 --warmup 1 \
+        >"$TMP/out" 2>"$TMP/err"
+    check "bench --threads $t runs" test $? -eq 0
+    check "bench JSON, $t threads: parallel_regions and partition_efficiency" \
+        regions_ok "$TMP/out" $t 17 1
+done
+
 printf '7\n30\n\n12\n' >"$TMP/lengths"
 "$ROFORMER" bench -m "$MODEL" --lengths-from "$TMP/lengths" --threads 1 --runs 2 --warmup 0 >"$TMP/out" 2>"$TMP/err"
 check "bench --lengths-from runs" test $? -eq 0

@@ -51,7 +51,7 @@ check "embed: a line over the cap fails alone" \
 # the options several commands share: one name, range and error text in each
 for cmd in classify embed qa scm forward tokenize serve bench; do
     case $cmd in tokenize) opt=--max-length; bad=1; want="--max-length wants an integer from 2 to 1048576, not '1'" ;;
-    *) opt=--threads; bad=65; want="--threads wants an integer from 0 to 64, not '65'" ;; esac
+    *) opt=--threads; bad=257; want="--threads wants an integer from 0 to 256, not '257'" ;; esac
     "$ROFORMER" $cmd -m "$M" $opt=$bad </dev/null >"$TMP/out" 2>"$TMP/err"; rc=$?
     check "$cmd $opt=$bad: exit 2, \"$want\"" sh -c "[ $rc -eq 2 ] && grep -qF -- \"$want\" '$TMP/err'"
 done

@@ -119,14 +119,14 @@ static void test_model_defaults(const char *ref)
     cp.n_threads = RF_MAX_THREADS + 1;
     rf_context *ctx = NULL;
     st = rf_context_create(mlm, &cp, &ctx, &err);
-    CHECK(st == RF_ERR_INPUT && strstr(err.message, "65 threads"), "context, 65 threads: %d '%s'",
+    CHECK(st == RF_ERR_INPUT && strstr(err.message, "257 threads"), "context, 257 threads: %d '%s'",
           st, st ? err.message : "");
     rf_context_free(ctx);
     rf_pipeline_params pp = rf_pipeline_default_params();
     pp.context.n_threads = RF_MAX_THREADS + 1;
     rf_pipeline *pl = NULL;
     st = rf_pipeline_create(mlm, &pp, &pl, &err);
-    CHECK(st == RF_ERR_INPUT && strstr(err.message, "n_threads 65"), "pipeline, 65 threads: %d", st);
+    CHECK(st == RF_ERR_INPUT && strstr(err.message, "n_threads 257"), "pipeline, 257 threads: %d", st);
     rf_pipeline_free(pl);
     pl = NULL;
 

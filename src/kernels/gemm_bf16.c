@@ -16,7 +16,6 @@
 
 #include <string.h>
 
-#define PANEL 16 /* output columns per panel */
 #define NR 32    /* the kernels' column blocks: N is padded to a multiple */
 
 size_t rf_bf16_packed_size(int N, int K)
@@ -120,6 +119,16 @@ static rf_bf16_gemm_fn *gemm_kernel(void)
     return rf_bf16_backend_get()->gemm;
 }
 
+rf_partition rf_linear_bf16_partition(int M, int N, int K, int n_threads)
+{
+    return rf_partition_plan(M, N, K, NR, 1, n_threads);
+}
+
+void rf_bf16_prepare_rows(const float *X, int K, int r0, int r1, uint16_t *scratch)
+{
+    rf_bf16_backend_get()->packing->round_rows(X, (size_t)K, K, 1.0f, r0, r1, scratch);
+}
+
 struct bf16_job {
     const float *X;
     const uint16_t *W;
@@ -128,9 +137,8 @@ struct bf16_job {
     rf_activation act;
     float *Y;
     uint16_t *Xb;
-    bool split_rows;
-    rf_bf16_round_fn *round;
     rf_bf16_gemm_fn *gemm;
+    rf_partition plan;
 };
 
 /* ==== Threads ==== */
@@ -141,33 +149,41 @@ static void round_task(void *arg, int block, int thread)
     const struct bf16_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-    j->round(j->X, (size_t)j->K, j->K, 1.0f, s, s + n, j->Xb);
+    rf_bf16_prepare_rows(j->X, j->K, s, s + n, j->Xb);
 }
 
+/* The kernels sum each output over K in one order whatever the block
+ * (gemm_bf16.h), so any plan gives the same output. */
 static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct bf16_job *j = arg;
-    int m0, m1, n0, n1;
-    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, NR, &m0, &m1, &n0, &n1))
-        j->gemm(j->Xb, j->K, m0, m1, j->W, n0, n1, j->b, j->act, j->Y, j->N);
+    rf_rect rects[3];
+    int n = rf_partition_block(&j->plan, block, rects);
+    for (int r = 0; r < n; r++)
+        j->gemm(j->Xb, j->K, rects[r].m0, rects[r].m1, j->W, rects[r].n0, rects[r].n1, j->b,
+                j->act, j->Y, j->N);
+}
+
+void rf_linear_bf16_prepared(const rf_parallel *pool, int M, int K, const uint16_t *W_packed,
+                             const float *b, int N, rf_activation act, float *Y,
+                             const uint16_t *scratch)
+{
+    struct bf16_job job = {.W = W_packed, .b = b, .M = M, .K = K, .N = N, .act = act, .Y = Y,
+                           .Xb = (uint16_t *)scratch, .gemm = rf_bf16_backend_get()->gemm,
+                           .plan = rf_linear_bf16_partition(M, N, K, rf_parallel_threads(pool))};
+    rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }
 
 void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
                     const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
 {
-    const rf_bf16_backend *backend = rf_bf16_backend_get();
-    struct bf16_job job = {.X = X, .W = W_packed, .b = b, .M = M, .K = K, .N = N, .n_blocks = 1,
-                           .act = act, .Y = Y, .Xb = scratch, .split_rows = true,
-                           .round = backend->packing->round_rows, .gemm = backend->gemm};
-    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
     int n_threads = rf_parallel_threads(pool);
-    /* every thread reads all rows when columns are split: round them first */
-    int round_blocks = n_threads < M ? n_threads : 1;
-    struct bf16_job round = job;
-    round.n_blocks = round_blocks;
-    rf_parallel_run(pool, round_blocks, round_task, &round);
-    rf_parallel_run(pool, job.n_blocks, gemm_task, &job);
+    /* a block may read any row: round them all first */
+    struct bf16_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? n_threads : 1,
+                             .Xb = scratch};
+    rf_parallel_run(pool, round.n_blocks, round_task, &round);
+    rf_linear_bf16_prepared(pool, M, K, W_packed, b, N, act, Y, scratch);
 }
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)

@@ -199,53 +199,84 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 /* ==== The threaded Linear ==== */
 
-struct int8_job {
-    const float *X;
-    rf_int8_product p;
-    const rf_int8_backend *backend;
-    int M, N, n_blocks;
-    bool split_rows;
-};
-
-static void quantize_task(void *arg, int block, int thread)
+rf_partition rf_linear_int8_partition(int M, int N, int K, int n_threads)
 {
-    (void)thread;
-    const struct int8_job *j = arg;
-    int s, n;
-    rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
-    j->backend->operands->quantize_rows(j->X, j->p.K, s, s + n, (int8_t *)j->p.Xq,
-                                        (float *)j->p.sx, (float *)j->p.cx);
+    return rf_partition_plan(M, N, K, PANEL, 1, n_threads);
 }
 
+/* The scratch's parts for M rows of K inputs: quantized rows, scales,
+ * centers. */
+static void scratch_parts(void *scratch, int M, int K, int8_t **Xq, float **sx, float **cx)
+{
+    *Xq = scratch;
+    *sx = (float *)(void *)(*Xq + (size_t)M * rf_int8_row_bytes(K));
+    *cx = *sx + M;
+}
+
+void rf_int8_prepare_rows(const float *X, int M, int K, int r0, int r1, void *scratch)
+{
+    int8_t *Xq;
+    float *sx, *cx;
+    scratch_parts(scratch, M, K, &Xq, &sx, &cx);
+    backend_for(M)->operands->quantize_rows(X, K, r0, r1, Xq, sx, cx);
+}
+
+struct prepare_job {
+    const float *X;
+    int M, K, n_blocks;
+    void *scratch;
+};
+
+static void prepare_task(void *arg, int block, int thread)
+{
+    (void)thread;
+    const struct prepare_job *j = arg;
+    int s, n;
+    rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
+    rf_int8_prepare_rows(j->X, j->M, j->K, s, s + n, j->scratch);
+}
+
+struct int8_job {
+    rf_int8_product p;
+    const rf_int8_backend *backend;
+    rf_partition plan;
+};
+
+/* Each channel's sum is exact and its scaling the same whatever the
+ * block, so any plan gives the same output. */
 static void gemm_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct int8_job *j = arg;
-    int m0, m1, n0, n1;
-    if (rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, block, PANEL, &m0, &m1, &n0, &n1))
-        j->backend->block(&j->p, m0, m1, n0, n1);
+    rf_rect rects[3];
+    int n = rf_partition_block(&j->plan, block, rects);
+    for (int r = 0; r < n; r++)
+        j->backend->block(&j->p, rects[r].m0, rects[r].m1, rects[r].n0, rects[r].n1);
+}
+
+void rf_linear_int8_prepared(const rf_parallel *pool, int M, int K, const rf_int8_matrix *W,
+                             const float *b, int N, rf_activation act, float *Y, void *scratch)
+{
+    int8_t *Xq;
+    float *sx, *cx;
+    scratch_parts(scratch, M, K, &Xq, &sx, &cx);
+    struct int8_job job = {
+        .p = {.Xq = Xq, .rows = M, .K = K, .sx = sx, .cx = cx, .W = W, .bias = b, .act = act,
+              .Y = Y, .ldy = N},
+        .backend = backend_for(M),
+        .plan = rf_linear_int8_partition(M, N, K, rf_parallel_threads(pool)),
+    };
+    rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }
 
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
                     const float *b, int N, rf_activation act, float *Y, void *scratch)
 {
-    int8_t *Xq = scratch;
-    float *sx = (float *)(void *)(Xq + (size_t)M * rf_int8_row_bytes(K)), *cx = sx + M;
-    struct int8_job job = {
-        .X = X,
-        .p = {.Xq = Xq, .rows = M, .K = K, .sx = sx, .cx = cx, .W = W, .bias = b, .act = act,
-              .Y = Y, .ldy = N},
-        .backend = backend_for(M),
-        .M = M,
-        .N = N,
-    };
-    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
-    /* every thread reads all rows when channels are split: quantize first */
     int n_threads = rf_parallel_threads(pool);
-    struct int8_job quantize = job;
-    quantize.n_blocks = n_threads < M ? n_threads : 1;
-    rf_parallel_run(pool, quantize.n_blocks, quantize_task, &quantize);
-    rf_parallel_run(pool, job.n_blocks, gemm_task, &job);
+    /* a block may read any row: quantize them all first */
+    struct prepare_job prepare = {X, M, K, n_threads < M ? n_threads : 1, scratch};
+    rf_parallel_run(pool, prepare.n_blocks, prepare_task, &prepare);
+    rf_linear_int8_prepared(pool, M, K, W, b, N, act, Y, scratch);
 }
 
 bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)

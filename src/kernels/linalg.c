@@ -2,25 +2,30 @@
  * linalg.c — sgemm wrapper, the threaded Linear layer, and their naive
  * twins (see linalg.h for the weight layout).
  *
- * Threading: OpenBLAS runs at one thread; rf_linear cuts the product into
- * one block per engine thread. Rows (M) are cut when there are enough of
- * them to keep each block's sgemm efficient; otherwise columns (N), in
- * multiples of 16 so that every block starts on a 64-byte boundary of Y's
- * rows when N allows.
+ * Threading: OpenBLAS runs at one thread; rf_linear shares the product out
+ * with the planner of partition.h and computes each of its units as one
+ * sgemm call. OpenBLAS picks its kernel by the call's shape (a small-matrix
+ * kernel below about a million multiply-adds, with its own order of
+ * summation), so a call cut to fit a thread's share would give a different
+ * last bit for a different number of threads; a unit's call is the same
+ * whatever the number of threads, and so is every output.
  */
 #include "kernels/linalg.h"
 #include "kernels/activations.h"
+#include "kernels/partition.h"
 
 #include <cblas.h>
 #include <stddef.h>
 
-/* Products smaller than this many multiply-adds are not worth a thread. */
-#define SPLIT_MIN_MACS (1L << 18)
-/* Cut along M only when every block keeps at least this many rows. Each
- * block's sgemm packs all of its share of W: below this, packing the whole
- * weight matrix once per thread costs more than the column cut's smaller
- * blocks. */
-#define SPLIT_MIN_ROWS 128
+/* The f32 product's units (partition.h): F32_ROW_GRAIN rows by F32_PANEL
+ * columns, or F32_PANEL_SHORT columns for a product of fewer rows than a
+ * grain (a short input: narrower units keep more threads busy). OpenBLAS
+ * packs both operands of every call, so smaller units cost more packing
+ * and larger ones leave fewer units to share; the shape of each call
+ * depends on (M, N, K) alone, never on the number of threads. */
+#define F32_ROW_GRAIN 128
+#define F32_PANEL 128
+#define F32_PANEL_SHORT 64
 
 void rf_gemm(bool b_trans, int M, int N, int K, float alpha, const float *A, int lda,
              const float *B, int ldb, float beta, float *C, int ldc)
@@ -45,14 +50,7 @@ void rf_gemm_naive(bool b_trans, int M, int N, int K, float alpha, const float *
         }
 }
 
-struct linear_job {
-    const float *X, *W, *b;
-    int M, K, N;
-    rf_activation act;
-    float *Y;
-    bool split_rows;
-    int n_blocks;
-};
+/* ==== The threaded Linear ==== */
 
 void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *len)
 {
@@ -66,63 +64,56 @@ void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *
     *len = e - s;
 }
 
-void rf_linear_1(const float *X, int M, int K, const float *W, const float *b, int N,
-                 rf_activation act, float *Y)
+static int f32_panel(int M)
 {
-    rf_gemm(true, M, N, K, 1.0f, X, K, W, K, 0.0f, Y, N);
-    rf_bias_act(Y, M, N, N, b, act);
+    return M < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
 }
 
-bool rf_linear_splits_rows(const rf_parallel *pool, int M)
+rf_partition rf_linear_partition(int M, int N, int K, int n_threads)
 {
-    return M >= SPLIT_MIN_ROWS * rf_parallel_threads(pool);
+    return rf_partition_plan(M, N, K, f32_panel(M), F32_ROW_GRAIN, n_threads);
 }
 
-bool rf_linear_block(int M, int N, int n_blocks, bool split_rows, int block, int col_align,
-                     int *m0, int *m1, int *n0, int *n1)
+struct linear_job {
+    const float *X, *W, *b;
+    int K, N;
+    rf_activation act;
+    float *Y;
+    rf_partition plan;
+};
+
+/* One unit of the plan: its own sgemm call, then bias and activation
+ * while it is in cache. */
+static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int n1)
 {
-    int start, len;
-    rf_block_range(split_rows ? M : N, n_blocks, block, split_rows ? 1 : col_align, &start, &len);
-    *m0 = split_rows ? start : 0;
-    *m1 = split_rows ? start + len : M;
-    *n0 = split_rows ? 0 : start;
-    *n1 = split_rows ? N : start + len;
-    return len > 0;
+    rf_gemm(true, m1 - m0, n1 - n0, j->K, 1.0f, j->X + (size_t)m0 * j->K, j->K,
+            j->W + (size_t)n0 * j->K, j->K, 0.0f, j->Y + (size_t)m0 * j->N + n0, j->N);
+    rf_bias_act(j->Y + (size_t)m0 * j->N + n0, m1 - m0, n1 - n0, j->N, j->b ? j->b + n0 : NULL,
+                j->act);
 }
 
-static void linear_task(void *arg, int task, int thread)
+static void linear_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct linear_job *j = arg;
-    int m0, m1, n0, n1;
-    if (!rf_linear_block(j->M, j->N, j->n_blocks, j->split_rows, task, 16, &m0, &m1, &n0, &n1))
-        return;
-    if (j->split_rows) {
-        rf_linear_1(j->X + (size_t)m0 * j->K, m1 - m0, j->K, j->W, j->b, j->N, j->act,
-                    j->Y + (size_t)m0 * j->N);
-    } else {
-        rf_gemm(true, j->M, n1 - n0, j->K, 1.0f, j->X, j->K, j->W + (size_t)n0 * j->K, j->K,
-                0.0f, j->Y + n0, j->N);
-        rf_bias_act(j->Y + n0, j->M, n1 - n0, j->N, j->b ? j->b + n0 : NULL, j->act);
-    }
-}
-
-int rf_linear_blocks(const rf_parallel *pool, int M, int N, int K, bool *split_rows)
-{
-    int n_threads = rf_parallel_threads(pool);
-    *split_rows = true;
-    if (n_threads < 2 || (long)M * N * K < SPLIT_MIN_MACS)
-        return 1;
-    *split_rows = rf_linear_splits_rows(pool, M);
-    return n_threads;
+    rf_rect rects[3];
+    int n = rf_partition_block(&j->plan, block, rects);
+    for (int r = 0; r < n; r++)
+        for (int n0 = rects[r].n0; n0 < rects[r].n1; n0 += j->plan.panel)
+            for (int m0 = rects[r].m0; m0 < rects[r].m1; m0 += j->plan.row_grain) {
+                int n1 = n0 + j->plan.panel < rects[r].n1 ? n0 + j->plan.panel : rects[r].n1;
+                int m1 = m0 + j->plan.row_grain < rects[r].m1 ? m0 + j->plan.row_grain
+                                                               : rects[r].m1;
+                linear_unit(j, m0, m1, n0, n1);
+            }
 }
 
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
                int N, rf_activation act, float *Y)
 {
-    struct linear_job job = {X, W, b, M, K, N, act, Y, true, 1};
-    job.n_blocks = rf_linear_blocks(pool, M, N, K, &job.split_rows);
-    rf_parallel_run(pool, job.n_blocks, linear_task, &job);
+    struct linear_job job = {X, W, b, K, N, act, Y,
+                             rf_linear_partition(M, N, K, rf_parallel_threads(pool))};
+    rf_parallel_run(pool, job.plan.n_blocks, linear_task, &job);
 }
 
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -312,3 +312,8 @@ void rf_context_free(rf_context *ctx)
     free(ctx->seq_off);
     free(ctx);
 }
+
+int64_t rf_context_parallel_regions(const rf_context *ctx)
+{
+    return rf_pool_regions(ctx->pool);
+}

@@ -40,8 +40,8 @@
 
 /* ==== Row-split passes over the pool ==== */
 
-/* Row-wise passes (Q/K/V + RoPE, the norms) cut the T rows into one block
- * per thread, but a pass of fewer than ROWS_SPLIT_MIN floats (a short
+/* Row-wise passes (RoPE on Q and K, the norms) cut the T rows into one
+ * block per thread, but a pass of fewer than ROWS_SPLIT_MIN floats (a short
  * text's norm or RoPE, a few microseconds) runs on the calling thread
  * alone: waking the pool and waiting for it would cost as much as the
  * pass, and on a crowded machine far more. Each row's result does not
@@ -55,9 +55,7 @@ struct rows_job {
     const float *y;
     const float *gamma, *beta;
     int width;
-    const rf_layer_weights *lw; /* Q, K, V + RoPE */
-    bool project;               /* also compute Q, K, V (else RoPE only) */
-    double rope_seconds;        /* thread 0's RoPE time, when steps are timed */
+    bool prepare; /* also round / quantize the rows for the next product */
 };
 
 static int rows_blocks(const rf_context *ctx, int T, int width)
@@ -73,24 +71,17 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
     *len = s + per > j->T ? j->T - s : per;
 }
 
-/* The stacked Q|K|V projection of a block of rows, then RoPE on the same
- * rows while they are in cache. */
+/* RoPE on a block of rows of the stacked Q|K|V. */
 static void qkv_rope_task(void *arg, int block, int thread)
 {
-    struct rows_job *j = arg;
-    const rf_layer_weights *lw = j->lw;
+    (void)thread;
+    const struct rows_job *j = arg;
     const rf_hparams *hp = &j->ctx->model->hp;
     int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
     rows_of_block(j, block, &start, &len);
     if (len == 0)
         return;
     rf_context *c = j->ctx;
-    if (j->project)
-        rf_linear_1(c->x + (size_t)start * D, len, D, lw->attn_qkv_w, lw->attn_qkv_b, 3 * D,
-                    RF_ACT_LINEAR, c->qkv + (size_t)start * 3 * D);
-    /* the product and RoPE share a region: thread 0 times RoPE apart */
-    bool timed = thread == 0 && j->project && c->steps.on;
-    double t0 = timed ? rf_step_clock() : 0.0;
     /* RoPE position = row index within its sequence. The K heads follow
        the Q heads in each row (and V the K), so one pass rotates 2H heads
        (3H with rotary_value). */
@@ -103,8 +94,16 @@ static void qkv_rope_task(void *arg, int block, int thread)
         rf_rope_apply(c->qkv + (size_t)c->seq_off[b] * 3 * D, s - c->seq_off[b], e - s, 3 * D,
                       j->L, rotated_heads, Dh, c->rope_sin, c->rope_cos);
     }
-    if (timed)
-        j->rope_seconds += rf_step_clock() - t0;
+}
+
+/* Rounds (bf16) or quantizes (int8) rows [r0, r1) of X (M x K), the
+ * input of the context's next layer product, into its scratch. */
+static void prepare_rows(rf_context *ctx, const float *X, int M, int K, int r0, int r1)
+{
+    if (ctx->bf16_layers)
+        rf_bf16_prepare_rows(X, K, r0, r1, ctx->x_bf16);
+    else if (ctx->int8_layers)
+        rf_int8_prepare_rows(X, M, K, r0, r1, ctx->x_int8);
 }
 
 static void add_norm_task(void *arg, int block, int thread)
@@ -120,15 +119,21 @@ static void add_norm_task(void *arg, int block, int thread)
         rf_add_rmsnorm(j->x + off, y, len, j->width, hp->layer_norm_eps);
     else
         rf_add_layernorm(j->x + off, y, len, j->width, j->gamma, j->beta, hp->layer_norm_eps);
+    if (j->prepare)
+        prepare_rows(j->ctx, j->x, j->T, j->width, start, start + len);
 }
 
 /* x = Norm(x + y) (y NULL: Norm(x)) over T rows of `width`: the model's
- * LayerNorm (gamma, beta) or v2's RMS norm (gamma, beta NULL). */
+ * LayerNorm (gamma, beta) or v2's RMS norm (gamma, beta NULL). With
+ * `prepare` (bf16 and int8 compute), x is the input of the next layer
+ * product, whose rows are rounded or quantized in the same pass: one
+ * parallel region less. */
 static void add_norm(rf_context *ctx, int T, float *x, const float *y, const float *gamma,
-                     const float *beta, int width)
+                     const float *beta, int width, bool prepare)
 {
     struct rows_job job = {.ctx = ctx, .T = T, .n_blocks = rows_blocks(ctx, T, width),
-                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width};
+                           .x = x, .y = y, .gamma = gamma, .beta = beta, .width = width,
+                           .prepare = prepare && ctx->compute != RF_COMPUTE_F32};
     rf_step_begin(&ctx->steps, RF_STEP_NORMS);
     rf_parallel_run(rf_step_parallel(&ctx->steps), job.n_blocks, add_norm_task, &job);
     rf_step_end(&ctx->steps);
@@ -163,7 +168,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
         }
     rf_step_end(&ctx->steps);
     /* pass 2: LayerNorm (v2: RMS norm) over E */
-    add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E);
+    add_norm(ctx, T, e, NULL, w->embd_norm_w, w->embd_norm_b, E, !w->embd_proj_w);
     /* pass 3: embeddings_project E -> D */
     if (w->embd_proj_w) {
         rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
@@ -190,14 +195,19 @@ struct layer_matrix {
                            (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
 
 /* A layer's Linear: Y = act(X W^T + b), in the context's compute type;
- * one products step. */
+ * one products step. `prepared`: X's rows are already rounded / quantized
+ * (add_norm). */
 static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
-                         const float *b, int N, rf_activation act, float *Y)
+                         const float *b, int N, rf_activation act, float *Y, bool prepared)
 {
     const rf_parallel *par = rf_step_parallel(&ctx->steps);
     rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
-    if (W.bf16)
+    if (W.bf16 && prepared)
+        rf_linear_bf16_prepared(par, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+    else if (W.bf16)
         rf_linear_bf16(par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+    else if (W.int8 && prepared)
+        rf_linear_int8_prepared(par, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else if (W.int8)
         rf_linear_int8(par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
     else
@@ -212,22 +222,15 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
-    /* pass 1: Q, K, V projections (one product on the stacked weights) and
-       rotary position embedding: fused per block of rows when there are
-       enough rows for every thread (f32), else the product split along its
-       outputs or run in bf16 / int8, then RoPE */
-    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L, .lw = lw,
-                           .project = ctx->compute == RF_COMPUTE_F32 &&
-                                      rf_linear_splits_rows(&ctx->par, T)};
-    qkv.n_blocks = qkv.project ? rf_pool_threads(pool)
-                               : rows_blocks(ctx, T, (hp->rotary_value ? 3 : 2) * D);
-    if (!qkv.project)
-        layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                     3 * D, RF_ACT_LINEAR, ctx->qkv);
-    rf_step_begin(&ctx->steps, qkv.project ? RF_STEP_PRODUCTS : RF_STEP_ELEMENTWISE);
+    /* pass 1: Q, K, V projections (one product on the stacked weights),
+       then rotary position embedding per block of rows */
+    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L,
+                           .n_blocks = rows_blocks(ctx, T, (hp->rotary_value ? 3 : 2) * D)};
+    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
+                 3 * D, RF_ACT_LINEAR, ctx->qkv, layer > 0 || !ctx->model->w.embd_proj_w);
+    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
     rf_parallel_run(rf_step_parallel(&ctx->steps), qkv.n_blocks, qkv_rope_task, &qkv);
     rf_step_end(&ctx->steps);
-    rf_step_move(&ctx->steps, RF_STEP_PRODUCTS, RF_STEP_ELEMENTWISE, qkv.rope_seconds);
 
     /* pass 2: attention per (sequence, head, query block) */
     const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
@@ -242,19 +245,60 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, ctx->attn_proj);
-    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D);
+                 RF_ACT_LINEAR, ctx->attn_proj, false);
+    /* the FFN's first product reads these rows when it runs in one block */
+    bool ffn_prepared = T <= ctx->ffn_rows;
+    add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D, ffn_prepared);
 
     /* pass 4: feed-forward on blocks of ffn_rows rows (context.h),
        residual, LayerNorm (v2: RMS norm) */
     for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
         int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
         layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
-                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn);
+                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn, ffn_prepared);
         layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
-                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D);
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D, false);
     }
-    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D);
+    /* the next layer's Q|K|V product reads these rows */
+    add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D,
+             layer + 1 < hp->num_layers);
+}
+
+/* ==== The planner's balance ==== */
+
+/* Adds `count` products of M x N x K as plan shares them: their mean and
+ * their busiest thread's multiply-adds. */
+static void add_balance(rf_partition (*plan)(int, int, int, int), int n_threads, int count, int M,
+                        int N, int K, double *mean, double *max)
+{
+    if (count == 0 || M == 0)
+        return;
+    rf_partition p = plan(M, N, K, n_threads);
+    *mean += (double)count * M * N * K / n_threads;
+    *max += (double)count * rf_partition_max_macs(&p);
+}
+
+double rf_encoder_partition_efficiency(const rf_context *ctx, int T)
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    int D = hp->hidden_size, E = hp->embedding_size, F = hp->intermediate_size;
+    int n = rf_pool_threads(ctx->pool), R = ctx->ffn_rows;
+    rf_partition (*plan)(int, int, int, int) = ctx->compute == RF_COMPUTE_BF16
+                                                   ? rf_linear_bf16_partition
+                                               : ctx->compute == RF_COMPUTE_INT8
+                                                   ? rf_linear_int8_partition
+                                                   : rf_linear_partition;
+    double mean = 0.0, max = 0.0;
+    int L = hp->num_layers;
+    if (ctx->model->w.embd_proj_w)
+        add_balance(rf_linear_partition, n, 1, T, D, E, &mean, &max);
+    add_balance(plan, n, L, T, 3 * D, D, &mean, &max);
+    add_balance(plan, n, L, T, D, D, &mean, &max);
+    add_balance(plan, n, L * (T / R), R, F, D, &mean, &max);
+    add_balance(plan, n, L * (T / R), R, D, F, &mean, &max);
+    add_balance(plan, n, L, T % R, F, D, &mean, &max);
+    add_balance(plan, n, L, T % R, D, F, &mean, &max);
+    return max > 0.0 ? mean / max : 1.0;
 }
 
 /* Fills ctx->seq_off; true when the batch runs packed: skip_padding is on

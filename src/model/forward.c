@@ -1,7 +1,8 @@
 /*
  * forward.c — rf_forward: checks the batch and the requested outputs
  * against the model and the context, then runs the encoder (encoder.c) and
- * the heads (heads.c) in the context's scratch, without allocating.
+ * the heads (heads.c) in the context's scratch, without allocating; and the
+ * planner's balance of the encoder's products for a forward pass.
  */
 #include "model/context.h"
 #include "base/error.h"
@@ -114,4 +115,9 @@ rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *out, rf
     rf_run_heads(ctx, batch, out);
     rf_forward_end(&ctx->steps);
     return RF_OK;
+}
+
+double rf_context_partition_efficiency(const rf_context *ctx, int32_t tokens)
+{
+    return rf_encoder_partition_efficiency(ctx, tokens);
 }

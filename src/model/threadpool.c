@@ -61,6 +61,7 @@ struct rf_pool {
     unsigned long generation;  /* bumped once per region (atomic) */
     int n_done;                /* workers finished in this region (atomic) */
     long caller_spin_ns;       /* the calling thread's spin budget */
+    int64_t regions;           /* regions that woke the workers (the caller's own) */
     int shutdown;              /* (atomic) */
     rf_task_fn fn;             /* the region: written before generation is bumped */
     void *arg;
@@ -250,6 +251,11 @@ double rf_pool_workers_cpu_seconds(const rf_pool *pool)
     return seconds;
 }
 
+int64_t rf_pool_regions(const rf_pool *pool)
+{
+    return pool ? pool->regions : 0;
+}
+
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
 {
     if (!pool || pool->n_threads == 1 || n_tasks <= 1) {
@@ -257,6 +263,7 @@ void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
             fn(arg, t, 0);
         return;
     }
+    pool->regions++;
     /* every worker has counted itself done in the last region, so none
        reads these until the generation moves */
     pool->fn = fn;

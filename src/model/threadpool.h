@@ -28,6 +28,9 @@ int rf_pool_threads(const rf_pool *pool);
  * seconds: how a test sees that an idle pool's threads sleep. */
 double rf_pool_workers_cpu_seconds(const rf_pool *pool);
 void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
+/* The regions rf_pool_run has run on more than one thread since the pool
+ * was made: each a wake of the workers and a wait for the last of them. */
+int64_t rf_pool_regions(const rf_pool *pool);
 /* Touches RF_STACK_RESERVE bytes of the calling thread's stack below its
  * current frame, so that the kernels' stack buffers (tile tails, partial
  * sums: tens of KiB, some only on a shorter input's edge path) are never

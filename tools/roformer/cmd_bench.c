@@ -43,7 +43,7 @@ static const char usage[] =
     "  -m MODEL             a .gguf file or an HF checkpoint directory\n"
     "  --seq-len L          tokens per sequence (default 128)\n"
     "  --batch B            sequences per batch (default 8)\n"
-    "  --threads T          compute threads, 0 to 64 (default 0: all cores)\n"
+    "  --threads T          compute threads, 0 to 256 (default 0: all cores)\n"
     "  --runs N             timed runs (default 10)\n"
     "  --warmup W           untimed runs first (default 2)\n"
     "  --lengths-from FILE  one batch with these sequence lengths (one integer a\n"
@@ -254,6 +254,7 @@ int cmd_bench(int argc, char **argv)
     rf_batch in = {.batch = batch, .seq_len = seq_len, .input_ids = ids,
                    .token_type_ids = NULL, .attention_mask = mask};
     rf_outputs out = {.last_hidden_state = hidden};
+    int64_t regions_before = rf_context_parallel_regions(ctx);
     /* the first batch, timed alone; the warm-up runs follow it */
     t0 = 1e3 * cli_now_seconds();
     if (rf_forward(ctx, &in, &out, &err) != RF_OK) {
@@ -274,6 +275,11 @@ int cmd_bench(int argc, char **argv)
             rf_context_step_times(ctx, &run_steps[r]);
         }
     }
+    /* every forward pass of one batch runs the same regions */
+    double regions = (double)(rf_context_parallel_regions(ctx) - regions_before) /
+                     (double)(1 + a.warmup + a.runs);
+    double balance = rf_context_partition_efficiency(
+        ctx, a.skip_padding ? (int32_t)real_tokens : batch * seq_len);
     int runs = (int)a.runs;
     /* the median run's steps: the run of rank (runs - 1) / 2 */
     int median_run = 0;
@@ -355,6 +361,8 @@ int cmd_bench(int argc, char **argv)
         cJSON_AddNumberToObject(step_ms, "forward", per * steps.forward_ms);
     }
     cJSON_AddNumberToObject(j, "outside_products_share", outside);
+    cJSON_AddNumberToObject(j, "parallel_regions", regions);
+    cJSON_AddNumberToObject(j, "partition_efficiency", balance);
     cJSON *arr = cJSON_AddArrayToObject(j, "ms");
     for (int r = 0; arr && r < runs; r++)
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ms[r]));

@@ -49,7 +49,7 @@ static void usage(FILE *f)
             "                    head the model must have: mlm, cls, token, qa\n"
             "  --hidden-states   also print every layer's output\n"
             "  --max-length N    truncate text inputs to N tokens (default: no truncation)\n"
-            "  --threads N       compute threads, 0 to 64 (default 0: all cores)\n"
+            "  --threads N       compute threads, 0 to 256 (default 0: all cores)\n"
             "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
             "                    f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n"
             "  --max-line-bytes N  longest input line accepted (default 1048576); a longer\n"

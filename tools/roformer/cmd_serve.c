@@ -47,7 +47,7 @@ static const char usage[] =
     "  -m, --model MODEL             a .gguf file or a HuggingFace checkpoint directory\n"
     "  --host ADDR                   address to bind (default 127.0.0.1)\n"
     "  --port N                      port (default 8080; 0 = any free port, printed)\n"
-    "  --threads N                   compute threads, 0 to 64 (default 0: all cores)\n"
+    "  --threads N                   compute threads, 0 to 256 (default 0: all cores)\n"
     "  --compute f32|bf16|int8       arithmetic of the matrix products (default f32)\n"
     "  --max-batch-tokens N          real tokens per batch across requests (default 16384)\n"
     "  --max-batch-requests N        inputs per batch across requests (default: no cap)\n"

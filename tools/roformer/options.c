@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ==== The commands ==== */
 
@@ -143,7 +144,7 @@ static const option options[] = {
     {"--batch-size", NULL, CLI_OPT_BATCH_SIZE, INT, 1, 4096, .commands = JOBS,
      .help = "  --batch-size N        sequences per forward pass (default 8)\n"},
     {"--threads", NULL, CLI_OPT_THREADS, INT, 0, RF_MAX_THREADS, .commands = JOBS,
-     .help = "  --threads N           compute threads, 0 to 64 (default 0: all cores)\n"},
+     .help = "  --threads N           compute threads, 0 to 256 (default 0: all cores)\n"},
     {"--threads", NULL, CLI_OPT_THREADS, INT, 0, RF_MAX_THREADS,
      .commands = CMD_FORWARD | CMD_SERVE | CMD_BENCH},
     {"--compute", NULL, CLI_OPT_COMPUTE, CHOICE, .choices = computes, .commands = JOBS,
@@ -369,6 +370,11 @@ int cli_options_parse(const char *cmd, int argc, char **argv, cli_args *a)
         }
         return cli_usage_error(cmd, commands[c].unknown, arg), -1;
     }
+    /* allowed (the threads take turns), but rarely what was meant */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (a->given[CLI_OPT_THREADS] && cores > 0 && a->value[CLI_OPT_THREADS] > cores)
+        fprintf(stderr, "roformer: note: --threads %d is more than the %ld cores online\n",
+                (int)a->value[CLI_OPT_THREADS], cores);
     return 0;
 }
 
