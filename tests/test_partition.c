@@ -98,7 +98,8 @@ static void linear_on(int n, bool bf16, const float *X, int M, int K, const floa
 static void check_same_on_any_threads(void)
 {
     static const int shapes[][3] = {{2, 768, 768}, {4, 2304, 768}, {7, 3072, 768},
-                                    {9, 768, 3072}, {130, 768, 768}, {300, 2304, 768}};
+                                    {9, 768, 3072}, {130, 768, 768}, {300, 2304, 768},
+                                    {512, 3072, 768}, {1030, 768, 3072}};
     static const int threads[] = {2, 3, 5, 16, 64};
     for (int bf16 = 0; bf16 < 2; bf16++) {
         if (bf16 && !rf_bf16_supported()) {

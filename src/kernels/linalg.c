@@ -8,7 +8,11 @@
  * kernel below about a million multiply-adds, with its own order of
  * summation), so a call cut to fit a thread's share would give a different
  * last bit for a different number of threads; a unit's call is the same
- * whatever the number of threads, and so is every output.
+ * whatever the number of threads, and so is every output. Above that size
+ * OpenBLAS sums each element over K in the same blocks whatever M and N,
+ * so a thread's whole-grain units of one rectangle run as one call (which
+ * packs each weight panel once instead of once per grain of rows) where
+ * one unit alone is already well above it; the rest stay a call per unit.
  */
 #include "kernels/linalg.h"
 #include "kernels/activations.h"
@@ -26,6 +30,9 @@
 #define F32_ROW_GRAIN 128
 #define F32_PANEL 128
 #define F32_PANEL_SHORT 64
+/* Units of at least this many multiply-adds merge into one call: eight
+ * times where OpenBLAS leaves its small-matrix kernel. */
+#define F32_MERGE_MIN_MACS (1L << 23)
 
 void rf_gemm(bool b_trans, int M, int N, int K, float alpha, const float *A, int lda,
              const float *B, int ldb, float beta, float *C, int ldc)
@@ -96,16 +103,24 @@ static void linear_task(void *arg, int block, int thread)
 {
     (void)thread;
     const struct linear_job *j = arg;
+    const rf_partition *p = &j->plan;
     rf_rect rects[3];
-    int n = rf_partition_block(&j->plan, block, rects);
-    for (int r = 0; r < n; r++)
-        for (int n0 = rects[r].n0; n0 < rects[r].n1; n0 += j->plan.panel)
-            for (int m0 = rects[r].m0; m0 < rects[r].m1; m0 += j->plan.row_grain) {
-                int n1 = n0 + j->plan.panel < rects[r].n1 ? n0 + j->plan.panel : rects[r].n1;
-                int m1 = m0 + j->plan.row_grain < rects[r].m1 ? m0 + j->plan.row_grain
-                                                               : rects[r].m1;
+    int n = rf_partition_block(p, block, rects);
+    /* the rows of whole grains, when their units may merge */
+    bool merge = (long)p->row_grain * p->panel * p->K >= F32_MERGE_MIN_MACS;
+    int whole = merge ? p->M / p->row_grain * p->row_grain : 0;
+    for (int r = 0; r < n; r++) {
+        int rows_end = rects[r].m1 < whole ? rects[r].m1 : whole;
+        if (rows_end > rects[r].m0)
+            linear_unit(j, rects[r].m0, rows_end, rects[r].n0, rects[r].n1);
+        int m_start = rects[r].m0 > rows_end ? rects[r].m0 : rows_end;
+        for (int n0 = rects[r].n0; n0 < rects[r].n1; n0 += p->panel)
+            for (int m0 = m_start; m0 < rects[r].m1; m0 += p->row_grain) {
+                int n1 = n0 + p->panel < rects[r].n1 ? n0 + p->panel : rects[r].n1;
+                int m1 = m0 + p->row_grain < rects[r].m1 ? m0 + p->row_grain : rects[r].m1;
                 linear_unit(j, m0, m1, n0, n1);
             }
+    }
 }
 
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
