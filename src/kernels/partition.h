@@ -27,9 +27,10 @@
  * more than others (or none: never more blocks than units), so mean/max
  * falls to about units / (T * ceil(units / T)).
  *
- * The unit grid does not depend on T: the f32 product computes each unit
- * as its own sgemm call, so every output element comes from a call of the
- * same shape whatever the number of threads (linalg.c).
+ * The unit grid does not depend on T: the f32 product computes each small
+ * unit as its own sgemm call, and merges only units large enough that
+ * OpenBLAS sums them as one call would, so every output element is summed
+ * the same way whatever the number of threads (linalg.c).
  */
 #ifndef RF_PARTITION_H
 #define RF_PARTITION_H
