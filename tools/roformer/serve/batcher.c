@@ -1,6 +1,6 @@
 /*
- * batcher.c — the job queue and the batcher thread (see batcher.h). One
- * mutex guards the queue; each request thread waits on its own job's
+ * batcher.c — the job queue and the batcher threads (see batcher.h). One
+ * mutex guards the queue, which every replica's thread takes batches from; each request thread waits on its own job's
  * condition variable, signalled when its batch is done (one broadcast to
  * every waiter would wake 128 threads per batch to put 120 back to sleep).
  */
@@ -13,8 +13,15 @@
 /* Most jobs taken into one batch (a bound on the batch's pointer array). */
 #define MAX_BATCH_JOBS 1024
 
-struct serve_batcher {
+/* One replica: a thread with its own runner (context) and batch. */
+typedef struct {
+    serve_batcher *b;
     serve_runner *runner;
+    pthread_t thread;
+    serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
+} replica;
+
+struct serve_batcher {
     int32_t max_batch_tokens;
     int32_t max_batch_inputs; /* <= 0: no cap */
     serve_batch_fn on_batch;
@@ -24,10 +31,10 @@ struct serve_batcher {
     pthread_cond_t work;  /* a job was queued, or stop was asked */
     serve_job *head, *tail;
     int queued;
-    int running;          /* jobs in the batch being run; 0: idle */
+    int running;          /* jobs in the batches being run; 0: idle */
     bool stopping;
-    pthread_t thread;
-    serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
+    int n_replicas;
+    replica *replicas;    /* [n_replicas] */
 };
 
 static double now_seconds(void)
@@ -69,8 +76,9 @@ static int take_batch(serve_batcher *b, serve_job **batch)
 
 static void *batcher_main(void *arg)
 {
-    serve_batcher *b = arg;
-    serve_job **batch = b->batch;
+    replica *rp = arg;
+    serve_batcher *b = rp->b;
+    serve_job **batch = rp->batch;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         while (!b->head && !b->stopping)
@@ -78,7 +86,10 @@ static void *batcher_main(void *arg)
         if (!b->head)
             break; /* stopping, and nothing left */
         int n = take_batch(b, batch);
-        b->running = n;
+        b->running += n;
+        /* another replica may take what is left */
+        if (b->head)
+            pthread_cond_signal(&b->work);
         pthread_mutex_unlock(&b->lock);
 
         int32_t inputs = 0, tokens = 0;
@@ -88,12 +99,12 @@ static void *batcher_main(void *arg)
             inputs += batch[j]->n;
             tokens += batch[j]->tokens;
         }
-        double seconds = serve_runner_run(b->runner, batch, n);
+        double seconds = serve_runner_run(rp->runner, batch, n);
         if (b->on_batch)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
         pthread_mutex_lock(&b->lock);
-        b->running = 0;
+        b->running -= n;
         for (int j = 0; j < n; j++) {
             batch[j]->forward_seconds = seconds;
             batch[j]->done = true;
@@ -104,22 +115,29 @@ static void *batcher_main(void *arg)
     return NULL;
 }
 
-int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t max_batch_inputs,
-                        serve_batch_fn on_batch, void *on_batch_arg, serve_batcher **out)
+int serve_batcher_start(serve_runner *const *runners, int n_runners, int32_t max_batch_tokens,
+                        int32_t max_batch_inputs, serve_batch_fn on_batch, void *on_batch_arg,
+                        serve_batcher **out)
 {
     serve_batcher *b = calloc(1, sizeof *b);
-    if (!b)
+    replica *replicas = calloc((size_t)n_runners, sizeof *replicas);
+    if (!b || !replicas) {
+        free(b);
+        free(replicas);
         return -1;
-    *b = (serve_batcher){.runner = runner, .max_batch_tokens = max_batch_tokens,
+    }
+    *b = (serve_batcher){.max_batch_tokens = max_batch_tokens,
                          .max_batch_inputs = max_batch_inputs, .on_batch = on_batch,
-                         .on_batch_arg = on_batch_arg};
+                         .on_batch_arg = on_batch_arg, .replicas = replicas};
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->work, NULL);
-    if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
-        pthread_mutex_destroy(&b->lock);
-        pthread_cond_destroy(&b->work);
-        free(b);
-        return -1;
+    for (int r = 0; r < n_runners; r++) {
+        replicas[r] = (replica){.b = b, .runner = runners[r]};
+        if (pthread_create(&replicas[r].thread, NULL, batcher_main, &replicas[r]) != 0) {
+            serve_batcher_stop(b);
+            return -1;
+        }
+        b->n_replicas++;
     }
     *out = b;
     return 0;
@@ -167,10 +185,12 @@ void serve_batcher_stop(serve_batcher *b)
         return;
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
-    pthread_cond_signal(&b->work);
+    pthread_cond_broadcast(&b->work);
     pthread_mutex_unlock(&b->lock);
-    pthread_join(b->thread, NULL);
+    for (int r = 0; r < b->n_replicas; r++)
+        pthread_join(b->replicas[r].thread, NULL);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->work);
+    free(b->replicas);
     free(b);
 }

@@ -252,7 +252,7 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
     MHD_destroy_response(r);
     rq->answered = true;
 
-    serve_metrics_request(h->s->metrics, rq->route, resp->status, seconds);
+    serve_metrics_request(h->s->metrics, log->model, rq->route, resp->status, seconds);
     if (serve_route_uses_engine(rq->route) && !rq->preflight)
         serve_metrics_tei_request(h->s->metrics, resp->status, log, seconds);
     log->method = method;
@@ -297,7 +297,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
 
     serve_response resp;
-    serve_log_entry log = {0};
+    serve_log_entry log = {.path = url}; /* the route reads a /models/NAME prefix */
     rq->draining = atomic_load(&h->draining);
     if (rq->preflight) {
         resp = (serve_response){.status = 204, .body = strdup(""), .len = 0};

@@ -53,6 +53,7 @@ enum {
     R_ANY_LENGTH = 1 << 4,    /* inputs over --max-input-length are not refused */
     R_RAW_SCORES = 1 << 5,    /* "raw_scores" turns classify into logits */
     R_MODEL_TASK = 1 << 6,    /* answers as the route of the model's own task */
+    R_MODEL_FIELD = 1 << 7,   /* the body's "model" chooses the model */
 };
 
 /* One route: its method and path, then for GET routes the handler, for
@@ -74,6 +75,8 @@ typedef struct {
 static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void list_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
 static void similarity_name(const serve_request *r, const char *list, int32_t i, char *buf,
                             size_t n);
@@ -97,12 +100,14 @@ static cJSON *answer_hf_ner(const answer_in *a);
 #define POST(path, body, kind, head, answer, list, name, flags) \
     {"POST", path, NULL, body, kind, head, answer, list, name, flags}
 #define GET(path, get, flags) {"GET", path, get, 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, flags}
+/* a POST that takes no body and runs no job */
+#define ACTION(path, fn, flags) {"POST", path, fn, 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, flags}
 
 static const route routes[] = {
     POST("/embed", SERVE_API_EMBED, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_embed, "inputs", NULL,
          R_PROMPT),
     POST("/v1/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai,
-         "input", NULL, R_PROMPT | R_OPENAI),
+         "input", NULL, R_PROMPT | R_OPENAI | R_MODEL_FIELD),
     POST("/predict", SERVE_API_PREDICT, SERVE_KIND_CLASSIFY, RF_HEAD_SEQ_CLS, answer_predict,
          "inputs", NULL, R_RAW_SCORES),
     POST("/similarity", SERVE_API_SIMILARITY, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_similarity,
@@ -120,10 +125,10 @@ static const route routes[] = {
     POST("/rerank", SERVE_API_RERANK, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank, "texts",
          NULL, 0),
     POST("/v1/rerank", SERVE_API_RERANK_JINA, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank,
-         "documents", NULL, R_OPENAI),
+         "documents", NULL, R_OPENAI | R_MODEL_FIELD),
     POST("/", 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, R_MODEL_TASK),
     POST("/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai, "input",
-         NULL, R_PROMPT | R_OPENAI),
+         NULL, R_PROMPT | R_OPENAI | R_MODEL_FIELD),
     POST("/embed_all", SERVE_API_EMBED_ALL, SERVE_KIND_EMBED_ALL, RF_HEAD_NONE, answer_embed_all,
          "inputs", NULL, 0),
     POST("/decode", SERVE_API_DECODE, NO_JOB, RF_HEAD_NONE, answer_decode, "ids", NULL, 0),
@@ -133,6 +138,8 @@ static const route routes[] = {
          answer_hf_fill_mask, "inputs", NULL, 0),
     POST("/pipeline/token-classification", SERVE_API_HF_NER, SERVE_KIND_NER, RF_HEAD_TOKEN_CLS,
          answer_hf_ner, "inputs", NULL, 0),
+    GET("/v1/models", handle_models, R_OPENAI),
+    ACTION("/admin/reload", handle_reload, 0),
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
@@ -147,8 +154,25 @@ const char *const *serve_route_names(void)
     return names;
 }
 
+/* The model prefix of a path: "/models/NAME/..." gives NAME (its length in
+ * *len) and the route's path after it; NULL when the path has none. */
+static const char *model_prefix(const char *path, size_t *len, const char **rest)
+{
+    static const char prefix[] = "/models/";
+    if (strncmp(path, prefix, sizeof prefix - 1))
+        return NULL;
+    const char *name = path + sizeof prefix - 1, *slash = strchr(name, '/');
+    if (!slash || slash == name)
+        return NULL;
+    *len = (size_t)(slash - name);
+    *rest = slash;
+    return name;
+}
+
 int serve_route_find(const char *method, const char *path, int *route, const char **allow)
 {
+    size_t len;
+    model_prefix(path, &len, &path);
     for (int r = 0; r < N_ROUTES; r++) {
         if (strcmp(path, routes[r].path) != 0)
             continue;
@@ -359,15 +383,36 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     cJSON_AddItemToObject(o, "labels", labels);
     add_rerank_info(s, o);
     cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
+    /* this model's file as loaded now, and the others served beside it */
+    const serve_generation *g = s->generation;
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&(time_t){g->loaded_at}));
+    if (g->sha256[0])
+        cJSON_AddStringToObject(o, "file_sha256", g->sha256);
+    else
+        cJSON_AddNullToObject(o, "file_sha256"); /* a directory or an hf: name */
+    cJSON_AddStringToObject(o, "loaded_at", when);
+    cJSON_AddNumberToObject(o, "load", g->number);
+    cJSON *names = cJSON_AddArrayToObject(o, "models");
+    for (int i = 0; names && i < serve_models_count(s->models); i++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(serve_models_name(s->models, i)));
     respond_json(resp, 200, o);
 }
 
 static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp)
 {
     serve_gauges g = *http;
-    g.queued = serve_batcher_queued(s->batcher);
-    g.running = serve_batcher_running(s->batcher);
-    char *text = serve_metrics_render(s->metrics, &g);
+    int n = serve_models_count(s->models);
+    serve_queue_gauges *queues = calloc((size_t)n, sizeof *queues);
+    for (int i = 0; queues && i < n; i++) {
+        serve_generation *gen = serve_models_acquire(s->models, i);
+        queues[i] = (serve_queue_gauges){.queued = serve_batcher_queued(gen->batcher),
+                                         .running = serve_batcher_running(gen->batcher)};
+        serve_generation_release(gen);
+    }
+    g.models = queues;
+    char *text = queues ? serve_metrics_render(s->metrics, &g) : NULL;
+    free(queues);
     if (!text) {
         serve_response_error(resp, 500, "Backend", "out of memory writing the metrics");
         return;
@@ -375,6 +420,60 @@ static void handle_metrics(const serve_server *s, const serve_gauges *http, serv
     *resp = (serve_response){.status = 200,
                              .content_type = "text/plain; version=0.0.4; charset=utf-8",
                              .body = text, .len = strlen(text)};
+}
+
+/* OpenAI's list of models: GET /v1/models. "created" is when the model's
+ * file was loaded (Unix seconds). */
+static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp)
+{
+    (void)http;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON *data = cJSON_AddArrayToObject(o, "data");
+    for (int i = 0; data && i < serve_models_count(s->models); i++) {
+        serve_generation *g = serve_models_acquire(s->models, i);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "id", serve_models_name(s->models, i));
+        cJSON_AddStringToObject(m, "object", "model");
+        cJSON_AddNumberToObject(m, "created", (double)g->loaded_at);
+        cJSON_AddStringToObject(m, "owned_by", "roformer");
+        cJSON_AddItemToArray(data, m);
+        serve_generation_release(g);
+    }
+    respond_json(resp, 200, o);
+}
+
+/* POST /admin/reload: every model's file loaded again (as SIGHUP does);
+ * {"models": [{"name", "reloaded", "message", "file_sha256", "load"}]}
+ * with what each model serves now; 200 when any reloaded, else 500. */
+static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp)
+{
+    (void)http;
+    int n = serve_models_count(s->models);
+    serve_reload_result *results = calloc((size_t)n, sizeof *results);
+    if (!results) {
+        serve_response_error(resp, 500, "Backend", "out of memory");
+        return;
+    }
+    int reloaded = serve_models_reload(s->models, results);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(o, "models");
+    for (int i = 0; list && i < n; i++) {
+        serve_generation *g = serve_models_acquire(s->models, i);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", serve_models_name(s->models, i));
+        cJSON_AddBoolToObject(m, "reloaded", results[i].ok);
+        cJSON_AddStringToObject(m, "message", results[i].message);
+        if (g->sha256[0])
+            cJSON_AddStringToObject(m, "file_sha256", g->sha256);
+        else
+            cJSON_AddNullToObject(m, "file_sha256");
+        cJSON_AddNumberToObject(m, "load", g->number);
+        cJSON_AddItemToArray(list, m);
+        serve_generation_release(g);
+    }
+    free(results);
+    respond_json(resp, reloaded > 0 ? 200 : 500, o);
 }
 
 /* ==== Engine routes ==== */
@@ -802,15 +901,78 @@ static void handle_post(const serve_server *s, const route *rt, const char *body
     serve_request_free(&r);
 }
 
+/* The "model" of a body that names one (R_MODEL_FIELD routes), read ahead
+ * of the handler so that the request runs on one model from its start;
+ * the handler's parser checks the field again. The name is copied into
+ * buf; false when the body names none. */
+static bool body_model(const char *body, size_t len, char *buf, size_t n)
+{
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    bool named = cJSON_IsString(model) && strlen(model->valuestring) < n;
+    if (named)
+        memcpy(buf, model->valuestring, strlen(model->valuestring) + 1);
+    cJSON_Delete(root);
+    return named;
+}
+
+/* The model a request runs on: the path's /models/NAME prefix, else the
+ * body's "model" where the route has one and the server several models
+ * (with one, "model" is only echoed, whatever it says), else the first.
+ * -1 with a 404 answered when the name is not served. */
+static int choose_model(const serve_server *s, const route *rt, const char *path, const char *body,
+                        size_t len, serve_response *resp, serve_log_entry *log)
+{
+    size_t name_len;
+    const char *rest, *name = path ? model_prefix(path, &name_len, &rest) : NULL;
+    char field[256];
+    bool by_field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1 &&
+                    body_model(body, len, field, sizeof field);
+    if (by_field) {
+        name = field;
+        name_len = strlen(field);
+    }
+    if (!name)
+        return 0;
+    int i = serve_models_find(s->models, name, name_len);
+    if (i >= 0)
+        return i;
+    char names[512];
+    serve_models_list(s->models, names, sizeof names);
+    serve_error err;
+    /* "model: ..." names the field (OpenAI's param) */
+    serve_fail(&err, 404, "NotFound", "model%s '%.*s' is not served here; the models are: %s",
+               by_field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
+    respond_error(resp, log, &err);
+    return -1;
+}
+
 void serve_route_handle(const serve_server *s, int route_id, const char *body, size_t len,
                         const serve_gauges *http, serve_response *resp, serve_log_entry *log)
 {
     const route *rt = &routes[route_id];
     log->openai = serve_route_speaks_openai(route_id, "");
+    int m = choose_model(s, rt, log->path, body, len, resp, log);
+    if (m < 0)
+        return;
+    /* the server as this request sees it: its model's generation, held
+       until the answer is written */
+    serve_generation *g = serve_models_acquire(s->models, m);
+    serve_server view = *s;
+    view.model = g->model;
+    view.model_id = serve_models_name(s->models, m);
+    view.model_index = m;
+    view.generation = g;
+    view.batcher = g->batcher;
+    view.max_input_length = g->max_input_length;
+    view.pooling = g->pooling;
+    log->model = m;
+    s = &view;
     if (rt->flags & R_MODEL_TASK)
         rt = model_task(s->model);
     if (rt->get)
         rt->get(s, http, resp);
     else
         handle_post(s, rt, body, len, resp, log);
+    serve_generation_release(g);
 }

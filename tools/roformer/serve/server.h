@@ -1,7 +1,12 @@
 /*
  * server.h — what the parts of `roformer serve` share: the settings from
- * the command line and the long-lived objects (model, batcher, metrics).
+ * the command line and the long-lived objects (the models, metrics).
  * Filled by cmd_serve.c, read-only once the HTTP daemon runs.
+ *
+ * A request runs on one model: routes.c copies the server into a view of
+ * it whose model fields (model ... pooling below) are those of the
+ * generation the request took (models.h); in the server itself they are
+ * unset.
  */
 #ifndef RF_SERVE_SERVER_H
 #define RF_SERVE_SERVER_H
@@ -10,6 +15,7 @@
 #include "serve/batcher.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
+#include "serve/models.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,19 +31,26 @@ typedef struct {
     int32_t max_batch_requests;   /* inputs per batch; 0: no cap but the tokens */
     int32_t max_client_batch;     /* inputs per request */
     int32_t max_concurrent;       /* requests admitted at once; more get 429 */
-    int32_t max_input_length;     /* tokens per input; longer needs "truncate" */
+    int32_t max_input_length;     /* tokens per input; longer needs "truncate" (in the
+                                     server: --max-input-length, 0 for each model's own) */
     bool auto_truncate;           /* a request that does not say "truncate" truncates */
     size_t payload_limit;         /* body bytes; more get 413 */
     const char *api_key;          /* NULL: no Authorization needed */
     const char *cors_origins;     /* --cors-allow-origin: "*" or origins joined by
                                      commas; NULL: no CORS headers */
     serve_log_format log_format;
+    int replicas;                 /* batches of one model run at once */
 
     /* objects */
+    serve_models *models;
+    serve_metrics *metrics;
+
+    /* a request's model (see above) */
     const rf_model *model;
     const char *model_id;         /* what /info and /v1/embeddings call the model */
+    int model_index;              /* in models */
+    serve_generation *generation;
     serve_batcher *batcher;
-    serve_metrics *metrics;
 } serve_server;
 
 #endif
