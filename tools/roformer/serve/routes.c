@@ -961,7 +961,6 @@ void serve_route_handle(const serve_server *s, int route_id, const char *body, s
     serve_server view = *s;
     view.model = g->model;
     view.model_id = serve_models_name(s->models, m);
-    view.model_index = m;
     view.generation = g;
     view.batcher = g->batcher;
     view.max_input_length = g->max_input_length;

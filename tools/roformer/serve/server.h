@@ -4,9 +4,9 @@
  * Filled by cmd_serve.c, read-only once the HTTP daemon runs.
  *
  * A request runs on one model: routes.c copies the server into a view of
- * it whose model fields (model ... pooling below) are those of the
- * generation the request took (models.h); in the server itself they are
- * unset.
+ * it whose last group of fields below is the generation the request took
+ * (models.h), and whose max_input_length and pooling are that model's; in
+ * the server itself the last group is unset.
  */
 #ifndef RF_SERVE_SERVER_H
 #define RF_SERVE_SERVER_H
@@ -48,7 +48,6 @@ typedef struct {
     /* a request's model (see above) */
     const rf_model *model;
     const char *model_id;         /* what /info and /v1/embeddings call the model */
-    int model_index;              /* in models */
     serve_generation *generation;
     serve_batcher *batcher;
 } serve_server;
