@@ -16,6 +16,7 @@
 # (the library, through tools/python). Run from the repository root after
 # `make`. Environment: ROFORMER (the CLI,
 # default build/roformer), THREADS (compute threads, default 0 = all cores),
+# SERVE_ARGS (more serve options, e.g. "--replicas 2"),
 # SENTENCES (use only the first N sentences, default all 1200: a base-size
 # model embeds them in minutes on a few cores), ROFORMER_DATA (default
 # ../shared/data).
@@ -63,7 +64,8 @@ LUAEOF
 
 start() {
     : >"$tmp/server.log"
-    "$bin" serve -m "$model" --port 0 --threads "$threads" "$@" 2>"$tmp/server.log" &
+    # SERVE_ARGS unquoted: a list of options
+    "$bin" serve -m "$model" --port 0 --threads "$threads" ${SERVE_ARGS-} "$@" 2>"$tmp/server.log" &
     pid=$!
     i=0
     while [ $i -lt 600 ]; do
