@@ -386,7 +386,8 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     /* this model's file as loaded now, and the others served beside it */
     const serve_generation *g = s->generation;
     char when[32];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&(time_t){g->loaded_at}));
+    struct tm utc;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&g->loaded_at, &utc));
     if (g->sha256[0])
         cJSON_AddStringToObject(o, "file_sha256", g->sha256);
     else
