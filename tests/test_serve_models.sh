@@ -36,6 +36,10 @@ exits_with 2 "two paths with one last part need names" \
     "$ROFORMER" serve -m "$A" -m "$TMP/../$(basename "$TMP")/mlm.gguf" --port 0
 exits_with 1 "a model that does not load stops the start" \
     "$ROFORMER" serve -m "a=$A" -m "b=$TMP/absent.gguf" --port 0
+exits_with 1 "an hf: model that cannot be pulled stops the start" \
+    env ROFORMER_CACHE="$TMP/cache" HF_ENDPOINT=http://127.0.0.1:1 \
+    "$ROFORMER" serve -m "a=$A" -m b=hf:test/x --port 0
+check "... saying so in one line" [ "$(grep -c 'hf:test/x.*cannot reach' "$TMP/err")" -eq 1 ]
 exits_with 2 "--replicas 0 is a usage error" "$ROFORMER" serve -m "$A" --replicas 0 --port 0
 
 # ==== Two models, two one-model servers ====

@@ -6,7 +6,9 @@
  * routes.c, request.c, models.c, batcher.c, runner.c, ...).
  */
 #include "cli.h"
+#include "download_bar.h"
 #include "options.h"
+#include "progress.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
@@ -164,6 +166,24 @@ static int model_specs(const cli_args *a, char **names, const char **paths)
     return 0;
 }
 
+/* An hf: name is pulled here, with the download bar, as every command
+ * pulls it (load_model.h); the server then loads, and reloads, the pulled
+ * copy. pulled[i] is malloc'd. -1 after the error is printed. */
+static int pull_hub_models(const char **paths, char **pulled, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        if (strncmp(paths[i], "hf:", 3))
+            continue;
+        if (cli_hub_pull(paths[i], NULL, CLI_PROGRESS_AUTO, path, sizeof path) != CLI_OK)
+            return -1;
+        if (!(pulled[i] = strdup(path)))
+            return cli_error("out of memory"), -1;
+        paths[i] = pulled[i];
+    }
+    return 0;
+}
+
 /* Each replica's threads: --threads (0: every core) shared out, at least
  * one each. */
 static int32_t replica_threads(int32_t threads, int replicas)
@@ -193,7 +213,7 @@ int cmd_serve(int argc, char **argv)
     if (rc >= 0)
         return rc;
     int n_models = args.n_repeated;
-    char *names[CLI_MAX_REPEATS] = {0};
+    char *names[CLI_MAX_REPEATS] = {0}, *pulled[CLI_MAX_REPEATS] = {0};
     const char *paths[CLI_MAX_REPEATS] = {0};
     serve_http *http = NULL;
     char errbuf[256];
@@ -215,6 +235,8 @@ int cmd_serve(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     rc = CLI_FAILED;
+    if (pull_hub_models(paths, pulled, n_models) != 0)
+        goto done;
     rf_context_params cp = cli_context_params(&args);
     cp.n_threads = replica_threads(s->threads, s->replicas);
     s->metrics = serve_metrics_create(serve_route_names(), serve_route_count(),
@@ -275,7 +297,9 @@ done:
     serve_http_stop(http, 0);
     serve_models_free(s->models);
     serve_metrics_free(s->metrics);
-    for (int i = 0; i < n_models; i++)
+    for (int i = 0; i < n_models; i++) {
         free(names[i]);
+        free(pulled[i]);
+    }
     return rc;
 }
