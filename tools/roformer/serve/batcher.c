@@ -1,8 +1,10 @@
 /*
  * batcher.c — the job queue and the batcher thread (see batcher.h). One
- * mutex guards the queue; each request thread waits on its own job's
- * condition variable, signalled when its batch is done (one broadcast to
- * every waiter would wake 128 threads per batch to put 120 back to sleep).
+ * mutex guards the queue; a job's submitter hears back through the job's
+ * on_done, called by the batcher thread outside the lock once the job's
+ * batch ran or the job was dropped. Before each batch the queue is swept:
+ * a job abandoned, whose client has hung up, or older than the queue
+ * timeout leaves it unrun.
  */
 #include "serve/batcher.h"
 
@@ -17,6 +19,7 @@ struct serve_batcher {
     serve_runner *runner;
     int32_t max_batch_tokens;
     int32_t max_batch_inputs; /* <= 0: no cap */
+    double queue_timeout;     /* seconds; 0: none */
     serve_batch_fn on_batch;
     void *on_batch_arg;
 
@@ -67,6 +70,46 @@ static int take_batch(serve_batcher *b, serve_job **batch)
     return n;
 }
 
+/* Takes out of the queue every job nobody waits for (abandoned, or its
+ * client gone) and every job older than the queue timeout, each with its
+ * outcome set, chained through `next` into the list returned. Called with
+ * the lock held. */
+static serve_job *sweep(serve_batcher *b)
+{
+    serve_job *dropped = NULL, **link = &b->head, *prev = NULL;
+    double now = now_seconds();
+    for (serve_job *j = b->head; j;) {
+        serve_job *next = j->next;
+        bool gone = atomic_load(&j->abandoned) || (j->client_gone && j->client_gone(j->waiter));
+        bool late = b->queue_timeout > 0 && now - j->queued_at > b->queue_timeout;
+        if (gone || late) {
+            j->outcome = gone ? SERVE_JOB_CLIENT_GONE : SERVE_JOB_QUEUE_TIMEOUT;
+            *link = next;
+            if (b->tail == j)
+                b->tail = prev;
+            b->queued--;
+            j->next = dropped;
+            dropped = j;
+        } else {
+            prev = j;
+            link = &j->next;
+        }
+        j = next;
+    }
+    return dropped;
+}
+
+/* Tells the submitters of the dropped jobs; outside the lock, as on_done
+ * may free the job. */
+static void report_dropped(serve_job *dropped)
+{
+    while (dropped) {
+        serve_job *next = dropped->next;
+        dropped->on_done(dropped, dropped->waiter);
+        dropped = next;
+    }
+}
+
 static void *batcher_main(void *arg)
 {
     serve_batcher *b = arg;
@@ -77,9 +120,15 @@ static void *batcher_main(void *arg)
             pthread_cond_wait(&b->work, &b->lock);
         if (!b->head)
             break; /* stopping, and nothing left */
-        int n = take_batch(b, batch);
+        serve_job *dropped = sweep(b);
+        int n = b->head ? take_batch(b, batch) : 0;
         b->running = n;
         pthread_mutex_unlock(&b->lock);
+        report_dropped(dropped);
+        if (n == 0) {
+            pthread_mutex_lock(&b->lock);
+            continue;
+        }
 
         int32_t inputs = 0, tokens = 0;
         double started = now_seconds();
@@ -92,13 +141,17 @@ static void *batcher_main(void *arg)
         if (b->on_batch)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
+        /* idle before anyone hears back: a client that has its answer sees
+           no batch running */
         pthread_mutex_lock(&b->lock);
         b->running = 0;
+        pthread_mutex_unlock(&b->lock);
         for (int j = 0; j < n; j++) {
             batch[j]->forward_seconds = seconds;
-            batch[j]->done = true;
-            pthread_cond_signal(&batch[j]->wake);
+            batch[j]->outcome = SERVE_JOB_RAN;
+            batch[j]->on_done(batch[j], batch[j]->waiter);
         }
+        pthread_mutex_lock(&b->lock);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -125,12 +178,19 @@ int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t 
     return 0;
 }
 
-void serve_batcher_run(serve_batcher *b, serve_job *job)
+void serve_batcher_set_queue_timeout(serve_batcher *b, double seconds)
 {
+    pthread_mutex_lock(&b->lock);
+    b->queue_timeout = seconds;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void serve_batcher_submit(serve_batcher *b, serve_job *job, serve_job_done_fn on_done, void *arg)
+{
+    job->on_done = on_done;
+    job->waiter = arg;
     job->queued_at = now_seconds();
-    job->done = false;
     job->next = NULL;
-    pthread_cond_init(&job->wake, NULL);
     pthread_mutex_lock(&b->lock);
     if (b->tail)
         b->tail->next = job;
@@ -139,10 +199,7 @@ void serve_batcher_run(serve_batcher *b, serve_job *job)
     b->tail = job;
     b->queued++;
     pthread_cond_signal(&b->work);
-    while (!job->done)
-        pthread_cond_wait(&job->wake, &b->lock);
     pthread_mutex_unlock(&b->lock);
-    pthread_cond_destroy(&job->wake);
 }
 
 int serve_batcher_queued(serve_batcher *b)

@@ -46,7 +46,10 @@ struct serve_metrics {
     histogram *latency;  /* [n_routes] */
     histogram batch_jobs, batch_inputs, batch_tokens, forward;
     tei_requests tei;
+    int64_t dropped[SERVE_DROP_COUNT]; /* requests taken out of the queue unrun */
 };
+
+static const char *const drop_reasons[SERVE_DROP_COUNT] = {"client_gone", "queue_timeout"};
 
 serve_metrics *serve_metrics_create(const char *const *routes, int n_routes)
 {
@@ -131,6 +134,13 @@ void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tok
     observe(&m->batch_inputs, count_le, N_COUNT, inputs);
     observe(&m->batch_tokens, tokens_le, N_TOKENS, tokens);
     observe(&m->forward, latency_le, N_LATENCY, forward_seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void serve_metrics_dropped(serve_metrics *m, serve_drop_reason reason)
+{
+    pthread_mutex_lock(&m->lock);
+    m->dropped[reason]++;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -235,6 +245,12 @@ char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
         print_histogram(f, "roformer_request_duration_seconds", labels, &m->latency[r],
                         latency_le, N_LATENCY);
     }
+    print_header(f, "roformer_requests_dropped_total", "counter",
+                 "requests taken out of the queue without running: their client had hung up "
+                 "(client_gone) or they waited longer than --queue-timeout (queue_timeout)");
+    for (int d = 0; d < SERVE_DROP_COUNT; d++)
+        fprintf(f, "roformer_requests_dropped_total{reason=\"%s\"} %lld\n", drop_reasons[d],
+                (long long)m->dropped[d]);
     print_header(f, "roformer_queue_size", "gauge", "jobs waiting for the batcher");
     fprintf(f, "roformer_queue_size %d\n", g->queued);
     print_header(f, "roformer_requests_in_flight", "gauge",

@@ -32,6 +32,12 @@ typedef struct {
     const char *cors_origins;     /* --cors-allow-origin: "*" or origins joined by
                                      commas; NULL: no CORS headers */
     serve_log_format log_format;
+    int32_t queue_timeout_ms;     /* a job queued longer is dropped unrun (503); 0: never */
+    int32_t max_connections;      /* open connections in all; more are closed at once */
+    int32_t max_connections_per_client; /* open connections per client address */
+    int32_t request_timeout;      /* seconds: a connection silent this long is closed, and a
+                                     request whose body is still arriving this long after
+                                     its headers */
 
     /* objects */
     const rf_model *model;
