@@ -378,6 +378,26 @@ static void release_slot(serve_http *h, request_state *rq)
     }
 }
 
+/* A parked request whose client hung up: no answer, nobody to read it;
+ * the log line says 499 (nginx's "client closed request"), and
+ * roformer_requests_dropped_total has counted it. The connection closes. */
+static enum MHD_Result client_left(serve_http *h, request_state *rq, const char *method,
+                                   const char *url)
+{
+    serve_route_pending_free(rq->pending);
+    rq->pending = NULL;
+    release_slot(h, rq);
+    rq->answered = true;
+    serve_log_entry *log = &rq->log;
+    log->method = method;
+    log->path = url;
+    log->status = 499;
+    log->seconds = now_seconds() - rq->start;
+    snprintf(log->error, sizeof log->error, "the client went away; not run");
+    serve_log_request(h->s->log_format, log);
+    return MHD_NO;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -419,7 +439,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     serve_response resp;
     serve_log_entry *log = &rq->log;
     if (rq->pending) { /* resumed: its job ran or was dropped */
-        bool late = serve_route_job(rq->pending)->outcome == SERVE_JOB_QUEUE_TIMEOUT;
+        serve_job_outcome outcome = serve_route_job(rq->pending)->outcome;
+        if (outcome == SERVE_JOB_CLIENT_GONE)
+            return client_left(h, rq, method, url);
+        bool late = outcome == SERVE_JOB_QUEUE_TIMEOUT;
         serve_route_finish(rq->pending, &resp, log);
         rq->pending = NULL;
         release_slot(h, rq);
