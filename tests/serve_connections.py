@@ -5,12 +5,13 @@ connections, against a running server on 127.0.0.1 (PID: its process, whose
 servers and counts the lines.
 
 Suites:
-  disconnects    while the engine runs 4 requests of 32 long texts, 64
-                 clients send as many and hang up at once; 3 times after a
-                 first: none of their inputs is computed (the batches' inputs
-                 in /metrics grow by the 4 requests' only), all are counted
-                 dropped, the next client is answered at its usual latency,
-                 the memory stays flat after the first burst.
+  disconnects    while the engine runs 8 requests of 32 long texts, 64
+                 clients send as many and hang up, once their jobs are queued
+                 or at once; 3 times after a first: none of their inputs is
+                 computed (the batches' inputs in /metrics grow by the 8
+                 requests' only), all are counted dropped, the next client is
+                 answered at its usual latency, the memory stays flat after
+                 the first burst.
   queue_timeout  a burst of slow requests on a server with --queue-timeout 1:
                  some are 503 with Retry-After, counted in /metrics.
   no_timeout     the same burst with no --queue-timeout: every one is 200.
@@ -96,15 +97,21 @@ def raw_request(body):
             b"Content-Length: %d\r\n\r\n" % len(data)) + data
 
 
-def hang_up_burst(url, request):
-    """64 clients send `request` and hang up without reading an answer."""
+def hang_up_burst(url, request, queued_first):
+    """64 clients send `request` and hang up without reading an answer: at
+    once, or (queued_first) once their 64 jobs wait in the queue."""
     socks = [socket.create_connection(host_port(url), timeout=10) for _ in range(64)]
-    for s in socks:  # each gone as soon as it has sent
+    for s in socks:
         s.sendall(request)
-        s.close()
+        if not queued_first:
+            s.close()
+    if queued_first:
+        wait_for(20, lambda: metric(url, "roformer_queue_size") >= 64)
+        for s in socks:
+            s.close()
 
 
-def while_busy(url, fn, blockers=4):
+def while_busy(url, fn, blockers=8):
     """Runs fn() while the engine is busy with `blockers` requests of 32 long
     texts each (one batch each, under --max-batch-requests 32), so that what
     fn sends queues behind them; returns the blockers' statuses."""
@@ -123,20 +130,22 @@ def disconnects(url, pid):
     request = raw_request({"inputs": [LONG] * 32, "truncate": True})
     before = embed_latency(url)
     # a first burst, so that the memory the allocator keeps is in VmRSS
-    while_busy(url, lambda: hang_up_burst(url, request))
+    while_busy(url, lambda: hang_up_burst(url, request, True))
     wait_for(30, lambda: metric(url, gone) >= 64)
     rss0 = proc_status(pid, "VmRSS")
-    for burst in range(3):
+    for burst, queued_first in enumerate([True, True, False]):
+        when = "once queued" if queued_first else "at once"
         computed, dropped = metric(url, inputs), metric(url, gone)
-        statuses = while_busy(url, lambda: hang_up_burst(url, request))
+        statuses = while_busy(url, lambda: hang_up_burst(url, request, queued_first))
         counted = wait_for(30, lambda: metric(url, gone) - dropped >= 64)
         n = metric(url, gone) - dropped
-        report("burst %d: the 64 clients that hung up counted in roformer_requests_dropped_total"
-               "{reason=\"client_gone\"}" % burst, counted and n == 64, "%s counted" % n)
+        report("burst %d: 64 clients that hang up %s are counted in "
+               "roformer_requests_dropped_total{reason=\"client_gone\"}" % (burst, when),
+               counted and n == 64, "%s counted" % n)
         ran = metric(url, inputs) - computed
         report("burst %d: none of their inputs computed (roformer_batch_inputs_sum grows by the "
-               "4 x 32 inputs of the requests answered)" % burst,
-               ran == 4 * 32 and statuses == [200] * 4, "grew by %s; %s" % (ran, statuses))
+               "8 x 32 inputs of the requests answered)" % burst,
+               ran == 8 * 32 and statuses == [200] * 8, "grew by %s; %s" % (ran, statuses))
     after = embed_latency(url)
     report("the next client after the bursts at its usual latency (within 3x + 20 ms)",
            after <= 3 * before + 0.020, "%.1f ms before, %.1f ms after" % (before * 1e3, after * 1e3))

@@ -316,17 +316,21 @@ static void request_free(request_state *rq)
     free(rq);
 }
 
-/* Whether the client of a parked request has hung up: its socket reads
- * end-of-file or an error (the request was read whole, so anything still
- * to read is a next request, and the client is there). Asked by the
- * batcher thread; the socket stays open while the connection is
- * suspended. */
+/* Whether the client of a request read whole has hung up: its socket reads
+ * end-of-file or an error (anything still to read is a next request, and
+ * the client is there). Asked by the batcher thread of a parked request,
+ * whose socket stays open while the connection is suspended. */
+static bool peer_closed(int fd)
+{
+    char b;
+    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 static bool client_gone(void *arg)
 {
     const request_state *rq = arg;
-    char b;
-    ssize_t n = recv(rq->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    return peer_closed(rq->fd);
 }
 
 /* The batcher's on_done: counts a drop, then resumes the connection, whose
@@ -357,10 +361,7 @@ static void on_job_done(serve_job *job, void *arg)
  * comes after the suspend. */
 static void park(serve_http *h, struct MHD_Connection *c, request_state *rq)
 {
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     rq->c = c;
-    rq->fd = info ? info->connect_fd : -1;
     atomic_fetch_add(&h->parked, 1);
     MHD_suspend_connection(c);
     serve_route_queue(rq->pending, on_job_done, rq->fd >= 0 ? client_gone : NULL, rq);
@@ -378,9 +379,10 @@ static void release_slot(serve_http *h, request_state *rq)
     }
 }
 
-/* A parked request whose client hung up: no answer, nobody to read it;
- * the log line says 499 (nginx's "client closed request"), and
- * roformer_requests_dropped_total has counted it. The connection closes. */
+/* An engine request whose client hung up before its job ran: no answer,
+ * nobody to read it; the log line says 499 (nginx's "client closed
+ * request"), and roformer_requests_dropped_total counts it. The
+ * connection closes. */
 static enum MHD_Result client_left(serve_http *h, request_state *rq, const char *method,
                                    const char *url)
 {
@@ -459,6 +461,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         log->error_type = rq->refused_type;
         snprintf(log->error, sizeof log->error, "%s", rq->refused_msg);
     } else {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        rq->fd = info ? info->connect_fd : -1;
+        /* a client gone before its body is parsed: no tokenizing for nobody */
+        if (serve_route_uses_engine(rq->route) && rq->fd >= 0 && peer_closed(rq->fd)) {
+            serve_metrics_dropped(h->s->metrics, SERVE_DROP_CLIENT_GONE);
+            return client_left(h, rq, method, url);
+        }
         serve_gauges gauges = {.in_flight = atomic_load(&h->in_flight),
                                .draining = rq->draining};
         rq->pending = serve_route_submit(h->s, rq->route, rq->body ? rq->body : "", rq->len,
