@@ -339,7 +339,8 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
         cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
     cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
     cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
-    /* each request is tokenized on its own connection's thread */
+    /* kept as it was answered when each connection had a thread of its own;
+       the tokenizing now runs on http.c's pool */
     cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
     cJSON_AddNullToObject(o, "sha");
