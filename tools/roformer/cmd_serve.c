@@ -77,7 +77,13 @@ static const char usage[] =
     "  --pooling cls|mean|max|last|pooler  embeddings (default: the model's\n"
     "                                sentence-transformers pooling, else pooler when the\n"
     "                                model has one, else cls)\n"
-    "  --log-format text|json        request log lines (default text)\n";
+    "  --log-format text|json        request log lines (default text)\n"
+    "  --queue-timeout MS            a request queued longer is 503, not run (default 0: none)\n"
+    "  --max-connections N           open connections in all (default 1024)\n"
+    "  --max-connections-per-client N  open connections per client address (default 256)\n"
+    "  --request-timeout SECONDS     close a connection silent this long, or a request whose\n"
+    "                                body is still arriving this long after its headers\n"
+    "                                (default 30)\n";
 
 /* The command line into the server's settings; -1 when the command should
  * go on, else the exit code. */
@@ -104,6 +110,10 @@ static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
         .log_format = cli_arg_int(a, CLI_OPT_LOG_FORMAT, CLI_LOG_TEXT) == CLI_LOG_JSON
                           ? SERVE_LOG_JSON
                           : SERVE_LOG_TEXT,
+        .queue_timeout_ms = cli_arg_int(a, CLI_OPT_QUEUE_TIMEOUT, 0),
+        .max_connections = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS, 1024),
+        .max_connections_per_client = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, 256),
+        .request_timeout = cli_arg_int(a, CLI_OPT_REQUEST_TIMEOUT, 30),
     };
     if (!a->given[CLI_OPT_MODEL])
         return cli_usage_error("serve", "-m MODEL is required");
@@ -250,7 +260,7 @@ int cmd_serve(int argc, char **argv)
         .pooling_given = args.given[CLI_OPT_POOLING],
         .pooling = (rf_pooling)cli_arg_int(&args, CLI_OPT_POOLING, 0),
         .max_batch_tokens = s->max_batch_tokens, .max_batch_requests = s->max_batch_requests,
-        .metrics = s->metrics};
+        .queue_timeout = s->queue_timeout_ms / 1000.0, .metrics = s->metrics};
     int loaded = serve_models_load((const char *const *)names, paths, n_models, &settings,
                                    &s->models);
     if (loaded != 0) {

@@ -243,6 +243,11 @@ static const option options[] = {
     {"--cors-allow-origin", NULL, CLI_OPT_CORS_ALLOW_ORIGIN, TEXT, .commands = CMD_SERVE},
     {"--log-format", NULL, CLI_OPT_LOG_FORMAT, CHOICE, .choices = log_formats,
      .commands = CMD_SERVE},
+    {"--queue-timeout", NULL, CLI_OPT_QUEUE_TIMEOUT, INT, 0, 1 << 30, .commands = CMD_SERVE},
+    {"--max-connections", NULL, CLI_OPT_MAX_CONNECTIONS, INT, 1, 1 << 20, .commands = CMD_SERVE},
+    {"--max-connections-per-client", NULL, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, INT, 1, 1 << 20,
+     .commands = CMD_SERVE},
+    {"--request-timeout", NULL, CLI_OPT_REQUEST_TIMEOUT, INT, 1, 86400, .commands = CMD_SERVE},
 
     /* bench */
     {"--seq-len", NULL, CLI_OPT_SEQ_LEN, COUNT, 1, 1 << 20, .commands = CMD_BENCH, BENCH_OWN},

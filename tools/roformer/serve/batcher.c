@@ -1,8 +1,10 @@
 /*
  * batcher.c — the job queue and the batcher threads (see batcher.h). One
- * mutex guards the queue, which every replica's thread takes batches from; each request thread waits on its own job's
- * condition variable, signalled when its batch is done (one broadcast to
- * every waiter would wake 128 threads per batch to put 120 back to sleep).
+ * mutex guards the queue, which every replica's thread takes batches from;
+ * a job's submitter hears back through the job's on_done, called by the
+ * thread that ran its batch (or dropped it), outside the lock. Before each
+ * batch the thread sweeps the queue: a job abandoned, whose client has hung
+ * up, or older than the queue timeout leaves it unrun.
  */
 #include "serve/batcher.h"
 
@@ -24,6 +26,7 @@ typedef struct {
 struct serve_batcher {
     int32_t max_batch_tokens;
     int32_t max_batch_inputs; /* <= 0: no cap */
+    double queue_timeout;     /* seconds; 0: none */
     serve_batch_fn on_batch;
     void *on_batch_arg;
 
@@ -74,6 +77,46 @@ static int take_batch(serve_batcher *b, serve_job **batch)
     return n;
 }
 
+/* Takes out of the queue every job nobody waits for (abandoned, or its
+ * client gone) and every job older than the queue timeout, each with its
+ * outcome set, chained through `next` into the list returned. Called with
+ * the lock held. */
+static serve_job *sweep(serve_batcher *b)
+{
+    serve_job *dropped = NULL, **link = &b->head, *prev = NULL;
+    double now = now_seconds();
+    for (serve_job *j = b->head; j;) {
+        serve_job *next = j->next;
+        bool gone = atomic_load(&j->abandoned) || (j->client_gone && j->client_gone(j->waiter));
+        bool late = b->queue_timeout > 0 && now - j->queued_at > b->queue_timeout;
+        if (gone || late) {
+            j->outcome = gone ? SERVE_JOB_CLIENT_GONE : SERVE_JOB_QUEUE_TIMEOUT;
+            *link = next;
+            if (b->tail == j)
+                b->tail = prev;
+            b->queued--;
+            j->next = dropped;
+            dropped = j;
+        } else {
+            prev = j;
+            link = &j->next;
+        }
+        j = next;
+    }
+    return dropped;
+}
+
+/* Tells the submitters of the dropped jobs; outside the lock, as on_done
+ * may free the job. */
+static void report_dropped(serve_job *dropped)
+{
+    while (dropped) {
+        serve_job *next = dropped->next;
+        dropped->on_done(dropped, dropped->waiter);
+        dropped = next;
+    }
+}
+
 static void *batcher_main(void *arg)
 {
     replica *rp = arg;
@@ -85,12 +128,18 @@ static void *batcher_main(void *arg)
             pthread_cond_wait(&b->work, &b->lock);
         if (!b->head)
             break; /* stopping, and nothing left */
-        int n = take_batch(b, batch);
+        serve_job *dropped = sweep(b);
+        int n = b->head ? take_batch(b, batch) : 0;
         b->running += n;
         /* another replica may take what is left */
         if (b->head)
             pthread_cond_signal(&b->work);
         pthread_mutex_unlock(&b->lock);
+        report_dropped(dropped);
+        if (n == 0) {
+            pthread_mutex_lock(&b->lock);
+            continue;
+        }
 
         int32_t inputs = 0, tokens = 0;
         double started = now_seconds();
@@ -103,13 +152,17 @@ static void *batcher_main(void *arg)
         if (b->on_batch)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
+        /* counted out before anyone hears back: a client that has its
+           answer does not see its batch running */
         pthread_mutex_lock(&b->lock);
         b->running -= n;
+        pthread_mutex_unlock(&b->lock);
         for (int j = 0; j < n; j++) {
             batch[j]->forward_seconds = seconds;
-            batch[j]->done = true;
-            pthread_cond_signal(&batch[j]->wake);
+            batch[j]->outcome = SERVE_JOB_RAN;
+            batch[j]->on_done(batch[j], batch[j]->waiter);
         }
+        pthread_mutex_lock(&b->lock);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
@@ -143,12 +196,19 @@ int serve_batcher_start(serve_runner *const *runners, int n_runners, int32_t max
     return 0;
 }
 
-void serve_batcher_run(serve_batcher *b, serve_job *job)
+void serve_batcher_set_queue_timeout(serve_batcher *b, double seconds)
 {
+    pthread_mutex_lock(&b->lock);
+    b->queue_timeout = seconds;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void serve_batcher_submit(serve_batcher *b, serve_job *job, serve_job_done_fn on_done, void *arg)
+{
+    job->on_done = on_done;
+    job->waiter = arg;
     job->queued_at = now_seconds();
-    job->done = false;
     job->next = NULL;
-    pthread_cond_init(&job->wake, NULL);
     pthread_mutex_lock(&b->lock);
     if (b->tail)
         b->tail->next = job;
@@ -157,10 +217,7 @@ void serve_batcher_run(serve_batcher *b, serve_job *job)
     b->tail = job;
     b->queued++;
     pthread_cond_signal(&b->work);
-    while (!job->done)
-        pthread_cond_wait(&job->wake, &b->lock);
     pthread_mutex_unlock(&b->lock);
-    pthread_cond_destroy(&job->wake);
 }
 
 int serve_batcher_queued(serve_batcher *b)
@@ -177,6 +234,14 @@ int serve_batcher_running(serve_batcher *b)
     int n = b->running;
     pthread_mutex_unlock(&b->lock);
     return n;
+}
+
+bool serve_batcher_is_own_thread(serve_batcher *b)
+{
+    for (int r = 0; r < b->n_replicas; r++)
+        if (pthread_equal(b->replicas[r].thread, pthread_self()))
+            return true;
+    return false;
 }
 
 void serve_batcher_stop(serve_batcher *b)

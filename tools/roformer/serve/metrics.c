@@ -45,7 +45,10 @@ typedef struct {
     histogram *latency;  /* [n_routes] */
     histogram batch_jobs, batch_inputs, batch_tokens, forward;
     tei_requests tei;
+    int64_t dropped[SERVE_DROP_COUNT]; /* requests taken out of the queue unrun */
 } model_metrics;
+
+static const char *const drop_reasons[SERVE_DROP_COUNT] = {"client_gone", "queue_timeout"};
 
 struct serve_metrics {
     pthread_mutex_t lock;
@@ -158,6 +161,13 @@ void serve_metrics_batch(serve_metrics *m, int model, int jobs, int32_t inputs, 
     observe(&mm->batch_inputs, count_le, N_COUNT, inputs);
     observe(&mm->batch_tokens, tokens_le, N_TOKENS, tokens);
     observe(&mm->forward, latency_le, N_LATENCY, forward_seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void serve_metrics_dropped(serve_metrics *m, int model, serve_drop_reason reason)
+{
+    pthread_mutex_lock(&m->lock);
+    model_at(m, model)->dropped[reason]++;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -328,6 +338,16 @@ char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
             print_histogram(f, "roformer_request_duration_seconds", labels, h, latency_le,
                             N_LATENCY);
         }
+    }
+    print_header(f, "roformer_requests_dropped_total", "counter",
+                 "requests taken out of the queue without running: their client had hung up "
+                 "(client_gone) or they waited longer than --queue-timeout (queue_timeout)");
+    for (int k = 0; k < m->n_models; k++) {
+        char labels[160];
+        model_label(m, k, labels, sizeof labels);
+        for (int d = 0; d < SERVE_DROP_COUNT; d++)
+            fprintf(f, "roformer_requests_dropped_total{%sreason=\"%s\"} %lld\n", labels,
+                    drop_reasons[d], (long long)m->per_model[k].dropped[d]);
     }
     print_header(f, "roformer_queue_size", "gauge", "jobs waiting for the batcher");
     print_per_model(f, m, "roformer_queue_size", queued);

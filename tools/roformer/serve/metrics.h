@@ -2,7 +2,7 @@
  * metrics.h — the server's counters and histograms, written out in
  * Prometheus' text format for GET /metrics: requests by route and status,
  * request latency by route, batches (jobs, inputs and real tokens per
- * batch), forward-pass time per batch, the queue. Beside them, the same
+ * batch), forward-pass time per batch, the queue, requests dropped unrun. Beside them, the same
  * facts under text-embeddings-inference's names and labels (te_*), for the
  * dashboards made for TEI. Thread-safe.
  *
@@ -36,6 +36,10 @@ void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_ent
                                double seconds);
 void serve_metrics_batch(serve_metrics *m, int model, int jobs, int32_t inputs, int32_t tokens,
                          double forward_seconds);
+/* Why a request left the queue without running. */
+typedef enum { SERVE_DROP_CLIENT_GONE, SERVE_DROP_QUEUE_TIMEOUT, SERVE_DROP_COUNT } serve_drop_reason;
+/* A request of model `model` dropped unrun. */
+void serve_metrics_dropped(serve_metrics *m, int model, serve_drop_reason reason);
 
 /* A model's batcher at the moment /metrics is asked. */
 typedef struct {

@@ -98,11 +98,28 @@ static void generation_free(generation *g)
     free(g);
 }
 
+static void *free_elsewhere(void *arg)
+{
+    generation_free(arg);
+    return NULL;
+}
+
 void serve_generation_release(serve_generation *pub)
 {
     generation *g = (generation *)pub;
-    if (g && atomic_fetch_sub(&g->refs, 1) == 1)
-        generation_free(g);
+    if (!g || atomic_fetch_sub(&g->refs, 1) != 1)
+        return;
+    /* The last reference can go on one of g's own batcher threads (a request
+       whose connection closed while it was queued is freed there), which
+       cannot join itself: another thread frees g. Should no thread start,
+       g is left allocated rather than freed under a running thread. */
+    if (g->pub.batcher && serve_batcher_is_own_thread(g->pub.batcher)) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, free_elsewhere, g) == 0)
+            pthread_detach(t);
+        return;
+    }
+    generation_free(g);
 }
 
 static void on_batch(void *arg, int jobs, int32_t inputs, int32_t tokens, double seconds)
@@ -203,6 +220,7 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
         snprintf(err->message, sizeof err->message, "cannot start the batcher");
         goto fail;
     }
+    serve_batcher_set_queue_timeout(g->pub.batcher, set->queue_timeout);
     return g;
 fail:
     generation_free(g);

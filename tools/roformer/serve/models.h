@@ -11,8 +11,9 @@
  *
  *     name "a" ──current──▶ generation 2 ──▶ weights of a.gguf (load 2)
  *                           generation 1 ──▶ weights of a.gguf (load 1)
- *                           ▲ still held by the requests batched before
+ *                           ▲ still held by the requests queued before
  *                             the reload; freed with the last of them
+ *                             (answered, or dropped unrun)
  *
  * A file that fails to load leaves its names on their old generation.
  */
@@ -36,6 +37,7 @@ typedef struct {
     bool pooling_given;         /* --pooling, else each model's default */
     rf_pooling pooling;
     int32_t max_batch_tokens, max_batch_requests;
+    double queue_timeout;       /* seconds a job may wait queued; 0: no limit */
     serve_metrics *metrics;     /* batches are counted here, under the model's index */
 } serve_model_settings;
 

@@ -7,9 +7,9 @@
  * and how messages name its inputs. Nothing else lists the routes.
  *
  * A POST request goes: parse the body (422/413), tokenize every text once
- * here, on the request's own thread, to count its real tokens and to
+ * here, on the connection's HTTP thread, to count its real tokens and to
  * refuse one longer than --max-input-length unless "truncate" is set
- * (422), queue the job with those encodings and wait (batcher.h): the
+ * (422), queue the job with those encodings (batcher.h): the
  * library runs them as they are (the *_encodings calls), so no text is
  * tokenized twice. Then the row's writer turns the results into JSON.
  */
@@ -363,7 +363,8 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
         cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
     cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
     cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
-    /* each request is tokenized on its own connection's thread */
+    /* kept as it was answered when each connection had a thread of its own;
+       the tokenizing now runs on http.c's pool */
     cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
     cJSON_AddNullToObject(o, "sha");
@@ -735,75 +736,123 @@ static cJSON *answer_hf_ner(const answer_in *a)
 
 /* ==== Running a job ==== */
 
-/* Runs the job on the encodings counted (encs: the texts as they were
- * tokenized, or the token-id inputs) and writes its answer. */
-static void run_job(const serve_server *s, const route *rt, serve_request *r,
-                    const rf_encoding *encs, int32_t tokens, serve_response *resp,
-                    serve_log_entry *log, serve_error *err)
+/* A request whose job is queued or running: everything its answer is
+ * written from, kept until serve_route_finish. */
+struct serve_pending {
+    const serve_server *s; /* the request's view of the server: `view` once returned */
+    serve_server view;     /* holds its generation's reference */
+    const route *rt;
+    serve_request r;
+    rf_encoding *encs;  /* the inputs as they were counted (and run) */
+    int32_t *plain;     /* the token-id inputs' type ids and mask */
+    int32_t *lengths;   /* embed_all: [n] tokens of each text */
+    int32_t n, tokens;
+    serve_job job;
+};
+
+/* The first half of running a job: builds it on the encodings counted
+ * (encs: the texts as they were tokenized, or the token-id inputs), ready
+ * to be queued. Returns -1 with the answer written when that fails. */
+static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
+                       serve_error *err)
 {
+    const serve_server *s = p->s;
     const rf_hparams *hp = rf_model_hparams(s->model);
-    int32_t n = r->ids ? r->n_items : r->n_texts;
-    serve_kind kind = kind_of(rt, r);
+    serve_request *r = &p->r;
+    int32_t n = p->n;
+    serve_kind kind = kind_of(p->rt, r);
     /* cosine rerank embeds query and document apart: its texts run, not
        the pairs' encodings */
     bool texts_only = kind == SERVE_KIND_RERANK &&
                       rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE;
-    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = texts_only ? NULL : encs,
-                     .tokens = tokens, .top_k = r->top_k,
-                     .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
-                     .window = r->window, .stride = r->stride,
-                     .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
-    int32_t *lengths =
-        job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;
-    for (int32_t i = 0; lengths && i < n; i++)
-        lengths[i] = encs[i].n;
-    job.lengths = lengths;
-    if (!job_alloc(&job, hp, tokens) || (job.kind == SERVE_KIND_EMBED_ALL && !lengths)) {
+    p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
+                         .encs = texts_only ? NULL : p->encs, .tokens = p->tokens,
+                         .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
+                         .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
+                         .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
+    serve_job *job = &p->job;
+    p->lengths = job->kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *p->lengths * (size_t)n) : NULL;
+    for (int32_t i = 0; p->lengths && i < n; i++)
+        p->lengths[i] = p->encs[i].n;
+    job->lengths = p->lengths;
+    if (!job_alloc(job, hp, p->tokens) || (job->kind == SERVE_KIND_EMBED_ALL && !p->lengths)) {
         serve_fail(err, 500, "Backend", "out of memory for %d inputs", n);
         respond_error(resp, log, err);
-        goto done;
+        return -1;
     }
+    return 0;
+}
 
-    serve_batcher_run(s->batcher, &job);
-    log->queue_seconds = job.started_at - job.queued_at;
-    log->inference_seconds = job.forward_seconds;
-
-    if (job.status != RF_OK) {
-        serve_fail(err, 500, "Backend", "%.240s", job.error.message);
+/* The second half: the answer from the job's results, or the error of a
+ * job that failed or was dropped unrun. */
+static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
+                       serve_error *err)
+{
+    const route *rt = p->rt;
+    serve_request *r = &p->r;
+    serve_job *job = &p->job;
+    int32_t n = p->n;
+    if (job->outcome != SERVE_JOB_RAN) {
+        serve_fail(err, 503, "Overloaded", "%s",
+                   job->outcome == SERVE_JOB_QUEUE_TIMEOUT
+                       ? "waited in the queue longer than --queue-timeout; not run"
+                       : "the client went away; not run");
         respond_error(resp, log, err);
-        goto done;
+        return;
+    }
+    log->queue_seconds = job->started_at - job->queued_at;
+    log->inference_seconds = job->forward_seconds;
+
+    if (job->status != RF_OK) {
+        serve_fail(err, 500, "Backend", "%.240s", job->error.message);
+        respond_error(resp, log, err);
+        return;
     }
     /* scm's items are its triplets, named as the client sent them */
-    for (int32_t i = 0; i < (job.kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
-        if (job.items[i].status == RF_OK)
+    for (int32_t i = 0; i < (job->kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
+        if (job->items[i].status == RF_OK)
             continue;
         char field[64];
-        if (job.kind == SERVE_KIND_SCM)
+        if (job->kind == SERVE_KIND_SCM)
             list_name(r, rt->list, i, field, sizeof field);
         else
             field_name(rt, r, i, field, sizeof field);
-        serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
+        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->items[i].error.message);
         respond_error(resp, log, err);
-        goto done;
+        return;
     }
     respond_json(resp, 200,
-                 rt->answer(&(answer_in){.s = s, .r = r, .job = &job, .encs = encs,
-                                         .tokens = tokens}));
-done:
-    for (int32_t i = 0; i < n; i++) {
-        if (job.fill)
-            rf_fill_mask_result_free(&job.fill[i]);
-        if (job.ner)
-            rf_ner_result_free(&job.ner[i]);
+                 rt->answer(&(answer_in){.s = p->s, .r = r, .job = job, .encs = p->encs,
+                                         .tokens = p->tokens}));
+}
+
+void serve_route_pending_free(serve_pending *p)
+{
+    if (!p)
+        return;
+    serve_job *job = &p->job;
+    for (int32_t i = 0; i < p->n; i++) {
+        if (job->fill)
+            rf_fill_mask_result_free(&job->fill[i]);
+        if (job->ner)
+            rf_ner_result_free(&job->ner[i]);
     }
-    free(lengths);
-    free(job.items);
-    free(job.vectors);
-    free(job.probs);
-    free(job.fill);
-    free(job.ner);
-    free(job.qa);
-    free(job.scm);
+    free(p->lengths);
+    free(job->items);
+    free(job->vectors);
+    free(job->probs);
+    free(job->fill);
+    free(job->ner);
+    free(job->qa);
+    free(job->scm);
+    for (int32_t i = 0; p->encs && !p->r.ids && i < p->n; i++)
+        rf_encoding_free(&p->encs[i]);
+    free(p->encs);
+    free(p->plain);
+    serve_request_free(&p->r);
+    /* last: this may free the generation (and its model) */
+    serve_generation_release(p->view.generation);
+    free(p);
 }
 
 static double now_seconds(void)
@@ -840,66 +889,78 @@ static int similarity_prompt(const serve_server *s, serve_request *r, serve_erro
 }
 
 /* A POST route: parse the body, check it against the model and the
- * limits, count its tokens, then answer, running its job when it has one. */
-static void handle_post(const serve_server *s, const route *rt, const char *body, size_t len,
-                        serve_response *resp, serve_log_entry *log)
+ * limits, count its tokens, then answer at once, or, for a route that runs
+ * a job, return the job ready to be queued (NULL when answered). */
+static serve_pending *handle_post(const serve_server *s, const route *rt, const char *body,
+                                  size_t len, serve_response *resp, serve_log_entry *log)
 {
-    serve_request r;
+    serve_pending *p = calloc(1, sizeof *p);
     serve_error err;
-    if (serve_request_parse(rt->body, body, len, s->max_client_batch, &r, &err)) {
+    if (!p) {
+        serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
-        return;
+        return NULL;
     }
-    if (!r.truncate_set && s->auto_truncate)
-        r.truncate = true;
+    p->s = s;
+    p->rt = rt;
+    serve_request *r = &p->r;
+    if (serve_request_parse(rt->body, body, len, s->max_client_batch, r, &err)) {
+        respond_error(resp, log, &err);
+        free(p);
+        return NULL;
+    }
+    if (!r->truncate_set && s->auto_truncate)
+        r->truncate = true;
     /* the embedding routes: the model's default sentence-transformers prompt;
        /similarity: the prompt its "parameters" name */
-    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, &r, &err)) ||
-        similarity_prompt(s, &r, &err)) {
+    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, r, &err)) ||
+        similarity_prompt(s, r, &err)) {
         respond_error(resp, log, &err);
-        serve_request_free(&r);
-        return;
+        serve_request_free(r);
+        free(p);
+        return NULL;
     }
     const rf_hparams *hp = rf_model_hparams(s->model);
-    int32_t n = r.ids ? r.n_items : r.n_texts;
-    rf_encoding *encs = calloc((size_t)n, sizeof *encs);
+    int32_t n = p->n = r->ids ? r->n_items : r->n_texts;
+    rf_encoding *encs = p->encs = calloc((size_t)n, sizeof *encs);
     /* the token-id inputs' type ids (zeros) and mask (ones) */
-    int32_t *plain = r.ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
+    int32_t *plain = p->plain =
+        r->ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
     for (int32_t k = 0; plain && k < s->max_input_length; k++)
         plain[s->max_input_length + k] = 1;
     int32_t tokens = 0;
     double t0 = now_seconds();
-    log->batch = r.batch;
-    log->characters = characters(&r);
-    if (!encs || (r.ids && !plain)) {
+    log->batch = r->batch;
+    log->characters = characters(r);
+    if (!encs || (r->ids && !plain)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
     } else if (rt->head != RF_HEAD_NONE && hp->head != rt->head) {
         serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
                    rf_head_name(rt->head), rf_head_name(hp->head));
         respond_error(resp, log, &err);
-    } else if (r.dimensions > hp->hidden_size) {
+    } else if (r->dimensions > hp->hidden_size) {
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
-                   r.dimensions, hp->hidden_size);
+                   r->dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r.ids ? count_ids(s, rt, &r, encs, plain, &tokens, &err)
-                     : count_tokens(s, rt, &r, encs, &tokens, &err)) {
+    } else if (r->ids ? count_ids(s, rt, r, encs, plain, &tokens, &err)
+                      : count_tokens(s, rt, r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = now_seconds() - t0;
         log->inputs = n;
-        log->tokens = tokens;
+        log->tokens = p->tokens = tokens;
         if (rt->kind == NO_JOB)
             respond_json(resp, 200,
-                         rt->answer(&(answer_in){.s = s, .r = &r, .encs = encs, .tokens = tokens}));
-        else
-            run_job(s, rt, &r, encs, tokens, resp, log, &err);
+                         rt->answer(&(answer_in){.s = s, .r = r, .encs = encs, .tokens = tokens}));
+        else if (prepare_job(p, resp, log, &err) == 0) {
+            p->view = *s;
+            p->s = &p->view;
+            return p;
+        }
     }
-    for (int32_t i = 0; encs && !r.ids && i < n; i++)
-        rf_encoding_free(&encs[i]);
-    free(encs);
-    free(plain);
-    serve_request_free(&r);
+    serve_route_pending_free(p);
+    return NULL;
 }
 
 /* The "model" of a body that names one (R_MODEL_FIELD routes), read ahead
@@ -920,7 +981,7 @@ static bool body_model(const char *body, size_t len, char *buf, size_t n)
 /* The model a request runs on: the path's /models/NAME prefix, else the
  * body's "model" where the route has one and the server several models
  * (with one, "model" is only echoed, whatever it says), else the first.
- * -1 with a 404 answered when the name is not served. */
+ * -1 when the name is not served, with a 404 answered unless resp is NULL. */
 static int choose_model(const serve_server *s, const route *rt, const char *path, const char *body,
                         size_t len, serve_response *resp, serve_log_entry *log)
 {
@@ -936,7 +997,7 @@ static int choose_model(const serve_server *s, const route *rt, const char *path
     if (!name)
         return 0;
     int i = serve_models_find(s->models, name, name_len);
-    if (i >= 0)
+    if (i >= 0 || !resp)
         return i;
     char names[512];
     serve_models_list(s->models, names, sizeof names);
@@ -948,16 +1009,25 @@ static int choose_model(const serve_server *s, const route *rt, const char *path
     return -1;
 }
 
-void serve_route_handle(const serve_server *s, int route_id, const char *body, size_t len,
-                        const serve_gauges *http, serve_response *resp, serve_log_entry *log)
+int serve_route_model(const serve_server *s, int route_id, const char *path, const char *body,
+                      size_t len)
+{
+    int m = choose_model(s, &routes[route_id], path, body, len, NULL, NULL);
+    return m < 0 ? 0 : m;
+}
+
+serve_pending *serve_route_submit(const serve_server *s, int route_id, const char *body,
+                                  size_t len, const serve_gauges *http, serve_response *resp,
+                                  serve_log_entry *log)
 {
     const route *rt = &routes[route_id];
     log->openai = serve_route_speaks_openai(route_id, "");
     int m = choose_model(s, rt, log->path, body, len, resp, log);
     if (m < 0)
-        return;
+        return NULL;
     /* the server as this request sees it: its model's generation, held
-       until the answer is written */
+       until the answer is written (by a pending request, until it is
+       freed) */
     serve_generation *g = serve_models_acquire(s->models, m);
     serve_server view = *s;
     view.model = g->model;
@@ -970,9 +1040,32 @@ void serve_route_handle(const serve_server *s, int route_id, const char *body, s
     s = &view;
     if (rt->flags & R_MODEL_TASK)
         rt = model_task(s->model);
-    if (rt->get)
+    if (rt->get) {
         rt->get(s, http, resp);
-    else
-        handle_post(s, rt, body, len, resp, log);
-    serve_generation_release(g);
+        serve_generation_release(g);
+        return NULL;
+    }
+    serve_pending *p = handle_post(s, rt, body, len, resp, log);
+    if (!p)
+        serve_generation_release(g);
+    return p;
+}
+
+void serve_route_queue(serve_pending *p, serve_job_done_fn on_done, serve_job_gone_fn client_gone,
+                       void *arg)
+{
+    p->job.client_gone = client_gone;
+    serve_batcher_submit(p->s->batcher, &p->job, on_done, arg);
+}
+
+serve_job *serve_route_job(serve_pending *p)
+{
+    return &p->job;
+}
+
+void serve_route_finish(serve_pending *p, serve_response *resp, serve_log_entry *log)
+{
+    serve_error err;
+    answer_job(p, resp, log, &err);
+    serve_route_pending_free(p);
 }

@@ -40,6 +40,12 @@ typedef struct {
                                      commas; NULL: no CORS headers */
     serve_log_format log_format;
     int replicas;                 /* batches of one model run at once */
+    int32_t queue_timeout_ms;     /* a job queued longer is dropped unrun (503); 0: never */
+    int32_t max_connections;      /* open connections in all; more are closed at once */
+    int32_t max_connections_per_client; /* open connections per client address */
+    int32_t request_timeout;      /* seconds: a connection silent this long is closed, and a
+                                     request whose body is still arriving this long after
+                                     its headers */
 
     /* objects */
     serve_models *models;
