@@ -21,7 +21,7 @@
 
 typedef struct serve_batcher serve_batcher;
 
-/* Called by the batcher thread after each batch (for metrics). */
+/* Called by a batcher thread after each of its batches (for metrics). */
 typedef void (*serve_batch_fn)(void *arg, int jobs, int32_t inputs, int32_t tokens,
                                double forward_seconds);
 

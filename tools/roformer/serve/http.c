@@ -318,7 +318,7 @@ static void request_free(request_state *rq)
 
 /* Whether the client of a request read whole has hung up: its socket reads
  * end-of-file or an error (anything still to read is a next request, and
- * the client is there). Asked by the batcher thread of a parked request,
+ * the client is there). Asked by a batcher thread of a parked request,
  * whose socket stays open while the connection is suspended. */
 static bool peer_closed(int fd)
 {

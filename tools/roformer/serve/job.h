@@ -19,7 +19,7 @@ typedef enum {
 } serve_job_outcome;
 
 struct serve_job;
-/* Called once from the batcher thread when the job ran or was dropped; the
+/* Called once from a batcher thread when the job ran or was dropped; the
  * batcher does not touch the job afterwards. */
 typedef void (*serve_job_done_fn)(struct serve_job *job, void *arg);
 /* Whether the job's client has hung up (asked before the job is taken into
