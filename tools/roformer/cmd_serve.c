@@ -205,6 +205,49 @@ static int32_t replica_threads(int32_t threads, int replicas)
     return threads / replicas > 0 ? threads / replicas : 1;
 }
 
+/* SIGHUP's reloads run on a thread of their own, so that the main thread
+ * is always in sigwait: a signal that comes while no thread waits for it
+ * goes to a thread that does not block it (one a library started before
+ * the mask was set), where its default action ends the process. */
+typedef struct {
+    serve_models *models;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool asked;          /* a SIGHUP not yet acted on (several make one reload) */
+    bool stopping;
+    pthread_t thread;
+} reloader;
+
+static void *reloader_main(void *arg)
+{
+    reloader *r = arg;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        while (!r->asked && !r->stopping)
+            pthread_cond_wait(&r->wake, &r->lock);
+        if (r->stopping)
+            break;
+        r->asked = false;
+        pthread_mutex_unlock(&r->lock);
+        serve_reload_result results[CLI_MAX_REPEATS];
+        serve_models_reload(r->models, results); /* it logs a line per model */
+        pthread_mutex_lock(&r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+static void reloader_ask(reloader *r, bool stop)
+{
+    pthread_mutex_lock(&r->lock);
+    if (stop)
+        r->stopping = true;
+    else
+        r->asked = true;
+    pthread_cond_signal(&r->wake);
+    pthread_mutex_unlock(&r->lock);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -290,14 +333,26 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "roformer serve: listening on http://%s%s%s:%d (model %s, %s)\n",
             v6 ? "[" : "", s->host, v6 ? "]" : "", serve_http_port(http), served, threads);
 
+    reloader reloads = {.models = s->models};
+    pthread_mutex_init(&reloads.lock, NULL);
+    pthread_cond_init(&reloads.wake, NULL);
+    bool reloading = pthread_create(&reloads.thread, NULL, reloader_main, &reloads) == 0;
+    if (!reloading)
+        fprintf(stderr, "roformer serve: cannot start the reload thread: SIGHUP is ignored\n");
     int sig = 0;
     for (;;) {
         sigwait(&signals, &sig);
         if (sig != SIGHUP)
             break;
-        serve_reload_result results[CLI_MAX_REPEATS];
-        serve_models_reload(s->models, results); /* it logs a line per model */
+        if (reloading)
+            reloader_ask(&reloads, false);
     }
+    if (reloading) { /* a reload under way ends first */
+        reloader_ask(&reloads, true);
+        pthread_join(reloads.thread, NULL);
+    }
+    pthread_mutex_destroy(&reloads.lock);
+    pthread_cond_destroy(&reloads.wake);
     fprintf(stderr, "roformer serve: %s: finishing the requests begun, then exiting\n",
             sig == SIGINT ? "SIGINT" : "SIGTERM");
     serve_http_stop(http, SHUTDOWN_GRACE_SECONDS);
