@@ -15,6 +15,8 @@ Suites:
   queue_timeout  a burst of slow requests on a server with --queue-timeout 1:
                  some are 503 with Retry-After, counted in /metrics.
   no_timeout     the same burst with no --queue-timeout: every one is 200.
+  model_timeout  the burst to /models/b/ on a server of models a and b with
+                 --queue-timeout 1: its 503s are counted for b, none for a.
   half_open      10,000 connections from 127.0.0.2 that send half a request:
                  /health and /embed from 127.0.0.1 are answered within a
                  second, the server holds at most its per-client limit of them
@@ -183,6 +185,19 @@ def queue_timeout(url, pid):
            "%s inputs ran for %d answers" % (ran, len(got) - len(refused)))
 
 
+def model_timeout(url, pid):
+    late = 'roformer_requests_dropped_total{model="%s",reason="queue_timeout"}'
+    got = burst(url + "/models/b")
+    refused = [r for r in got if r[0] == 503]
+    report("two models, --queue-timeout 1: some of a burst to b are 503", len(refused) > 0,
+           str(got))
+    report("two models: /metrics counts each 503 as b's queue_timeout",
+           metric(url, late % "b") == len(refused),
+           "%s counted, %d 503s" % (metric(url, late % "b"), len(refused)))
+    report("two models: none counted for a", metric(url, late % "a") == 0,
+           "%s counted" % metric(url, late % "a"))
+
+
 def no_timeout(url, pid):
     got = burst(url)
     report("no --queue-timeout: every request of the burst is 200", all(r[0] == 200 for r in got),
@@ -275,6 +290,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 12000) if hard != resource.RLIM_INFINITY
                                                 else 12000, hard))
     {"disconnects": disconnects, "queue_timeout": queue_timeout, "no_timeout": no_timeout,
+     "model_timeout": model_timeout,
      "half_open": half_open, "threads": threads}[suite](url, pid)
 
 

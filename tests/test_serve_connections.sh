@@ -36,6 +36,11 @@ else check "disconnects server starts" false; fi
 if start late "$MODEL" --max-input-length 64 --max-batch-requests 32 --queue-timeout 1; then
     conn queue_timeout; stop late
 else check "queue-timeout server starts" false; fi
+# the dropped requests are counted per model
+if start late_two "a=$MODEL" -m "b=$MODEL" --max-input-length 64 --max-batch-requests 32 \
+        --queue-timeout 1; then
+    conn model_timeout; stop late_two
+else check "two-model queue-timeout server starts" false; fi
 if start patient "$MODEL" --max-input-length 64 --max-batch-requests 32; then
     conn no_timeout; stop patient
 else check "no-queue-timeout server starts" false; fi
