@@ -16,9 +16,12 @@
 # (the library, through tools/python). Run from the repository root after
 # `make`. Environment: ROFORMER (the CLI,
 # default build/roformer), THREADS (compute threads, default 0 = all cores),
+# SERVE_ARGS (more serve options, e.g. "--replicas 2"),
 # SENTENCES (use only the first N sentences, default all 1200: a base-size
 # model embeds them in minutes on a few cores), ROFORMER_DATA (default
-# ../shared/data).
+# ../shared/data), CONNECTIONS (the connection counts, default "1 8 32 128"),
+# SERVER_ONLY=1 (only those runs: no limited server, no CLI or engine
+# comparison; for runs of two builds interleaved).
 set -e
 model=${1:?usage: scripts/load_serve.sh MODEL [SECONDS]}
 seconds=${2:-60}
@@ -63,7 +66,8 @@ LUAEOF
 
 start() {
     : >"$tmp/server.log"
-    "$bin" serve -m "$model" --port 0 --threads "$threads" "$@" 2>"$tmp/server.log" &
+    # SERVE_ARGS unquoted: a list of options
+    "$bin" serve -m "$model" --port 0 --threads "$threads" ${SERVE_ARGS-} "$@" 2>"$tmp/server.log" &
     pid=$!
     i=0
     while [ $i -lt 600 ]; do
@@ -102,15 +106,16 @@ run() {
 cli_time() { "$bin" embed -m "$model" --threads "$threads" --no-progress --timings "$@" \
                  <"$tmp/sentences.txt" 2>&1 >/dev/null |
              sed -n 's/.*batches; \([0-9.]*\) s:.*/\1/p'; }
-batch_a=$(cli_time); single_a=$(cli_time --batch-size 1)
+[ "${SERVER_ONLY:-0}" = 1 ] || { batch_a=$(cli_time); single_a=$(cli_time --batch-size 1); }
 
 echo "model $model; $n sentences of $data; ${seconds} s per run;" \
      "compute threads ${threads} (0 = all cores); $(nproc) cores"
 printf '%-16s %9s %9s %9s %8s %6s %5s %8s %8s %8s\n' connections req/s p50_ms p99_ms 200s 429s 5xx \
     sock_err rss0_MB rss1_MB
 start
-for c in 1 8 32 128; do label=$c; run $c; done
+for c in ${CONNECTIONS:-1 8 32 128}; do label=$c; run $c; done
 stop
+[ "${SERVER_ONLY:-0}" = 1 ] && exit 0
 start --max-concurrent-requests 64
 label="128 (limit 64)"; run 128
 stop

@@ -8,13 +8,16 @@
 //
 // Suites: openai (embeddings.create: default base64 encoding, dimensions,
 // an APIError), cls (feature extraction, text classification, sentence
-// similarity), mlm (fill-mask), ner (token classification), qa.
+// similarity), mlm (fill-mask), ner (token classification), qa, models (a
+// server of a=MODEL and b=MODEL2, the 6th argument: openai choosing each by
+// name, models.list, an unknown name; @huggingface/inference through the
+// /models/NAME/ prefix).
 "use strict";
 const { execFileSync } = require("child_process");
 const { createRequire } = require("module");
 const path = require("path");
 
-const [suite, url, roformer, model, clientsDir] = process.argv.slice(2);
+const [suite, url, roformer, model, clientsDir, model2] = process.argv.slice(2);
 const clientRequire = createRequire(path.resolve(clientsDir, "package.json"));
 // every float compared is float32 printed in its shortest round-trip form on
 // both sides, from the same arithmetic: the tolerance of tests/serve_client.py
@@ -25,10 +28,14 @@ function report(what, ok, detail) {
     console.log(ok ? `ok ${what}` : `FAIL ${what}: ${JSON.stringify(detail).slice(0, 300)}`);
 }
 
-function cli(cmd, lines, ...args) {
+function cliOn(m, cmd, lines, ...args) {
     const input = lines.map((x) => JSON.stringify(x) + "\n").join("");
-    const out = execFileSync(roformer, [cmd, "-m", model, "--no-progress", ...args], { input, timeout: 120000 });
+    const out = execFileSync(roformer, [cmd, "-m", m, "--no-progress", ...args], { input, timeout: 120000 });
     return out.toString().trim().split("\n").map((l) => JSON.parse(l));
+}
+
+function cli(cmd, lines, ...args) {
+    return cliOn(model, cmd, lines, ...args);
 }
 
 function close(a, b) {
@@ -145,7 +152,47 @@ async function suiteQa() {
     });
 }
 
-const suites = { openai: suiteOpenai, cls: suiteCls, mlm: suiteMlm, ner: suiteNer, qa: suiteQa };
+async function suiteModels() {
+    const OpenAI = clientRequire("openai");
+    const client = new OpenAI({ baseURL: url + "/v1", apiKey: "not-checked", maxRetries: 0, timeout: 60000 });
+    const want = {
+        a: cliOn(model, "embed", SENTENCES.map((text) => ({ text }))).map((e) => unit(e.embedding)),
+        b: cliOn(model2, "embed", SENTENCES.map((text) => ({ text }))).map((e) => unit(e.embedding)),
+    };
+    for (const name of ["a", "b"]) {
+        await check(`openai embeddings.create model ${name}`, async () => {
+            const r = await client.embeddings.create({ model: name, input: SENTENCES });
+            report(`openai embeddings.create { model: "${name}" }: that model's vectors, model echoed`,
+                close(r.data.map((d) => d.embedding), want[name]) && r.model === name, r.model);
+        });
+    }
+    await check("openai models.list", async () => {
+        const ids = [];
+        for await (const m of client.models.list()) ids.push(m.id);
+        report("openai models.list(): both names", close(ids, ["a", "b"]), ids);
+    });
+    let err = null;
+    try {
+        await client.embeddings.create({ model: "zz", input: "x" });
+    } catch (e) {
+        err = e;
+    }
+    report("openai: an unknown model is NotFoundError (404) naming the models",
+        err instanceof OpenAI.NotFoundError && err.status === 404 && /a, b/.test(err.message),
+        err && { name: err.name, status: err.status, message: err.message });
+    await check("hf featureExtraction under /models/b/", async () => {
+        const got = await hf("/models/b/embed").featureExtraction({ inputs: SENTENCES[0] });
+        report("@huggingface/inference featureExtraction on /models/b/embed: b's vector", close(got, [want.b[0]]), got);
+    });
+    await check("hf textClassification under /models/b/", async () => {
+        const exp = cliOn(model2, "classify", [{ text: SENTENCES[1] }])[0].scores;
+        const got = await hf("/models/b/pipeline/text-classification").textClassification({ inputs: SENTENCES[1] });
+        report("@huggingface/inference textClassification on /models/b/pipeline/text-classification: b's scores",
+            close(got, Object.entries(exp).map(([label, score]) => ({ label, score }))), got);
+    });
+}
+
+const suites = { openai: suiteOpenai, cls: suiteCls, mlm: suiteMlm, ner: suiteNer, qa: suiteQa, models: suiteModels };
 suites[suite]().then(() => process.exit(0), (e) => {
     console.error(e);
     process.exit(1);

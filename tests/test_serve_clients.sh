@@ -2,7 +2,7 @@
 # libraries people already run, unchanged: npm's `openai` and
 # `@huggingface/inference`, installed into build/npm-clients (at most 180 s,
 # kept for later runs) and driven by tests/serve_clients.cjs against real
-# servers on 127.0.0.1 (port 0). Skips visibly without node or npm; an
+# servers on 127.0.0.1 (port 0), one of them serving two models. Skips visibly without node or npm; an
 # install that fails (no registry included) is a failure, not a skip. Every
 # wait is bounded.
 . tests/check.sh
@@ -39,4 +39,12 @@ MODEL=$M/tiny-char-proj
 if start ner "$MODEL"; then client ner; stop ner; else check "ner server starts" false; fi
 MODEL=$M/tiny-qa
 if start qa "$MODEL"; then client qa; stop qa; else check "qa server starts" false; fi
+MODEL=$M/tiny-word-mlm
+if start models "a=$MODEL" -m "b=$M/tiny-word-cls"; then
+    client_checks "serve_clients.cjs models" node tests/serve_clients.cjs models "$URL" "$ROFORMER" "$MODEL" \
+        "$CLIENTS" "$M/tiny-word-cls"
+    stop models
+else
+    check "two-model server starts" false
+fi
 check_done

@@ -1,12 +1,14 @@
 /*
- * cmd_serve.c — `roformer serve`: loads a model and answers HTTP requests
- * with TEI's and OpenAI's embedding APIs and the engine's own jobs, until
- * SIGTERM or SIGINT. Command line and start-up here; the server itself is
- * in serve/ (http.c, routes.c, request.c, batcher.c, runner.c, ...).
+ * cmd_serve.c — `roformer serve`: loads one model or several and answers
+ * HTTP requests with TEI's and OpenAI's embedding APIs and the engine's
+ * own jobs, until SIGTERM or SIGINT; SIGHUP loads the models' files again.
+ * Command line and start-up here; the server itself is in serve/ (http.c,
+ * routes.c, request.c, models.c, batcher.c, runner.c, ...).
  */
 #include "cli.h"
-#include "load_model.h"
+#include "download_bar.h"
 #include "options.h"
+#include "progress.h"
 #include "serve/http.h"
 #include "serve/routes.h"
 #include "serve/server.h"
@@ -16,14 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* How long a stop waits for requests already begun. */
 #define SHUTDOWN_GRACE_SECONDS 30.0
 
 static const char usage[] =
-    "usage: roformer serve -m MODEL [--host 127.0.0.1] [--port 8080] [options]\n"
+    "usage: roformer serve -m [NAME=]MODEL [-m NAME2=MODEL2 ...] [--host 127.0.0.1]\n"
+    "                      [--port 8080] [options]\n"
     "\n"
-    "An HTTP server for the model. Routes (TEI's and OpenAI's JSON):\n"
+    "An HTTP server for the models. Routes (TEI's and OpenAI's JSON):\n"
     "  POST /embed {\"inputs\": str|[str], \"normalize\": true, \"truncate\": false}\n"
     "  POST /v1/embeddings, /embeddings {\"input\": str|[str]|[id]|[[id]], \"model\",\n"
     "       \"encoding_format\": float|base64, \"dimensions\": N, \"user\"} (OpenAI's errors)\n"
@@ -39,12 +43,20 @@ static const char usage[] =
     "  POST /v1/rerank {\"query\", \"documents\": [str], \"top_n\", \"return_documents\"} (Jina)\n"
     "  POST / the model's own task: rerank (one-label classifier), predict, else embed\n"
     "  Every POST takes \"truncate\" and \"truncation_direction\": \"right\"|\"left\".\n"
-    "  GET /health, /info, /metrics (Prometheus); OPTIONS (CORS preflight)\n"
+    "  GET /health, /info, /metrics (Prometheus), /v1/models; OPTIONS (CORS preflight)\n"
+    "  POST /admin/reload: load every model's file again (as SIGHUP)\n"
+    "A request runs on the first model unless it names another: \"model\" on\n"
+    "/v1/embeddings and /v1/rerank, or any route under /models/NAME (/models/NAME/embed).\n"
     "Requests are batched together (padding-free) up to --max-batch-tokens. SIGTERM or\n"
-    "SIGINT: stop accepting, answer what has begun, exit 0. One log line per request\n"
+    "SIGINT: stop accepting, answer what has begun, exit 0. SIGHUP: reload the models'\n"
+    "files; requests already queued finish on the old weights. One log line per request\n"
     "on stderr.\n"
     "\n"
-    "  -m, --model MODEL             a .gguf file or a HuggingFace checkpoint directory\n"
+    "  -m, --model [NAME=]MODEL      a .gguf file or a HuggingFace checkpoint directory,\n"
+    "                                named NAME (default: the path's last part); repeat\n"
+    "                                for more models (up to 16)\n"
+    "  --replicas N                  batches of one model run at once, each on --threads/N\n"
+    "                                threads, sharing the weights (default 1)\n"
     "  --host ADDR                   address to bind (default 127.0.0.1)\n"
     "  --port N                      port (default 8080; 0 = any free port, printed)\n"
     "  --threads N                   compute threads, 0 to 256 (default 0: all cores)\n"
@@ -65,7 +77,13 @@ static const char usage[] =
     "  --pooling cls|mean|max|last|pooler  embeddings (default: the model's\n"
     "                                sentence-transformers pooling, else pooler when the\n"
     "                                model has one, else cls)\n"
-    "  --log-format text|json        request log lines (default text)\n";
+    "  --log-format text|json        request log lines (default text)\n"
+    "  --queue-timeout MS            a request queued longer is 503, not run (default 0: none)\n"
+    "  --max-connections N           open connections in all (default 1024)\n"
+    "  --max-connections-per-client N  open connections per client address (default 256)\n"
+    "  --request-timeout SECONDS     close a connection silent this long, or a request whose\n"
+    "                                body is still arriving this long after its headers\n"
+    "                                (default 30)\n";
 
 /* The command line into the server's settings; -1 when the command should
  * go on, else the exit code. */
@@ -84,6 +102,7 @@ static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
         .max_client_batch = cli_arg_int(a, CLI_OPT_MAX_CLIENT_BATCH_SIZE, 32),
         .max_concurrent = cli_arg_int(a, CLI_OPT_MAX_CONCURRENT_REQUESTS, 512),
         .max_input_length = cli_arg_int(a, CLI_OPT_MAX_INPUT_LENGTH, 0),
+        .replicas = cli_arg_int(a, CLI_OPT_REPLICAS, 1),
         .auto_truncate = a->given[CLI_OPT_AUTO_TRUNCATE],
         .payload_limit = (size_t)cli_arg_int(a, CLI_OPT_PAYLOAD_LIMIT, 2000000),
         .api_key = cli_arg_text(a, CLI_OPT_API_KEY, NULL),
@@ -91,6 +110,10 @@ static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
         .log_format = cli_arg_int(a, CLI_OPT_LOG_FORMAT, CLI_LOG_TEXT) == CLI_LOG_JSON
                           ? SERVE_LOG_JSON
                           : SERVE_LOG_TEXT,
+        .queue_timeout_ms = cli_arg_int(a, CLI_OPT_QUEUE_TIMEOUT, 0),
+        .max_connections = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS, 1024),
+        .max_connections_per_client = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, 256),
+        .request_timeout = cli_arg_int(a, CLI_OPT_REQUEST_TIMEOUT, 30),
     };
     if (!a->given[CLI_OPT_MODEL])
         return cli_usage_error("serve", "-m MODEL is required");
@@ -101,7 +124,7 @@ static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
     return -1;
 }
 
-/* The model's name in /info and /v1/embeddings: the last part of its path. */
+/* A model's name when -m gives none: the last part of its path. */
 static const char *model_id(const char *path, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", path);
@@ -112,35 +135,117 @@ static const char *model_id(const char *path, char *buf, size_t n)
     return slash ? slash + 1 : buf;
 }
 
-static void on_batch(void *arg, int jobs, int32_t inputs, int32_t tokens, double seconds)
+/* Whether `name` can name a model: it goes in a URL path segment
+ * (/models/NAME/...) and a Prometheus label. */
+static bool valid_name(const char *name, size_t len)
 {
-    serve_metrics_batch(arg, jobs, inputs, tokens, seconds);
+    if (len == 0 || len > 64)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", name[i]))
+            return false;
+    return true;
 }
 
-/* Runs one short input so that the context exists (and a compute type the
- * CPU lacks fails here, not on the first request). */
-static int warm_up(serve_runner *runner, const rf_model *model, int32_t D)
+/* The -m values into names and paths: NAME=PATH, or a PATH named by its
+ * last part (a value whose text before its first '=' is no valid name is a
+ * path). names[i] is malloc'd. -1 after a usage error. */
+static int model_specs(const cli_args *a, char **names, const char **paths)
 {
-    rf_text text = {.text = "warm up", .text_len = 7};
-    rf_encoding enc = {0};
-    rf_item_status item;
-    rf_error err;
-    if (rf_tokenize(model, text.text, text.text_len, NULL, 0, 0, &enc, &err) != RF_OK)
-        return cli_error("%s", err.message);
-    float *vec = malloc(sizeof(float) * (size_t)D);
-    if (!vec) {
-        rf_encoding_free(&enc);
-        return cli_error("out of memory");
+    for (int i = 0; i < a->n_repeated; i++) {
+        const char *spec = a->repeated[i], *eq = strchr(spec, '=');
+        char id[512];
+        if (eq && valid_name(spec, (size_t)(eq - spec))) {
+            names[i] = strndup(spec, (size_t)(eq - spec));
+            paths[i] = eq + 1;
+        } else {
+            names[i] = strdup(model_id(spec, id, sizeof id));
+            paths[i] = spec;
+        }
+        if (!names[i])
+            return cli_error("out of memory"), -1;
+        if (!paths[i][0])
+            return cli_usage_error("serve", "-m %s: the path is empty", spec), -1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[j], names[i]))
+                return cli_usage_error("serve",
+                                       "two models are named '%s': name them with -m NAME=PATH",
+                                       names[i]),
+                       -1;
     }
-    serve_job job = {.kind = SERVE_KIND_EMBED, .texts = &text, .encs = &enc, .n = 1,
-                     .items = &item, .vectors = vec};
-    serve_job *batch = &job;
-    serve_runner_run(runner, &batch, 1);
-    free(vec);
-    rf_encoding_free(&enc);
-    if (job.status != RF_OK)
-        return cli_error("%s", job.error.message);
     return 0;
+}
+
+/* An hf: name is pulled here, with the download bar, as every command
+ * pulls it (load_model.h); the server then loads, and reloads, the pulled
+ * copy. pulled[i] is malloc'd. -1 after the error is printed. */
+static int pull_hub_models(const char **paths, char **pulled, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        if (strncmp(paths[i], "hf:", 3))
+            continue;
+        if (cli_hub_pull(paths[i], NULL, CLI_PROGRESS_AUTO, path, sizeof path) != CLI_OK)
+            return -1;
+        if (!(pulled[i] = strdup(path)))
+            return cli_error("out of memory"), -1;
+        paths[i] = pulled[i];
+    }
+    return 0;
+}
+
+/* Each replica's threads: --threads (0: every core) shared out, at least
+ * one each. */
+static int32_t replica_threads(int32_t threads, int replicas)
+{
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int32_t)cores : 1;
+    }
+    return threads / replicas > 0 ? threads / replicas : 1;
+}
+
+/* SIGHUP's reloads run on a thread of their own, so that the main thread
+ * is always in sigwait: a signal that comes while no thread waits for it
+ * goes to a thread that does not block it (one a library started before
+ * the mask was set), where its default action ends the process. */
+typedef struct {
+    serve_models *models;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool asked;          /* a SIGHUP not yet acted on (several make one reload) */
+    bool stopping;
+    pthread_t thread;
+} reloader;
+
+static void *reloader_main(void *arg)
+{
+    reloader *r = arg;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        while (!r->asked && !r->stopping)
+            pthread_cond_wait(&r->wake, &r->lock);
+        if (r->stopping)
+            break;
+        r->asked = false;
+        pthread_mutex_unlock(&r->lock);
+        serve_reload_result results[CLI_MAX_REPEATS];
+        serve_models_reload(r->models, results); /* it logs a line per model */
+        pthread_mutex_lock(&r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+static void reloader_ask(reloader *r, bool stop)
+{
+    pthread_mutex_lock(&r->lock);
+    if (stop)
+        r->stopping = true;
+    else
+        r->asked = true;
+    pthread_cond_signal(&r->wake);
+    pthread_mutex_unlock(&r->lock);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -160,76 +265,94 @@ int cmd_serve(int argc, char **argv)
     int rc = parse_args(s, &args, argc, argv);
     if (rc >= 0)
         return rc;
-    const char *model_path = cli_arg_text(&args, CLI_OPT_MODEL, NULL);
-
-    /* SIGTERM / SIGINT are taken by sigwait below: block them before any
-     * thread starts, so every thread inherits the mask. */
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    rf_model *model = cli_load_model(model_path);
-    if (!model)
-        return CLI_FAILED;
-    const rf_hparams *hp = rf_model_hparams(model);
-    serve_runner *runner = NULL;
+    int n_models = args.n_repeated;
+    char *names[CLI_MAX_REPEATS] = {0}, *pulled[CLI_MAX_REPEATS] = {0};
+    const char *paths[CLI_MAX_REPEATS] = {0};
     serve_http *http = NULL;
-    char id[512], errbuf[256];
-    rc = CLI_FAILED;
-    rf_context_params cp = cli_context_params(&args);
-    int32_t limit = rf_context_length_limit(model, &cp);
-    if (s->max_input_length > limit) {
-        rc = cli_usage_error("serve", "--max-input-length %d is over the model's maximum of %d%s",
-                             s->max_input_length, limit,
-                             limit == hp->max_position ? " (--extend-positions allows more)" : "");
-        goto done;
-    }
-    if (!s->max_input_length)
-        s->max_input_length = rf_model_max_input_length(model);
-    s->model = model;
-    s->model_id = model_id(model_path, id, sizeof id);
-    if (cli_pooling_for("serve", model, &args, &s->pooling)) {
+    char errbuf[256];
+    s->models = NULL;
+    s->metrics = NULL;
+    if (model_specs(&args, names, paths) != 0) {
         rc = CLI_USAGE;
         goto done;
     }
 
-    /* The batch's inputs run sorted by length in forward passes of the
-       pipeline's default 8 sequences, which pad less than larger ones
-       (docs/performance.md, "roformer serve: sequences per forward pass"). */
-    rf_pipeline_params pp = rf_pipeline_default_params();
-    pp.context = cp;
-    pp.max_length = s->max_input_length;
-    rf_error err;
-    if (serve_runner_create(model, &pp, s->pooling, &runner, &err) != RF_OK) {
-        cli_error("%s", err.message);
+    /* SIGTERM / SIGINT / SIGHUP are taken by sigwait below: block them
+     * before any thread starts, so every thread inherits the mask. */
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rc = CLI_FAILED;
+    if (pull_hub_models(paths, pulled, n_models) != 0)
+        goto done;
+    rf_context_params cp = cli_context_params(&args);
+    cp.n_threads = replica_threads(s->threads, s->replicas);
+    s->metrics = serve_metrics_create(serve_route_names(), serve_route_count(),
+                                      (const char *const *)names, n_models);
+    if (!s->metrics) {
+        cli_error("out of memory");
         goto done;
     }
-    if (warm_up(runner, model, hp->hidden_size) != 0)
-        goto done;
-    s->metrics = serve_metrics_create(serve_route_names(), serve_route_count());
-    if (!s->metrics || serve_batcher_start(runner, s->max_batch_tokens, s->max_batch_requests,
-                                           on_batch, s->metrics, &s->batcher) != 0) {
-        cli_error("cannot start the batcher");
+    serve_model_settings settings = {
+        .context = cp, .replicas = s->replicas, .max_input_length = s->max_input_length,
+        .pooling_given = args.given[CLI_OPT_POOLING],
+        .pooling = (rf_pooling)cli_arg_int(&args, CLI_OPT_POOLING, 0),
+        .max_batch_tokens = s->max_batch_tokens, .max_batch_requests = s->max_batch_requests,
+        .queue_timeout = s->queue_timeout_ms / 1000.0, .metrics = s->metrics};
+    int loaded = serve_models_load((const char *const *)names, paths, n_models, &settings,
+                                   &s->models);
+    if (loaded != 0) {
+        rc = loaded == -2 ? CLI_USAGE : CLI_FAILED;
         goto done;
     }
     if (serve_http_start(s, &http, errbuf, sizeof errbuf) != 0) {
         cli_error("%s", errbuf);
         goto done;
     }
-    char threads[32] = "all cores";
+    char threads[64] = "all cores";
     if (s->threads > 0)
         snprintf(threads, sizeof threads, "%d threads", s->threads);
+    if (s->replicas > 1)
+        snprintf(threads + strlen(threads), sizeof threads - strlen(threads),
+                 ", %d replicas of %d", s->replicas, cp.n_threads);
+    char served[1024] = "";
+    for (int i = 0; i < n_models; i++) {
+        serve_generation *g = serve_models_acquire(s->models, i);
+        size_t at = strlen(served);
+        snprintf(served + at, sizeof served - at, "%s%s, head %s", i ? "; model " : "", names[i],
+                 rf_head_name(rf_model_hparams(g->model)->head));
+        serve_generation_release(g);
+    }
     /* an IPv6 address goes in brackets in a URL (RFC 3986) */
     bool v6 = strchr(s->host, ':') != NULL;
-    fprintf(stderr, "roformer serve: listening on http://%s%s%s:%d (model %s, head %s, %s)\n",
-            v6 ? "[" : "", s->host, v6 ? "]" : "", serve_http_port(http), s->model_id,
-            rf_head_name(hp->head), threads);
+    fprintf(stderr, "roformer serve: listening on http://%s%s%s:%d (model %s, %s)\n",
+            v6 ? "[" : "", s->host, v6 ? "]" : "", serve_http_port(http), served, threads);
 
+    reloader reloads = {.models = s->models};
+    pthread_mutex_init(&reloads.lock, NULL);
+    pthread_cond_init(&reloads.wake, NULL);
+    bool reloading = pthread_create(&reloads.thread, NULL, reloader_main, &reloads) == 0;
+    if (!reloading)
+        fprintf(stderr, "roformer serve: cannot start the reload thread: SIGHUP is ignored\n");
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    for (;;) {
+        sigwait(&signals, &sig);
+        if (sig != SIGHUP)
+            break;
+        if (reloading)
+            reloader_ask(&reloads, false);
+    }
+    if (reloading) { /* a reload under way ends first */
+        reloader_ask(&reloads, true);
+        pthread_join(reloads.thread, NULL);
+    }
+    pthread_mutex_destroy(&reloads.lock);
+    pthread_cond_destroy(&reloads.wake);
     fprintf(stderr, "roformer serve: %s: finishing the requests begun, then exiting\n",
             sig == SIGINT ? "SIGINT" : "SIGTERM");
     serve_http_stop(http, SHUTDOWN_GRACE_SECONDS);
@@ -237,9 +360,11 @@ int cmd_serve(int argc, char **argv)
     rc = CLI_OK;
 done:
     serve_http_stop(http, 0);
-    serve_batcher_stop(s->batcher);
+    serve_models_free(s->models);
     serve_metrics_free(s->metrics);
-    serve_runner_free(runner);
-    rf_model_free(model);
+    for (int i = 0; i < n_models; i++) {
+        free(names[i]);
+        free(pulled[i]);
+    }
     return rc;
 }

@@ -120,6 +120,7 @@ typedef struct {
     const char *help;  /* its lines in those commands' help, or NULL */
     const char *missing; /* format of a missing value: the name, the choices */
     const char *verb;    /* "--x VERB a, b or c, not 'y'" (default "is") */
+    bool repeats;        /* each value is kept (cli_args.repeated), not only the last */
 } option;
 
 /* A command takes the first row that names it; the rows of an option for
@@ -130,7 +131,9 @@ static const option options[] = {
      .help = "  -m, --model MODEL     a converted .gguf file or a HuggingFace checkpoint directory;\n"
              "                        required (only classify has a default model)\n"},
     {"-m", "--model", CLI_OPT_MODEL, TEXT, .commands = CMD_INFO | CMD_TOKENIZE | CMD_FORWARD |
-                                                        CMD_SERVE | CMD_BENCH},
+                                                        CMD_BENCH},
+    /* serve takes several models, one -m each */
+    {"-m", "--model", CLI_OPT_MODEL, TEXT, .commands = CMD_SERVE, .repeats = true},
     {"--max-length", NULL, CLI_OPT_MAX_LENGTH, INT, 2, 1 << 20, .commands = JOBS,
      .help = "  --max-length N        truncate inputs to N tokens (default: the model's\n"
              "                        sentence-transformers max_seq_length, else no truncation;\n"
@@ -226,6 +229,7 @@ static const option options[] = {
     /* serve */
     {"--host", NULL, CLI_OPT_HOST, TEXT, .commands = CMD_SERVE},
     {"--port", NULL, CLI_OPT_PORT, INT, 0, 65535, .commands = CMD_SERVE},
+    {"--replicas", NULL, CLI_OPT_REPLICAS, INT, 1, RF_MAX_THREADS, .commands = CMD_SERVE},
     {"--max-batch-tokens", NULL, CLI_OPT_MAX_BATCH_TOKENS, INT, 1, 1 << 24, .commands = CMD_SERVE},
     {"--max-batch-requests", NULL, CLI_OPT_MAX_BATCH_REQUESTS, INT, 1, 1 << 20,
      .commands = CMD_SERVE},
@@ -240,6 +244,11 @@ static const option options[] = {
     {"--cors-allow-origin", NULL, CLI_OPT_CORS_ALLOW_ORIGIN, TEXT, .commands = CMD_SERVE},
     {"--log-format", NULL, CLI_OPT_LOG_FORMAT, CHOICE, .choices = log_formats,
      .commands = CMD_SERVE},
+    {"--queue-timeout", NULL, CLI_OPT_QUEUE_TIMEOUT, INT, 0, 1 << 30, .commands = CMD_SERVE},
+    {"--max-connections", NULL, CLI_OPT_MAX_CONNECTIONS, INT, 1, 1 << 20, .commands = CMD_SERVE},
+    {"--max-connections-per-client", NULL, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, INT, 1, 1 << 20,
+     .commands = CMD_SERVE},
+    {"--request-timeout", NULL, CLI_OPT_REQUEST_TIMEOUT, INT, 1, 86400, .commands = CMD_SERVE},
 
     /* bench */
     {"--seq-len", NULL, CLI_OPT_SEQ_LEN, COUNT, 1, 1 << 20, .commands = CMD_BENCH, BENCH_OWN},
@@ -309,6 +318,12 @@ static int take_value(const char *cmd, const option *o, const char *name, const 
                    -1;
         }
         x = c->value;
+    }
+    if (o->repeats) {
+        if (a->n_repeated == CLI_MAX_REPEATS)
+            return cli_usage_error(cmd, "%s is given more than %d times", name, CLI_MAX_REPEATS),
+                   -1;
+        a->repeated[a->n_repeated++] = v;
     }
     a->given[o->id] = true;
     a->text[o->id] = v;

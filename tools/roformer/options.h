@@ -77,6 +77,11 @@ typedef enum {
     CLI_OPT_API_KEY,
     CLI_OPT_CORS_ALLOW_ORIGIN,
     CLI_OPT_LOG_FORMAT, /* CLI_LOG_* */
+    CLI_OPT_REPLICAS,
+    CLI_OPT_QUEUE_TIMEOUT,
+    CLI_OPT_MAX_CONNECTIONS,
+    CLI_OPT_MAX_CONNECTIONS_PER_CLIENT,
+    CLI_OPT_REQUEST_TIMEOUT,
     /* bench */
     CLI_OPT_SEQ_LEN,
     CLI_OPT_BATCH,
@@ -93,11 +98,17 @@ enum { CLI_FORMAT_JSONL, CLI_FORMAT_NPY };
 enum { CLI_MODE_EMBED, CLI_MODE_PAIR };
 enum { CLI_LOG_TEXT, CLI_LOG_JSON };
 
+/* Most values of a repeatable option (serve's -m). */
+#define CLI_MAX_REPEATS 16
+
 /* A parsed command line. */
 typedef struct {
     bool given[CLI_OPT_COUNT];
     const char *text[CLI_OPT_COUNT]; /* the value as typed (NULL for a flag) */
     double value[CLI_OPT_COUNT];     /* an integer's, a number's, a choice's or a flag's */
+    /* every value of the command's repeatable option, in order (text[] has the last) */
+    const char *repeated[CLI_MAX_REPEATS];
+    int n_repeated;
     char **args;                     /* the positional arguments, in place at the front of argv */
     int n_args;
 } cli_args;

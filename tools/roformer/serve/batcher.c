@@ -1,8 +1,10 @@
 /*
- * batcher.c — the job queue and the batcher thread (see batcher.h). One
- * mutex guards the queue; each request thread waits on its own job's
- * condition variable, signalled when its batch is done (one broadcast to
- * every waiter would wake 128 threads per batch to put 120 back to sleep).
+ * batcher.c — the job queue and the batcher threads (see batcher.h). One
+ * mutex guards the queue, which every replica's thread takes batches from;
+ * a job's submitter hears back through the job's on_done, called by the
+ * thread that ran its batch (or dropped it), outside the lock. Before each
+ * batch the thread sweeps the queue: a job abandoned, whose client has hung
+ * up, or older than the queue timeout leaves it unrun.
  */
 #include "serve/batcher.h"
 
@@ -13,10 +15,18 @@
 /* Most jobs taken into one batch (a bound on the batch's pointer array). */
 #define MAX_BATCH_JOBS 1024
 
-struct serve_batcher {
+/* One replica: a thread with its own runner (context) and batch. */
+typedef struct {
+    serve_batcher *b;
     serve_runner *runner;
+    pthread_t thread;
+    serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
+} replica;
+
+struct serve_batcher {
     int32_t max_batch_tokens;
     int32_t max_batch_inputs; /* <= 0: no cap */
+    double queue_timeout;     /* seconds; 0: none */
     serve_batch_fn on_batch;
     void *on_batch_arg;
 
@@ -24,10 +34,10 @@ struct serve_batcher {
     pthread_cond_t work;  /* a job was queued, or stop was asked */
     serve_job *head, *tail;
     int queued;
-    int running;          /* jobs in the batch being run; 0: idle */
+    int running;          /* jobs in the batches being run; 0: idle */
     bool stopping;
-    pthread_t thread;
-    serve_job *batch[MAX_BATCH_JOBS]; /* the batch being run */
+    int n_replicas;
+    replica *replicas;    /* [n_replicas] */
 };
 
 static double now_seconds(void)
@@ -67,19 +77,69 @@ static int take_batch(serve_batcher *b, serve_job **batch)
     return n;
 }
 
+/* Takes out of the queue every job nobody waits for (abandoned, or its
+ * client gone) and every job older than the queue timeout, each with its
+ * outcome set, chained through `next` into the list returned. Called with
+ * the lock held. */
+static serve_job *sweep(serve_batcher *b)
+{
+    serve_job *dropped = NULL, **link = &b->head, *prev = NULL;
+    double now = now_seconds();
+    for (serve_job *j = b->head; j;) {
+        serve_job *next = j->next;
+        bool gone = atomic_load(&j->abandoned) || (j->client_gone && j->client_gone(j->waiter));
+        bool late = b->queue_timeout > 0 && now - j->queued_at > b->queue_timeout;
+        if (gone || late) {
+            j->outcome = gone ? SERVE_JOB_CLIENT_GONE : SERVE_JOB_QUEUE_TIMEOUT;
+            *link = next;
+            if (b->tail == j)
+                b->tail = prev;
+            b->queued--;
+            j->next = dropped;
+            dropped = j;
+        } else {
+            prev = j;
+            link = &j->next;
+        }
+        j = next;
+    }
+    return dropped;
+}
+
+/* Tells the submitters of the dropped jobs; outside the lock, as on_done
+ * may free the job. */
+static void report_dropped(serve_job *dropped)
+{
+    while (dropped) {
+        serve_job *next = dropped->next;
+        dropped->on_done(dropped, dropped->waiter);
+        dropped = next;
+    }
+}
+
 static void *batcher_main(void *arg)
 {
-    serve_batcher *b = arg;
-    serve_job **batch = b->batch;
+    replica *rp = arg;
+    serve_batcher *b = rp->b;
+    serve_job **batch = rp->batch;
     pthread_mutex_lock(&b->lock);
     for (;;) {
         while (!b->head && !b->stopping)
             pthread_cond_wait(&b->work, &b->lock);
         if (!b->head)
             break; /* stopping, and nothing left */
-        int n = take_batch(b, batch);
-        b->running = n;
+        serve_job *dropped = sweep(b);
+        int n = b->head ? take_batch(b, batch) : 0;
+        b->running += n;
+        /* another replica may take what is left */
+        if (b->head)
+            pthread_cond_signal(&b->work);
         pthread_mutex_unlock(&b->lock);
+        report_dropped(dropped);
+        if (n == 0) {
+            pthread_mutex_lock(&b->lock);
+            continue;
+        }
 
         int32_t inputs = 0, tokens = 0;
         double started = now_seconds();
@@ -88,49 +148,67 @@ static void *batcher_main(void *arg)
             inputs += batch[j]->n;
             tokens += batch[j]->tokens;
         }
-        double seconds = serve_runner_run(b->runner, batch, n);
+        double seconds = serve_runner_run(rp->runner, batch, n);
         if (b->on_batch)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
+        /* counted out before anyone hears back: a client that has its
+           answer does not see its batch running */
         pthread_mutex_lock(&b->lock);
-        b->running = 0;
+        b->running -= n;
+        pthread_mutex_unlock(&b->lock);
         for (int j = 0; j < n; j++) {
             batch[j]->forward_seconds = seconds;
-            batch[j]->done = true;
-            pthread_cond_signal(&batch[j]->wake);
+            batch[j]->outcome = SERVE_JOB_RAN;
+            batch[j]->on_done(batch[j], batch[j]->waiter);
         }
+        pthread_mutex_lock(&b->lock);
     }
     pthread_mutex_unlock(&b->lock);
     return NULL;
 }
 
-int serve_batcher_start(serve_runner *runner, int32_t max_batch_tokens, int32_t max_batch_inputs,
-                        serve_batch_fn on_batch, void *on_batch_arg, serve_batcher **out)
+int serve_batcher_start(serve_runner *const *runners, int n_runners, int32_t max_batch_tokens,
+                        int32_t max_batch_inputs, serve_batch_fn on_batch, void *on_batch_arg,
+                        serve_batcher **out)
 {
     serve_batcher *b = calloc(1, sizeof *b);
-    if (!b)
+    replica *replicas = calloc((size_t)n_runners, sizeof *replicas);
+    if (!b || !replicas) {
+        free(b);
+        free(replicas);
         return -1;
-    *b = (serve_batcher){.runner = runner, .max_batch_tokens = max_batch_tokens,
+    }
+    *b = (serve_batcher){.max_batch_tokens = max_batch_tokens,
                          .max_batch_inputs = max_batch_inputs, .on_batch = on_batch,
-                         .on_batch_arg = on_batch_arg};
+                         .on_batch_arg = on_batch_arg, .replicas = replicas};
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->work, NULL);
-    if (pthread_create(&b->thread, NULL, batcher_main, b) != 0) {
-        pthread_mutex_destroy(&b->lock);
-        pthread_cond_destroy(&b->work);
-        free(b);
-        return -1;
+    for (int r = 0; r < n_runners; r++) {
+        replicas[r] = (replica){.b = b, .runner = runners[r]};
+        if (pthread_create(&replicas[r].thread, NULL, batcher_main, &replicas[r]) != 0) {
+            serve_batcher_stop(b);
+            return -1;
+        }
+        b->n_replicas++;
     }
     *out = b;
     return 0;
 }
 
-void serve_batcher_run(serve_batcher *b, serve_job *job)
+void serve_batcher_set_queue_timeout(serve_batcher *b, double seconds)
 {
+    pthread_mutex_lock(&b->lock);
+    b->queue_timeout = seconds;
+    pthread_mutex_unlock(&b->lock);
+}
+
+void serve_batcher_submit(serve_batcher *b, serve_job *job, serve_job_done_fn on_done, void *arg)
+{
+    job->on_done = on_done;
+    job->waiter = arg;
     job->queued_at = now_seconds();
-    job->done = false;
     job->next = NULL;
-    pthread_cond_init(&job->wake, NULL);
     pthread_mutex_lock(&b->lock);
     if (b->tail)
         b->tail->next = job;
@@ -139,10 +217,7 @@ void serve_batcher_run(serve_batcher *b, serve_job *job)
     b->tail = job;
     b->queued++;
     pthread_cond_signal(&b->work);
-    while (!job->done)
-        pthread_cond_wait(&job->wake, &b->lock);
     pthread_mutex_unlock(&b->lock);
-    pthread_cond_destroy(&job->wake);
 }
 
 int serve_batcher_queued(serve_batcher *b)
@@ -161,16 +236,26 @@ int serve_batcher_running(serve_batcher *b)
     return n;
 }
 
+bool serve_batcher_is_own_thread(serve_batcher *b)
+{
+    for (int r = 0; r < b->n_replicas; r++)
+        if (pthread_equal(b->replicas[r].thread, pthread_self()))
+            return true;
+    return false;
+}
+
 void serve_batcher_stop(serve_batcher *b)
 {
     if (!b)
         return;
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
-    pthread_cond_signal(&b->work);
+    pthread_cond_broadcast(&b->work);
     pthread_mutex_unlock(&b->lock);
-    pthread_join(b->thread, NULL);
+    for (int r = 0; r < b->n_replicas; r++)
+        pthread_join(b->replicas[r].thread, NULL);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->work);
+    free(b->replicas);
     free(b);
 }

@@ -14,6 +14,23 @@
  * other check (browsers send no credentials with it). Engine requests
  * answer with TEI's x-* timing headers.
  *
+ * Connections are served by a fixed pool of HTTP_THREADS threads, each
+ * waiting on epoll (or poll) for its share of the connections. A request
+ * whose job goes to the engine is parked: its connection is suspended,
+ * the job queued (routes.h, batcher.h), and the thread goes on with other
+ * connections; the batcher's on_done resumes the connection, and the next
+ * call of on_request writes the answer. While parked, the batcher asks
+ * client_gone before it takes the job, and drops the job unrun when the
+ * client has hung up (libmicrohttpd does not watch a suspended
+ * connection's socket); a job that waited longer than --queue-timeout is
+ * answered 503 with Retry-After, unrun.
+ *
+ * Limits that keep one client from shutting the others out: connections
+ * per client address (--max-connections-per-client; more are closed at
+ * once), connections in all (--max-connections), and --request-timeout:
+ * a connection silent that long is closed, and so is a request whose body
+ * is still arriving that long after its headers came in.
+ *
  * After a stop signal the listener is shut and every request begun is
  * answered; a new request on a connection already open gets 503, but for
  * GET /metrics, which keeps answering so that the drain can be watched.
@@ -24,8 +41,11 @@
 #include "serve/routes.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,15 +55,32 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The threads that serve the connections. Tokenizing a request's texts
+ * happens on them, so a few: one long body does not hold up every other
+ * connection (docs/serving.md, "Connections"). */
+#define HTTP_THREADS 4
+
+/* The Retry-After of a 503 for a request that waited longer than
+ * --queue-timeout, in seconds. */
+#define RETRY_AFTER_SECONDS "1"
+
 struct serve_http {
     const serve_server *s;
     struct MHD_Daemon *daemon;
     atomic_int in_flight;  /* admitted engine requests, for the 429 limit */
     atomic_int active;     /* every request begun and not yet answered */
+    atomic_int parked;     /* connections suspended while their job is queued or runs */
     atomic_bool draining;  /* the listener is shut: new requests get 503 */
 };
 
+/* A request's state, from its headers to its connection's completion. Its
+ * job's on_done and the connection's completion may come in either order
+ * when a stop closes a parked connection: `lock` orders them, and whichever
+ * comes second frees the state. */
 typedef struct {
+    serve_http *h;
+    struct MHD_Connection *c;
+    int fd;                /* the connection's socket, for client_gone */
     double start;
     int route;             /* route id (see serve_route_find) */
     int refused;           /* HTTP status decided before the body, or 0 */
@@ -58,6 +95,12 @@ typedef struct {
                               /metrics says, from one reading */
     char *body;
     size_t len, cap;
+
+    serve_pending *pending; /* its job, while queued or running and until answered */
+    serve_log_entry log;    /* kept while parked */
+    pthread_mutex_t lock;   /* orders job_done and orphaned */
+    bool job_done;          /* on_done has been called */
+    bool orphaned;          /* the connection closed first: on_done frees the state */
 } request_state;
 
 static double now_seconds(void)
@@ -228,7 +271,7 @@ static void add_timing_headers(struct MHD_Response *r, const serve_log_entry *lo
 
 static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, request_state *rq,
                                      const char *method, const char *url, serve_response *resp,
-                                     serve_log_entry *log)
+                                     serve_log_entry *log, bool queue_timeout)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(resp->len, resp->body, MHD_RESPMEM_MUST_FREE);
@@ -248,11 +291,13 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (rq->draining)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (queue_timeout)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, RETRY_AFTER_SECONDS);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)resp->status, r);
     MHD_destroy_response(r);
     rq->answered = true;
 
-    serve_metrics_request(h->s->metrics, rq->route, resp->status, seconds);
+    serve_metrics_request(h->s->metrics, log->model, rq->route, resp->status, seconds);
     if (serve_route_uses_engine(rq->route) && !rq->preflight)
         serve_metrics_tei_request(h->s->metrics, resp->status, log, seconds);
     log->method = method;
@@ -261,6 +306,100 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
     log->seconds = seconds;
     serve_log_request(h->s->log_format, log);
     return ok;
+}
+
+static void request_free(request_state *rq)
+{
+    serve_route_pending_free(rq->pending);
+    pthread_mutex_destroy(&rq->lock);
+    free(rq->body);
+    free(rq);
+}
+
+/* Whether the client of a request read whole has hung up: its socket reads
+ * end-of-file or an error (anything still to read is a next request, and
+ * the client is there). Asked by a batcher thread of a parked request,
+ * whose socket stays open while the connection is suspended. */
+static bool peer_closed(int fd)
+{
+    char b;
+    ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static bool client_gone(void *arg)
+{
+    const request_state *rq = arg;
+    return peer_closed(rq->fd);
+}
+
+/* The batcher's on_done: counts a drop, then resumes the connection, whose
+ * next on_request writes the answer; or, when the connection has closed
+ * meanwhile, frees the request. */
+static void on_job_done(serve_job *job, void *arg)
+{
+    request_state *rq = arg;
+    serve_http *h = rq->h;
+    if (job->outcome != SERVE_JOB_RAN)
+        serve_metrics_dropped(h->s->metrics, rq->log.model,
+                              job->outcome == SERVE_JOB_QUEUE_TIMEOUT ? SERVE_DROP_QUEUE_TIMEOUT
+                                                                      : SERVE_DROP_CLIENT_GONE);
+    pthread_mutex_lock(&rq->lock);
+    rq->job_done = true;
+    bool orphaned = rq->orphaned;
+    if (!orphaned)
+        MHD_resume_connection(rq->c);
+    pthread_mutex_unlock(&rq->lock);
+    if (orphaned)
+        request_free(rq);
+    /* after the resume, and after an orphan's free (which gives its model's
+       generation back): a stop waits for parked to reach 0 before it stops
+       the daemon, which must find no connection suspended, and frees the
+       models */
+    atomic_fetch_sub(&h->parked, 1);
+}
+
+/* Suspends the connection, then queues its job: on_done's resume always
+ * comes after the suspend. */
+static void park(serve_http *h, struct MHD_Connection *c, request_state *rq)
+{
+    rq->c = c;
+    atomic_fetch_add(&h->parked, 1);
+    MHD_suspend_connection(c);
+    serve_route_queue(rq->pending, on_job_done, rq->fd >= 0 ? client_gone : NULL, rq);
+}
+
+/* The request's work is done: its slot is free before the response goes
+ * out, so a client's next request never finds its own last one still
+ * counted (the completion callback can run after the client has read the
+ * whole response). */
+static void release_slot(serve_http *h, request_state *rq)
+{
+    if (rq->admitted) {
+        atomic_fetch_sub(&h->in_flight, 1);
+        rq->admitted = false;
+    }
+}
+
+/* An engine request whose client hung up before its job ran: no answer,
+ * nobody to read it; the log line says 499 (nginx's "client closed
+ * request"), and roformer_requests_dropped_total counts it. The
+ * connection closes. */
+static enum MHD_Result client_left(serve_http *h, request_state *rq, const char *method,
+                                   const char *url)
+{
+    serve_route_pending_free(rq->pending);
+    rq->pending = NULL;
+    release_slot(h, rq);
+    rq->answered = true;
+    serve_log_entry *log = &rq->log;
+    log->method = method;
+    log->path = url;
+    log->status = 499;
+    log->seconds = now_seconds() - rq->start;
+    snprintf(log->error, sizeof log->error, "the client went away; not run");
+    serve_log_request(h->s->log_format, log);
+    return MHD_NO;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -275,13 +414,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq = calloc(1, sizeof *rq);
         if (!rq)
             return MHD_NO;
+        rq->h = h;
         rq->start = now_seconds();
+        pthread_mutex_init(&rq->lock, NULL);
         atomic_fetch_add(&h->active, 1);
         *con_cls = rq;
         judge(h, rq, c, url, method);
         if (rq->refused != 413)
             return MHD_YES;
     } else if (*upload_data_size) { /* a piece of body */
+        /* a body that trickles in past --request-timeout: the connection is closed */
+        if (now_seconds() - rq->start > h->s->request_timeout)
+            return MHD_NO;
         if (!rq->refused && !append_body(rq, upload_data, *upload_data_size, h->s->payload_limit)) {
             char msg[96];
             snprintf(msg, sizeof msg, "body over the limit of %zu bytes", h->s->payload_limit);
@@ -297,7 +441,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
 
     serve_response resp;
-    serve_log_entry log = {0};
+    serve_log_entry *log = &rq->log;
+    if (rq->pending) { /* resumed: its job ran or was dropped */
+        serve_job_outcome outcome = serve_route_job(rq->pending)->outcome;
+        if (outcome == SERVE_JOB_CLIENT_GONE)
+            return client_left(h, rq, method, url);
+        bool late = outcome == SERVE_JOB_QUEUE_TIMEOUT;
+        serve_route_finish(rq->pending, &resp, log);
+        rq->pending = NULL;
+        release_slot(h, rq);
+        return send_response(h, c, rq, method, url, &resp, log, late);
+    }
     rq->draining = atomic_load(&h->draining);
     if (rq->preflight) {
         resp = (serve_response){.status = 204, .body = strdup(""), .len = 0};
@@ -306,23 +460,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             serve_openai_error(&resp, rq->refused, rq->refused_msg);
         else
             serve_response_error(&resp, rq->refused, rq->refused_type, rq->refused_msg);
-        log.error_type = rq->refused_type;
-        snprintf(log.error, sizeof log.error, "%s", rq->refused_msg);
+        log->error_type = rq->refused_type;
+        snprintf(log->error, sizeof log->error, "%s", rq->refused_msg);
     } else {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        rq->fd = info ? info->connect_fd : -1;
+        /* a client gone before its body is parsed: no tokenizing for nobody */
+        const char *body = rq->body ? rq->body : "";
+        if (serve_route_uses_engine(rq->route) && rq->fd >= 0 && peer_closed(rq->fd)) {
+            log->model = serve_route_model(h->s, rq->route, url, body, rq->len);
+            serve_metrics_dropped(h->s->metrics, log->model, SERVE_DROP_CLIENT_GONE);
+            return client_left(h, rq, method, url);
+        }
+        log->path = url; /* the route reads a /models/NAME prefix */
         serve_gauges gauges = {.in_flight = atomic_load(&h->in_flight),
                                .draining = rq->draining};
-        serve_route_handle(h->s, rq->route, rq->body ? rq->body : "", rq->len, &gauges, &resp,
-                           &log);
+        rq->pending = serve_route_submit(h->s, rq->route, body, rq->len, &gauges, &resp, log);
+        if (rq->pending) {
+            park(h, c, rq);
+            return MHD_YES;
+        }
     }
-    /* the request's work is done: its slot is free before the response
-       goes out, so a client's next request never finds its own last one
-       still counted (the completion callback can run after the client has
-       read the whole response) */
-    if (rq->admitted) {
-        atomic_fetch_sub(&h->in_flight, 1);
-        rq->admitted = false;
-    }
-    return send_response(h, c, rq, method, url, &resp, &log);
+    release_slot(h, rq);
+    return send_response(h, c, rq, method, url, &resp, log, false);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -334,12 +495,34 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     request_state *rq = *con_cls;
     if (!rq)
         return;
-    if (rq->admitted)
-        atomic_fetch_sub(&h->in_flight, 1);
-    atomic_fetch_sub(&h->active, 1);
-    free(rq->body);
-    free(rq);
     *con_cls = NULL;
+    release_slot(h, rq);
+    atomic_fetch_sub(&h->active, 1);
+    pthread_mutex_lock(&rq->lock);
+    /* closed while its job is queued or running: nobody waits for it, and
+       the batcher still holds it, so on_done frees it */
+    bool waiting = rq->pending && !rq->job_done;
+    if (waiting) {
+        rq->orphaned = true;
+        atomic_store(&serve_route_job(rq->pending)->abandoned, true);
+    }
+    pthread_mutex_unlock(&rq->lock);
+    if (!waiting)
+        request_free(rq);
+}
+
+/* Lets the process hold `connections` sockets beside its other files: the
+ * soft limit on open files raised towards the hard one. */
+static void raise_file_limit(int connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t want = (rlim_t)connections + 64; /* the model, the log, the listener, ... */
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }
 
 int serve_http_start(const serve_server *s, serve_http **out, char *errbuf, size_t errlen)
@@ -347,10 +530,12 @@ int serve_http_start(const serve_server *s, serve_http **out, char *errbuf, size
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
     struct sockaddr_in6 addr6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)s->port)};
     const struct sockaddr *sa;
-    /* MHD_USE_AUTO: poll() rather than select(), whose FD_SETSIZE would cap
-       the connections; MHD_USE_ITC: needed by MHD_quiesce_daemon */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_AUTO | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    /* MHD_USE_AUTO_INTERNAL_THREAD: epoll where there is one (poll, never
+       select, whose FD_SETSIZE would cap the connections); MHD_USE_ITC:
+       needed by MHD_quiesce_daemon and by MHD_resume_connection from the
+       batcher thread */
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
     if (inet_pton(AF_INET, s->host, &addr.sin_addr) == 1) {
         sa = (const struct sockaddr *)&addr;
     } else if (inet_pton(AF_INET6, s->host, &addr6.sin6_addr) == 1) {
@@ -366,10 +551,15 @@ int serve_http_start(const serve_server *s, serve_http **out, char *errbuf, size
         return -1;
     }
     h->s = s;
+    raise_file_limit(s->max_connections);
     h->daemon = MHD_start_daemon(flags, (uint16_t)s->port, NULL, NULL, on_request, h,
                                  MHD_OPTION_SOCK_ADDR, sa,
                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->max_connections,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                 (unsigned)s->max_connections_per_client,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->request_timeout,
                                  MHD_OPTION_END);
     if (!h->daemon) {
         snprintf(errbuf, errlen, "cannot listen on %s:%d (in use, or not an address of this host)",
@@ -402,6 +592,10 @@ void serve_http_stop(serve_http *h, double grace_seconds)
     atomic_store(&h->draining, true);
     double until = now_seconds() + grace_seconds;
     while (atomic_load(&h->active) > 0 && now_seconds() < until)
+        usleep(10000);
+    /* libmicrohttpd must find no connection suspended when it stops; a
+       parked job is always run or dropped by the batcher, which still runs */
+    while (atomic_load(&h->parked) > 0)
         usleep(10000);
     MHD_stop_daemon(h->daemon);
     if (listen != MHD_INVALID_SOCKET)

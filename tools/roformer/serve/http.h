@@ -1,6 +1,7 @@
 /*
- * http.h — the HTTP side of `roformer serve`, on libmicrohttpd: one thread
- * per connection, the request body gathered up to --payload-limit, the
+ * http.h — the HTTP side of `roformer serve`, on libmicrohttpd: a fixed
+ * pool of threads over epoll, requests parked while their job waits for the
+ * engine, limits on connections per client and in all, the request body gathered up to --payload-limit, the
  * checks that need no body (route 404/405, API key 401, declared size 413,
  * concurrency 429), then the route's handler (routes.h), the response,
  * the metrics and the request log line.

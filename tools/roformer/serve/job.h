@@ -8,8 +8,23 @@
 
 #include "roformer.h"
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+
+/* What became of a queued job. */
+typedef enum {
+    SERVE_JOB_RAN,           /* its batch ran: the results are set */
+    SERVE_JOB_CLIENT_GONE,   /* dropped unrun: its client had hung up */
+    SERVE_JOB_QUEUE_TIMEOUT, /* dropped unrun: it waited longer than --queue-timeout */
+} serve_job_outcome;
+
+struct serve_job;
+/* Called once from a batcher thread when the job ran or was dropped; the
+ * batcher does not touch the job afterwards. */
+typedef void (*serve_job_done_fn)(struct serve_job *job, void *arg);
+/* Whether the job's client has hung up (asked before the job is taken into
+ * a batch); NULL: never asked. */
+typedef bool (*serve_job_gone_fn)(void *arg);
 
 /* The library call a job needs; jobs of one kind can share a run. */
 typedef enum {
@@ -56,9 +71,14 @@ typedef struct serve_job {
     rf_status status;             /* RF_OK unless the whole run failed */
     rf_error error;
 
+    /* the submitter's: how the batcher reports back */
+    serve_job_done_fn on_done;
+    serve_job_gone_fn client_gone;
+    void *waiter;                 /* on_done's and client_gone's argument */
+    atomic_bool abandoned;        /* set by anyone: nobody waits for the answer */
+
     /* the batcher's */
-    bool done;
-    pthread_cond_t wake;          /* signalled when done */
+    serve_job_outcome outcome;
     double queued_at;             /* monotonic seconds: submitted */
     double started_at;            /* its batch started */
     double forward_seconds;       /* its batch's forward passes */

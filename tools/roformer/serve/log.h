@@ -21,6 +21,8 @@ typedef struct {
     int64_t characters;        /* of its texts */
     bool batch;                /* a list of inputs was sent */
     bool openai;               /* errors in OpenAI's shape (paths under /v1/, /embeddings) */
+    int model;                 /* the index of the model it ran on (0: the first, also
+                                  when refused before one was chosen) */
     char error[256];           /* the error message; "" when none */
     const char *error_type;    /* TEI's error_type of it; NULL when none */
 } serve_log_entry;

@@ -6,6 +6,7 @@
 #include "serve/metrics.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,32 +39,49 @@ typedef struct {
     histogram duration, tokenization, queue, inference;
 } tei_requests;
 
-struct serve_metrics {
-    pthread_mutex_t lock;
-    const char *const *routes;
-    int n_routes;
+/* What is counted for one model. */
+typedef struct {
     int64_t *requests;   /* [n_routes][N_STATUS] */
     histogram *latency;  /* [n_routes] */
     histogram batch_jobs, batch_inputs, batch_tokens, forward;
     tei_requests tei;
+    int64_t dropped[SERVE_DROP_COUNT]; /* requests taken out of the queue unrun */
+} model_metrics;
+
+static const char *const drop_reasons[SERVE_DROP_COUNT] = {"client_gone", "queue_timeout"};
+
+struct serve_metrics {
+    pthread_mutex_t lock;
+    const char *const *routes;
+    int n_routes;
+    const char *const *models;
+    int n_models;
+    model_metrics *per_model; /* [n_models] */
 };
 
-serve_metrics *serve_metrics_create(const char *const *routes, int n_routes)
+serve_metrics *serve_metrics_create(const char *const *routes, int n_routes,
+                                    const char *const *models, int n_models)
 {
     serve_metrics *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    m->routes = routes;
-    m->n_routes = n_routes;
-    m->requests = calloc((size_t)n_routes * N_STATUS, sizeof *m->requests);
-    m->latency = calloc((size_t)n_routes, sizeof *m->latency);
-    if (!m->requests || !m->latency) {
-        free(m->requests);
-        free(m->latency);
-        free(m);
+    *m = (serve_metrics){.routes = routes, .n_routes = n_routes, .models = models,
+                         .n_models = n_models};
+    pthread_mutex_init(&m->lock, NULL);
+    m->per_model = calloc((size_t)n_models, sizeof *m->per_model);
+    for (int k = 0; m->per_model && k < n_models; k++) {
+        model_metrics *mm = &m->per_model[k];
+        mm->requests = calloc((size_t)n_routes * N_STATUS, sizeof *mm->requests);
+        mm->latency = calloc((size_t)n_routes, sizeof *mm->latency);
+        if (!mm->requests || !mm->latency) {
+            serve_metrics_free(m);
+            return NULL;
+        }
+    }
+    if (!m->per_model) {
+        serve_metrics_free(m);
         return NULL;
     }
-    pthread_mutex_init(&m->lock, NULL);
     return m;
 }
 
@@ -72,9 +90,19 @@ void serve_metrics_free(serve_metrics *m)
     if (!m)
         return;
     pthread_mutex_destroy(&m->lock);
-    free(m->requests);
-    free(m->latency);
+    for (int k = 0; m->per_model && k < m->n_models; k++) {
+        free(m->per_model[k].requests);
+        free(m->per_model[k].latency);
+    }
+    free(m->per_model);
     free(m);
+}
+
+/* A model index from a caller, kept in range (a request refused before its
+ * model was known counts for the first). */
+static model_metrics *model_at(serve_metrics *m, int model)
+{
+    return &m->per_model[model >= 0 && model < m->n_models ? model : 0];
 }
 
 static void observe(histogram *h, const double *le, int n, double v)
@@ -87,7 +115,7 @@ static void observe(histogram *h, const double *le, int n, double v)
     h->sum += v;
 }
 
-void serve_metrics_request(serve_metrics *m, int route, int status, double seconds)
+void serve_metrics_request(serve_metrics *m, int model, int route, int status, double seconds)
 {
     if (route < 0 || route >= m->n_routes)
         return;
@@ -95,9 +123,10 @@ void serve_metrics_request(serve_metrics *m, int route, int status, double secon
     while (s < N_STATUS && statuses[s] != status)
         s++;
     pthread_mutex_lock(&m->lock);
+    model_metrics *mm = model_at(m, model);
     if (s < N_STATUS)
-        m->requests[(size_t)route * N_STATUS + s]++;
-    observe(&m->latency[route], latency_le, N_LATENCY, seconds);
+        mm->requests[(size_t)route * N_STATUS + s]++;
+    observe(&mm->latency[route], latency_le, N_LATENCY, seconds);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -109,7 +138,7 @@ void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_ent
            !(log->error_type && !strcasecmp(log->error_type, tei_errors[e])))
         e++;
     pthread_mutex_lock(&m->lock);
-    tei_requests *t = &m->tei;
+    tei_requests *t = &model_at(m, log->model)->tei;
     t->count[log->batch]++;
     if (status == 200) {
         t->success[log->batch]++;
@@ -123,14 +152,22 @@ void serve_metrics_tei_request(serve_metrics *m, int status, const serve_log_ent
     pthread_mutex_unlock(&m->lock);
 }
 
-void serve_metrics_batch(serve_metrics *m, int jobs, int32_t inputs, int32_t tokens,
+void serve_metrics_batch(serve_metrics *m, int model, int jobs, int32_t inputs, int32_t tokens,
                          double forward_seconds)
 {
     pthread_mutex_lock(&m->lock);
-    observe(&m->batch_jobs, count_le, N_COUNT, jobs);
-    observe(&m->batch_inputs, count_le, N_COUNT, inputs);
-    observe(&m->batch_tokens, tokens_le, N_TOKENS, tokens);
-    observe(&m->forward, latency_le, N_LATENCY, forward_seconds);
+    model_metrics *mm = model_at(m, model);
+    observe(&mm->batch_jobs, count_le, N_COUNT, jobs);
+    observe(&mm->batch_inputs, count_le, N_COUNT, inputs);
+    observe(&mm->batch_tokens, tokens_le, N_TOKENS, tokens);
+    observe(&mm->forward, latency_le, N_LATENCY, forward_seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void serve_metrics_dropped(serve_metrics *m, int model, serve_drop_reason reason)
+{
+    pthread_mutex_lock(&m->lock);
+    model_at(m, model)->dropped[reason]++;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -156,12 +193,40 @@ static void print_header(FILE *f, const char *name, const char *type, const char
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A histogram without labels, with its header. */
-static void print_plain_histogram(FILE *f, const char *name, const char *help, const histogram *h,
-                                  const double *le, int n)
+/* Model k's label: "" when the server has one model (the series as they
+ * were before there could be several), else 'model="NAME",'. */
+static void model_label(const serve_metrics *m, int k, char *buf, size_t n)
+{
+    if (m->n_models == 1)
+        buf[0] = '\0';
+    else
+        snprintf(buf, n, "model=\"%s\",", m->models[k]);
+}
+
+/* One sample per model of a value without other labels: `name v` with one
+ * model, `name{model="NAME"} v` with several. */
+static void print_per_model(FILE *f, const serve_metrics *m, const char *name, const int64_t *v)
+{
+    for (int k = 0; k < m->n_models; k++) {
+        if (m->n_models == 1)
+            fprintf(f, "%s %lld\n", name, (long long)v[k]);
+        else
+            fprintf(f, "%s{model=\"%s\"} %lld\n", name, m->models[k], (long long)v[k]);
+    }
+}
+
+/* A histogram with no label but the model's, with its header; `at` is
+ * its offset in model_metrics. */
+static void print_model_histogram(FILE *f, const serve_metrics *m, const char *name,
+                                  const char *help, size_t at, const double *le, int n)
 {
     print_header(f, name, "histogram", help);
-    print_histogram(f, name, "", h, le, n);
+    for (int k = 0; k < m->n_models; k++) {
+        char labels[160];
+        model_label(m, k, labels, sizeof labels);
+        print_histogram(f, name, labels,
+                        (const histogram *)((const char *)&m->per_model[k] + at), le, n);
+    }
 }
 
 /* The batches as the batcher formed them, under roformer's names or TEI's
@@ -169,40 +234,59 @@ static void print_plain_histogram(FILE *f, const char *name, const char *help, c
 static void print_batch_histograms(FILE *f, const serve_metrics *m, const char *const names[3],
                                    const char *const helps[3])
 {
-    print_plain_histogram(f, names[0], helps[0], &m->batch_inputs, count_le, N_COUNT);
-    print_plain_histogram(f, names[1], helps[1], &m->batch_tokens, tokens_le, N_TOKENS);
-    print_plain_histogram(f, names[2], helps[2], &m->forward, latency_le, N_LATENCY);
+    print_model_histogram(f, m, names[0], helps[0], offsetof(model_metrics, batch_inputs),
+                          count_le, N_COUNT);
+    print_model_histogram(f, m, names[1], helps[1], offsetof(model_metrics, batch_tokens),
+                          tokens_le, N_TOKENS);
+    print_model_histogram(f, m, names[2], helps[2], offsetof(model_metrics, forward), latency_le,
+                          N_LATENCY);
 }
+
+/* A TEI counter by one label (`key`, its values `values`), per model;
+ * `of` picks the counts of model k; zeros left out when `skip_zero`. */
+static void print_tei_counter(FILE *f, const serve_metrics *m, const char *name, const char *help,
+                              const char *key, const char *const *values, int n_values,
+                              const int64_t *(*of)(const tei_requests *), bool skip_zero)
+{
+    print_header(f, name, "counter", help);
+    for (int k = 0; k < m->n_models; k++) {
+        char labels[160];
+        model_label(m, k, labels, sizeof labels);
+        const int64_t *counts = of(&m->per_model[k].tei);
+        for (int v = 0; v < n_values; v++)
+            if (!skip_zero || counts[v])
+                fprintf(f, "%s{%s%s=\"%s\"} %lld\n", name, labels, key, values[v],
+                        (long long)counts[v]);
+    }
+}
+
+static const int64_t *tei_count(const tei_requests *t) { return t->count; }
+static const int64_t *tei_success(const tei_requests *t) { return t->success; }
+static const int64_t *tei_failure(const tei_requests *t) { return t->failure; }
 
 /* TEI's names: requests by method, failures by error, times in seconds,
  * the queue, and the batches as the batcher formed them. */
-static void print_tei(FILE *f, const serve_metrics *m, int queued)
+static void print_tei(FILE *f, const serve_metrics *m, const int64_t *queued)
 {
-    const tei_requests *t = &m->tei;
-    print_header(f, "te_request_count", "counter", "engine requests received, by method");
-    for (int k = 0; k < 2; k++)
-        fprintf(f, "te_request_count{method=\"%s\"} %lld\n", tei_methods[k],
-                (long long)t->count[k]);
-    print_header(f, "te_request_success", "counter", "engine requests answered 200, by method");
-    for (int k = 0; k < 2; k++)
-        fprintf(f, "te_request_success{method=\"%s\"} %lld\n", tei_methods[k],
-                (long long)t->success[k]);
-    print_header(f, "te_request_failure", "counter", "engine requests refused or failed, by error");
-    for (int e = 0; e < N_TEI_ERRORS; e++)
-        if (t->failure[e])
-            fprintf(f, "te_request_failure{err=\"%s\"} %lld\n", tei_errors[e],
-                    (long long)t->failure[e]);
+    print_tei_counter(f, m, "te_request_count", "engine requests received, by method", "method",
+                      tei_methods, 2, tei_count, false);
+    print_tei_counter(f, m, "te_request_success", "engine requests answered 200, by method",
+                      "method", tei_methods, 2, tei_success, false);
+    print_tei_counter(f, m, "te_request_failure", "engine requests refused or failed, by error",
+                      "err", tei_errors, N_TEI_ERRORS, tei_failure, true);
     static const char *const names[] = {"te_request_duration", "te_request_tokenization_duration",
                                         "te_request_queue_duration",
                                         "te_request_inference_duration"};
     static const char *const helps[] = {"seconds from headers to response of a successful request",
                                         "seconds counting its tokens", "seconds in the queue",
                                         "seconds of its batch's forward passes"};
-    const histogram *hs[] = {&t->duration, &t->tokenization, &t->queue, &t->inference};
+    const size_t at[] = {offsetof(model_metrics, tei.duration),
+                         offsetof(model_metrics, tei.tokenization),
+                         offsetof(model_metrics, tei.queue), offsetof(model_metrics, tei.inference)};
     for (int k = 0; k < 4; k++)
-        print_plain_histogram(f, names[k], helps[k], hs[k], latency_le, N_LATENCY);
+        print_model_histogram(f, m, names[k], helps[k], at[k], latency_le, N_LATENCY);
     print_header(f, "te_queue_size", "gauge", "jobs waiting for the batcher");
-    fprintf(f, "te_queue_size %d\n", queued);
+    print_per_model(f, m, "te_queue_size", queued);
     static const char *const batch_names[] = {"te_batch_next_size", "te_batch_next_tokens",
                                               "te_batch_inference_duration"};
     static const char *const batch_helps[] = {"inputs per batch", "real tokens per batch",
@@ -215,48 +299,79 @@ char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
-    if (!f)
+    int64_t *queued = calloc((size_t)m->n_models * 2, sizeof *queued);
+    if (!f || !queued) {
+        if (f)
+            fclose(f);
+        free(text);
+        free(queued);
         return NULL;
+    }
+    int64_t *running = queued + m->n_models;
+    for (int k = 0; k < m->n_models; k++) {
+        queued[k] = g->models[k].queued;
+        running[k] = g->models[k].running;
+    }
     pthread_mutex_lock(&m->lock);
     print_header(f, "roformer_requests_total", "counter", "HTTP requests by route and status");
-    for (int r = 0; r < m->n_routes; r++)
-        for (int s = 0; s < N_STATUS; s++)
-            if (m->requests[(size_t)r * N_STATUS + s])
-                fprintf(f, "roformer_requests_total{route=\"%s\",status=\"%d\"} %lld\n",
-                        m->routes[r], statuses[s],
-                        (long long)m->requests[(size_t)r * N_STATUS + s]);
+    for (int k = 0; k < m->n_models; k++) {
+        char labels[160];
+        model_label(m, k, labels, sizeof labels);
+        const int64_t *requests = m->per_model[k].requests;
+        for (int r = 0; r < m->n_routes; r++)
+            for (int s = 0; s < N_STATUS; s++)
+                if (requests[(size_t)r * N_STATUS + s])
+                    fprintf(f, "roformer_requests_total{%sroute=\"%s\",status=\"%d\"} %lld\n",
+                            labels, m->routes[r], statuses[s],
+                            (long long)requests[(size_t)r * N_STATUS + s]);
+    }
     print_header(f, "roformer_request_duration_seconds", "histogram",
                  "time from the request's headers to its response, by route");
-    for (int r = 0; r < m->n_routes; r++) {
-        if (!m->latency[r].count)
-            continue;
-        char labels[96];
-        snprintf(labels, sizeof labels, "route=\"%s\",", m->routes[r]);
-        print_histogram(f, "roformer_request_duration_seconds", labels, &m->latency[r],
-                        latency_le, N_LATENCY);
+    for (int k = 0; k < m->n_models; k++) {
+        for (int r = 0; r < m->n_routes; r++) {
+            const histogram *h = &m->per_model[k].latency[r];
+            if (!h->count)
+                continue;
+            char model[160], labels[320];
+            model_label(m, k, model, sizeof model);
+            snprintf(labels, sizeof labels, "%sroute=\"%s\",", model, m->routes[r]);
+            print_histogram(f, "roformer_request_duration_seconds", labels, h, latency_le,
+                            N_LATENCY);
+        }
+    }
+    print_header(f, "roformer_requests_dropped_total", "counter",
+                 "requests taken out of the queue without running: their client had hung up "
+                 "(client_gone) or they waited longer than --queue-timeout (queue_timeout)");
+    for (int k = 0; k < m->n_models; k++) {
+        char labels[160];
+        model_label(m, k, labels, sizeof labels);
+        for (int d = 0; d < SERVE_DROP_COUNT; d++)
+            fprintf(f, "roformer_requests_dropped_total{%sreason=\"%s\"} %lld\n", labels,
+                    drop_reasons[d], (long long)m->per_model[k].dropped[d]);
     }
     print_header(f, "roformer_queue_size", "gauge", "jobs waiting for the batcher");
-    fprintf(f, "roformer_queue_size %d\n", g->queued);
+    print_per_model(f, m, "roformer_queue_size", queued);
     print_header(f, "roformer_requests_in_flight", "gauge",
                  "requests admitted and not yet answered (limit: --max-concurrent-requests)");
     fprintf(f, "roformer_requests_in_flight %d\n", g->in_flight);
     print_header(f, "roformer_batch_running_jobs", "gauge",
                  "requests in the batch the engine is running now (0: idle)");
-    fprintf(f, "roformer_batch_running_jobs %d\n", g->running);
+    print_per_model(f, m, "roformer_batch_running_jobs", running);
     print_header(f, "roformer_draining", "gauge",
                  "1 once SIGTERM or SIGINT has closed the listener and the requests begun "
                  "are being answered, else 0");
     fprintf(f, "roformer_draining %d\n", g->draining ? 1 : 0);
-    print_plain_histogram(f, "roformer_batch_jobs", "requests run together in one batch",
-                          &m->batch_jobs, count_le, N_COUNT);
+    print_model_histogram(f, m, "roformer_batch_jobs", "requests run together in one batch",
+                          offsetof(model_metrics, batch_jobs), count_le, N_COUNT);
     static const char *const batch_names[] = {"roformer_batch_inputs", "roformer_batch_tokens",
                                               "roformer_inference_duration_seconds"};
     static const char *const batch_helps[] = {"inputs (sequences) per batch",
                                               "real tokens per batch",
                                               "forward-pass time per batch"};
     print_batch_histograms(f, m, batch_names, batch_helps);
-    print_tei(f, m, g->queued);
+    print_tei(f, m, queued);
     pthread_mutex_unlock(&m->lock);
+    free(queued);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

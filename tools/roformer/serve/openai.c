@@ -28,15 +28,18 @@ void serve_openai_error(serve_response *resp, int status, const char *msg)
 {
     if (status == 422)
         status = 400;
-    const char *code = status == 401   ? "invalid_api_key"
-                       : status == 404 ? "unknown_url"
-                       : status == 429 ? "rate_limit_exceeded"
-                                       : NULL;
     char param[64];
+    bool has_param = message_param(msg, param, sizeof param);
+    /* a 404 that names the "model" field: OpenAI's unknown model */
+    const char *code = status == 401                                  ? "invalid_api_key"
+                       : status == 404 && has_param && !strcmp(param, "model") ? "model_not_found"
+                       : status == 404                                ? "unknown_url"
+                       : status == 429                                ? "rate_limit_exceeded"
+                                                                      : NULL;
     cJSON *obj = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(obj, "error");
     cJSON_AddStringToObject(e, "message", msg);
     cJSON_AddStringToObject(e, "type", status >= 500 ? "server_error" : "invalid_request_error");
-    if (message_param(msg, param, sizeof param))
+    if (has_param)
         cJSON_AddStringToObject(e, "param", param);
     else
         cJSON_AddNullToObject(e, "param");

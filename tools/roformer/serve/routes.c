@@ -7,9 +7,9 @@
  * and how messages name its inputs. Nothing else lists the routes.
  *
  * A POST request goes: parse the body (422/413), tokenize every text once
- * here, on the request's own thread, to count its real tokens and to
+ * here, on the connection's HTTP thread, to count its real tokens and to
  * refuse one longer than --max-input-length unless "truncate" is set
- * (422), queue the job with those encodings and wait (batcher.h): the
+ * (422), queue the job with those encodings (batcher.h): the
  * library runs them as they are (the *_encodings calls), so no text is
  * tokenized twice. Then the row's writer turns the results into JSON.
  */
@@ -53,6 +53,7 @@ enum {
     R_ANY_LENGTH = 1 << 4,    /* inputs over --max-input-length are not refused */
     R_RAW_SCORES = 1 << 5,    /* "raw_scores" turns classify into logits */
     R_MODEL_TASK = 1 << 6,    /* answers as the route of the model's own task */
+    R_MODEL_FIELD = 1 << 7,   /* the body's "model" chooses the model */
 };
 
 /* One route: its method and path, then for GET routes the handler, for
@@ -74,6 +75,8 @@ typedef struct {
 static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp);
 static void list_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
 static void similarity_name(const serve_request *r, const char *list, int32_t i, char *buf,
                             size_t n);
@@ -97,12 +100,14 @@ static cJSON *answer_hf_ner(const answer_in *a);
 #define POST(path, body, kind, head, answer, list, name, flags) \
     {"POST", path, NULL, body, kind, head, answer, list, name, flags}
 #define GET(path, get, flags) {"GET", path, get, 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, flags}
+/* a POST that takes no body and runs no job */
+#define ACTION(path, fn, flags) {"POST", path, fn, 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, flags}
 
 static const route routes[] = {
     POST("/embed", SERVE_API_EMBED, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_embed, "inputs", NULL,
          R_PROMPT),
     POST("/v1/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai,
-         "input", NULL, R_PROMPT | R_OPENAI),
+         "input", NULL, R_PROMPT | R_OPENAI | R_MODEL_FIELD),
     POST("/predict", SERVE_API_PREDICT, SERVE_KIND_CLASSIFY, RF_HEAD_SEQ_CLS, answer_predict,
          "inputs", NULL, R_RAW_SCORES),
     POST("/similarity", SERVE_API_SIMILARITY, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_similarity,
@@ -120,10 +125,10 @@ static const route routes[] = {
     POST("/rerank", SERVE_API_RERANK, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank, "texts",
          NULL, 0),
     POST("/v1/rerank", SERVE_API_RERANK_JINA, SERVE_KIND_RERANK, RF_HEAD_NONE, answer_rerank,
-         "documents", NULL, R_OPENAI),
+         "documents", NULL, R_OPENAI | R_MODEL_FIELD),
     POST("/", 0, NO_JOB, RF_HEAD_NONE, NULL, NULL, NULL, R_MODEL_TASK),
     POST("/embeddings", SERVE_API_OPENAI, SERVE_KIND_EMBED, RF_HEAD_NONE, answer_openai, "input",
-         NULL, R_PROMPT | R_OPENAI),
+         NULL, R_PROMPT | R_OPENAI | R_MODEL_FIELD),
     POST("/embed_all", SERVE_API_EMBED_ALL, SERVE_KIND_EMBED_ALL, RF_HEAD_NONE, answer_embed_all,
          "inputs", NULL, 0),
     POST("/decode", SERVE_API_DECODE, NO_JOB, RF_HEAD_NONE, answer_decode, "ids", NULL, 0),
@@ -133,6 +138,8 @@ static const route routes[] = {
          answer_hf_fill_mask, "inputs", NULL, 0),
     POST("/pipeline/token-classification", SERVE_API_HF_NER, SERVE_KIND_NER, RF_HEAD_TOKEN_CLS,
          answer_hf_ner, "inputs", NULL, 0),
+    GET("/v1/models", handle_models, R_OPENAI),
+    ACTION("/admin/reload", handle_reload, 0),
 };
 enum { N_ROUTES = sizeof routes / sizeof routes[0] };
 
@@ -147,8 +154,25 @@ const char *const *serve_route_names(void)
     return names;
 }
 
+/* The model prefix of a path: "/models/NAME/..." gives NAME (its length in
+ * *len) and the route's path after it; NULL when the path has none. */
+static const char *model_prefix(const char *path, size_t *len, const char **rest)
+{
+    static const char prefix[] = "/models/";
+    if (strncmp(path, prefix, sizeof prefix - 1))
+        return NULL;
+    const char *name = path + sizeof prefix - 1, *slash = strchr(name, '/');
+    if (!slash || slash == name)
+        return NULL;
+    *len = (size_t)(slash - name);
+    *rest = slash;
+    return name;
+}
+
 int serve_route_find(const char *method, const char *path, int *route, const char **allow)
 {
+    size_t len;
+    model_prefix(path, &len, &path);
     for (int r = 0; r < N_ROUTES; r++) {
         if (strcmp(path, routes[r].path) != 0)
             continue;
@@ -339,7 +363,8 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
         cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
     cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
     cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
-    /* each request is tokenized on its own connection's thread */
+    /* kept as it was answered when each connection had a thread of its own;
+       the tokenizing now runs on http.c's pool */
     cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
     cJSON_AddNullToObject(o, "sha");
@@ -359,15 +384,37 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     cJSON_AddItemToObject(o, "labels", labels);
     add_rerank_info(s, o);
     cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
+    /* this model's file as loaded now, and the others served beside it */
+    const serve_generation *g = s->generation;
+    char when[32];
+    struct tm utc;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&g->loaded_at, &utc));
+    if (g->sha256[0])
+        cJSON_AddStringToObject(o, "file_sha256", g->sha256);
+    else
+        cJSON_AddNullToObject(o, "file_sha256"); /* a directory or an hf: name */
+    cJSON_AddStringToObject(o, "loaded_at", when);
+    cJSON_AddNumberToObject(o, "load", g->number);
+    cJSON *names = cJSON_AddArrayToObject(o, "models");
+    for (int i = 0; names && i < serve_models_count(s->models); i++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(serve_models_name(s->models, i)));
     respond_json(resp, 200, o);
 }
 
 static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp)
 {
     serve_gauges g = *http;
-    g.queued = serve_batcher_queued(s->batcher);
-    g.running = serve_batcher_running(s->batcher);
-    char *text = serve_metrics_render(s->metrics, &g);
+    int n = serve_models_count(s->models);
+    serve_queue_gauges *queues = calloc((size_t)n, sizeof *queues);
+    for (int i = 0; queues && i < n; i++) {
+        serve_generation *gen = serve_models_acquire(s->models, i);
+        queues[i] = (serve_queue_gauges){.queued = serve_batcher_queued(gen->batcher),
+                                         .running = serve_batcher_running(gen->batcher)};
+        serve_generation_release(gen);
+    }
+    g.models = queues;
+    char *text = queues ? serve_metrics_render(s->metrics, &g) : NULL;
+    free(queues);
     if (!text) {
         serve_response_error(resp, 500, "Backend", "out of memory writing the metrics");
         return;
@@ -375,6 +422,60 @@ static void handle_metrics(const serve_server *s, const serve_gauges *http, serv
     *resp = (serve_response){.status = 200,
                              .content_type = "text/plain; version=0.0.4; charset=utf-8",
                              .body = text, .len = strlen(text)};
+}
+
+/* OpenAI's list of models: GET /v1/models. "created" is when the model's
+ * file was loaded (Unix seconds). */
+static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp)
+{
+    (void)http;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON *data = cJSON_AddArrayToObject(o, "data");
+    for (int i = 0; data && i < serve_models_count(s->models); i++) {
+        serve_generation *g = serve_models_acquire(s->models, i);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "id", serve_models_name(s->models, i));
+        cJSON_AddStringToObject(m, "object", "model");
+        cJSON_AddNumberToObject(m, "created", (double)g->loaded_at);
+        cJSON_AddStringToObject(m, "owned_by", "roformer");
+        cJSON_AddItemToArray(data, m);
+        serve_generation_release(g);
+    }
+    respond_json(resp, 200, o);
+}
+
+/* POST /admin/reload: every model's file loaded again (as SIGHUP does);
+ * {"models": [{"name", "reloaded", "message", "file_sha256", "load"}]}
+ * with what each model serves now; 200 when any reloaded, else 500. */
+static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp)
+{
+    (void)http;
+    int n = serve_models_count(s->models);
+    serve_reload_result *results = calloc((size_t)n, sizeof *results);
+    if (!results) {
+        serve_response_error(resp, 500, "Backend", "out of memory");
+        return;
+    }
+    int reloaded = serve_models_reload(s->models, results);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(o, "models");
+    for (int i = 0; list && i < n; i++) {
+        serve_generation *g = serve_models_acquire(s->models, i);
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", serve_models_name(s->models, i));
+        cJSON_AddBoolToObject(m, "reloaded", results[i].ok);
+        cJSON_AddStringToObject(m, "message", results[i].message);
+        if (g->sha256[0])
+            cJSON_AddStringToObject(m, "file_sha256", g->sha256);
+        else
+            cJSON_AddNullToObject(m, "file_sha256");
+        cJSON_AddNumberToObject(m, "load", g->number);
+        cJSON_AddItemToArray(list, m);
+        serve_generation_release(g);
+    }
+    free(results);
+    respond_json(resp, reloaded > 0 ? 200 : 500, o);
 }
 
 /* ==== Engine routes ==== */
@@ -635,75 +736,123 @@ static cJSON *answer_hf_ner(const answer_in *a)
 
 /* ==== Running a job ==== */
 
-/* Runs the job on the encodings counted (encs: the texts as they were
- * tokenized, or the token-id inputs) and writes its answer. */
-static void run_job(const serve_server *s, const route *rt, serve_request *r,
-                    const rf_encoding *encs, int32_t tokens, serve_response *resp,
-                    serve_log_entry *log, serve_error *err)
+/* A request whose job is queued or running: everything its answer is
+ * written from, kept until serve_route_finish. */
+struct serve_pending {
+    const serve_server *s; /* the request's view of the server: `view` once returned */
+    serve_server view;     /* holds its generation's reference */
+    const route *rt;
+    serve_request r;
+    rf_encoding *encs;  /* the inputs as they were counted (and run) */
+    int32_t *plain;     /* the token-id inputs' type ids and mask */
+    int32_t *lengths;   /* embed_all: [n] tokens of each text */
+    int32_t n, tokens;
+    serve_job job;
+};
+
+/* The first half of running a job: builds it on the encodings counted
+ * (encs: the texts as they were tokenized, or the token-id inputs), ready
+ * to be queued. Returns -1 with the answer written when that fails. */
+static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
+                       serve_error *err)
 {
+    const serve_server *s = p->s;
     const rf_hparams *hp = rf_model_hparams(s->model);
-    int32_t n = r->ids ? r->n_items : r->n_texts;
-    serve_kind kind = kind_of(rt, r);
+    serve_request *r = &p->r;
+    int32_t n = p->n;
+    serve_kind kind = kind_of(p->rt, r);
     /* cosine rerank embeds query and document apart: its texts run, not
        the pairs' encodings */
     bool texts_only = kind == SERVE_KIND_RERANK &&
                       rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE;
-    serve_job job = {.kind = kind, .texts = r->texts, .n = n, .encs = texts_only ? NULL : encs,
-                     .tokens = tokens, .top_k = r->top_k,
-                     .max_answer_tokens = r->max_answer_tokens, .doc_stride = r->doc_stride,
-                     .window = r->window, .stride = r->stride,
-                     .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
-    int32_t *lengths =
-        job.kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *lengths * (size_t)n) : NULL;
-    for (int32_t i = 0; lengths && i < n; i++)
-        lengths[i] = encs[i].n;
-    job.lengths = lengths;
-    if (!job_alloc(&job, hp, tokens) || (job.kind == SERVE_KIND_EMBED_ALL && !lengths)) {
+    p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
+                         .encs = texts_only ? NULL : p->encs, .tokens = p->tokens,
+                         .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
+                         .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
+                         .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
+    serve_job *job = &p->job;
+    p->lengths = job->kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *p->lengths * (size_t)n) : NULL;
+    for (int32_t i = 0; p->lengths && i < n; i++)
+        p->lengths[i] = p->encs[i].n;
+    job->lengths = p->lengths;
+    if (!job_alloc(job, hp, p->tokens) || (job->kind == SERVE_KIND_EMBED_ALL && !p->lengths)) {
         serve_fail(err, 500, "Backend", "out of memory for %d inputs", n);
         respond_error(resp, log, err);
-        goto done;
+        return -1;
     }
+    return 0;
+}
 
-    serve_batcher_run(s->batcher, &job);
-    log->queue_seconds = job.started_at - job.queued_at;
-    log->inference_seconds = job.forward_seconds;
-
-    if (job.status != RF_OK) {
-        serve_fail(err, 500, "Backend", "%.240s", job.error.message);
+/* The second half: the answer from the job's results, or the error of a
+ * job that failed or was dropped unrun. */
+static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
+                       serve_error *err)
+{
+    const route *rt = p->rt;
+    serve_request *r = &p->r;
+    serve_job *job = &p->job;
+    int32_t n = p->n;
+    if (job->outcome != SERVE_JOB_RAN) {
+        serve_fail(err, 503, "Overloaded", "%s",
+                   job->outcome == SERVE_JOB_QUEUE_TIMEOUT
+                       ? "waited in the queue longer than --queue-timeout; not run"
+                       : "the client went away; not run");
         respond_error(resp, log, err);
-        goto done;
+        return;
+    }
+    log->queue_seconds = job->started_at - job->queued_at;
+    log->inference_seconds = job->forward_seconds;
+
+    if (job->status != RF_OK) {
+        serve_fail(err, 500, "Backend", "%.240s", job->error.message);
+        respond_error(resp, log, err);
+        return;
     }
     /* scm's items are its triplets, named as the client sent them */
-    for (int32_t i = 0; i < (job.kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
-        if (job.items[i].status == RF_OK)
+    for (int32_t i = 0; i < (job->kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
+        if (job->items[i].status == RF_OK)
             continue;
         char field[64];
-        if (job.kind == SERVE_KIND_SCM)
+        if (job->kind == SERVE_KIND_SCM)
             list_name(r, rt->list, i, field, sizeof field);
         else
             field_name(rt, r, i, field, sizeof field);
-        serve_fail(err, 422, "Validation", "%s: %.200s", field, job.items[i].error.message);
+        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->items[i].error.message);
         respond_error(resp, log, err);
-        goto done;
+        return;
     }
     respond_json(resp, 200,
-                 rt->answer(&(answer_in){.s = s, .r = r, .job = &job, .encs = encs,
-                                         .tokens = tokens}));
-done:
-    for (int32_t i = 0; i < n; i++) {
-        if (job.fill)
-            rf_fill_mask_result_free(&job.fill[i]);
-        if (job.ner)
-            rf_ner_result_free(&job.ner[i]);
+                 rt->answer(&(answer_in){.s = p->s, .r = r, .job = job, .encs = p->encs,
+                                         .tokens = p->tokens}));
+}
+
+void serve_route_pending_free(serve_pending *p)
+{
+    if (!p)
+        return;
+    serve_job *job = &p->job;
+    for (int32_t i = 0; i < p->n; i++) {
+        if (job->fill)
+            rf_fill_mask_result_free(&job->fill[i]);
+        if (job->ner)
+            rf_ner_result_free(&job->ner[i]);
     }
-    free(lengths);
-    free(job.items);
-    free(job.vectors);
-    free(job.probs);
-    free(job.fill);
-    free(job.ner);
-    free(job.qa);
-    free(job.scm);
+    free(p->lengths);
+    free(job->items);
+    free(job->vectors);
+    free(job->probs);
+    free(job->fill);
+    free(job->ner);
+    free(job->qa);
+    free(job->scm);
+    for (int32_t i = 0; p->encs && !p->r.ids && i < p->n; i++)
+        rf_encoding_free(&p->encs[i]);
+    free(p->encs);
+    free(p->plain);
+    serve_request_free(&p->r);
+    /* last: this may free the generation (and its model) */
+    serve_generation_release(p->view.generation);
+    free(p);
 }
 
 static double now_seconds(void)
@@ -740,77 +889,183 @@ static int similarity_prompt(const serve_server *s, serve_request *r, serve_erro
 }
 
 /* A POST route: parse the body, check it against the model and the
- * limits, count its tokens, then answer, running its job when it has one. */
-static void handle_post(const serve_server *s, const route *rt, const char *body, size_t len,
-                        serve_response *resp, serve_log_entry *log)
+ * limits, count its tokens, then answer at once, or, for a route that runs
+ * a job, return the job ready to be queued (NULL when answered). */
+static serve_pending *handle_post(const serve_server *s, const route *rt, const char *body,
+                                  size_t len, serve_response *resp, serve_log_entry *log)
 {
-    serve_request r;
+    serve_pending *p = calloc(1, sizeof *p);
     serve_error err;
-    if (serve_request_parse(rt->body, body, len, s->max_client_batch, &r, &err)) {
+    if (!p) {
+        serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
-        return;
+        return NULL;
     }
-    if (!r.truncate_set && s->auto_truncate)
-        r.truncate = true;
+    p->s = s;
+    p->rt = rt;
+    serve_request *r = &p->r;
+    if (serve_request_parse(rt->body, body, len, s->max_client_batch, r, &err)) {
+        respond_error(resp, log, &err);
+        free(p);
+        return NULL;
+    }
+    if (!r->truncate_set && s->auto_truncate)
+        r->truncate = true;
     /* the embedding routes: the model's default sentence-transformers prompt;
        /similarity: the prompt its "parameters" name */
-    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, &r, &err)) ||
-        similarity_prompt(s, &r, &err)) {
+    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, r, &err)) ||
+        similarity_prompt(s, r, &err)) {
         respond_error(resp, log, &err);
-        serve_request_free(&r);
-        return;
+        serve_request_free(r);
+        free(p);
+        return NULL;
     }
     const rf_hparams *hp = rf_model_hparams(s->model);
-    int32_t n = r.ids ? r.n_items : r.n_texts;
-    rf_encoding *encs = calloc((size_t)n, sizeof *encs);
+    int32_t n = p->n = r->ids ? r->n_items : r->n_texts;
+    rf_encoding *encs = p->encs = calloc((size_t)n, sizeof *encs);
     /* the token-id inputs' type ids (zeros) and mask (ones) */
-    int32_t *plain = r.ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
+    int32_t *plain = p->plain =
+        r->ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
     for (int32_t k = 0; plain && k < s->max_input_length; k++)
         plain[s->max_input_length + k] = 1;
     int32_t tokens = 0;
     double t0 = now_seconds();
-    log->batch = r.batch;
-    log->characters = characters(&r);
-    if (!encs || (r.ids && !plain)) {
+    log->batch = r->batch;
+    log->characters = characters(r);
+    if (!encs || (r->ids && !plain)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
     } else if (rt->head != RF_HEAD_NONE && hp->head != rt->head) {
         serve_fail(&err, 400, "Validation", "this route needs a model with a %s head; this one has %s",
                    rf_head_name(rt->head), rf_head_name(hp->head));
         respond_error(resp, log, &err);
-    } else if (r.dimensions > hp->hidden_size) {
+    } else if (r->dimensions > hp->hidden_size) {
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
-                   r.dimensions, hp->hidden_size);
+                   r->dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r.ids ? count_ids(s, rt, &r, encs, plain, &tokens, &err)
-                     : count_tokens(s, rt, &r, encs, &tokens, &err)) {
+    } else if (r->ids ? count_ids(s, rt, r, encs, plain, &tokens, &err)
+                      : count_tokens(s, rt, r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = now_seconds() - t0;
         log->inputs = n;
-        log->tokens = tokens;
+        log->tokens = p->tokens = tokens;
         if (rt->kind == NO_JOB)
             respond_json(resp, 200,
-                         rt->answer(&(answer_in){.s = s, .r = &r, .encs = encs, .tokens = tokens}));
-        else
-            run_job(s, rt, &r, encs, tokens, resp, log, &err);
+                         rt->answer(&(answer_in){.s = s, .r = r, .encs = encs, .tokens = tokens}));
+        else if (prepare_job(p, resp, log, &err) == 0) {
+            p->view = *s;
+            p->s = &p->view;
+            return p;
+        }
     }
-    for (int32_t i = 0; encs && !r.ids && i < n; i++)
-        rf_encoding_free(&encs[i]);
-    free(encs);
-    free(plain);
-    serve_request_free(&r);
+    serve_route_pending_free(p);
+    return NULL;
 }
 
-void serve_route_handle(const serve_server *s, int route_id, const char *body, size_t len,
-                        const serve_gauges *http, serve_response *resp, serve_log_entry *log)
+/* The "model" of a body that names one (R_MODEL_FIELD routes), read ahead
+ * of the handler so that the request runs on one model from its start;
+ * the handler's parser checks the field again. The name is copied into
+ * buf; false when the body names none. */
+static bool body_model(const char *body, size_t len, char *buf, size_t n)
+{
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    bool named = cJSON_IsString(model) && strlen(model->valuestring) < n;
+    if (named)
+        memcpy(buf, model->valuestring, strlen(model->valuestring) + 1);
+    cJSON_Delete(root);
+    return named;
+}
+
+/* The model a request runs on: the path's /models/NAME prefix, else the
+ * body's "model" where the route has one and the server several models
+ * (with one, "model" is only echoed, whatever it says), else the first.
+ * -1 when the name is not served, with a 404 answered unless resp is NULL. */
+static int choose_model(const serve_server *s, const route *rt, const char *path, const char *body,
+                        size_t len, serve_response *resp, serve_log_entry *log)
+{
+    size_t name_len;
+    const char *rest, *name = path ? model_prefix(path, &name_len, &rest) : NULL;
+    char field[256];
+    bool by_field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1 &&
+                    body_model(body, len, field, sizeof field);
+    if (by_field) {
+        name = field;
+        name_len = strlen(field);
+    }
+    if (!name)
+        return 0;
+    int i = serve_models_find(s->models, name, name_len);
+    if (i >= 0 || !resp)
+        return i;
+    char names[512];
+    serve_models_list(s->models, names, sizeof names);
+    serve_error err;
+    /* "model: ..." names the field (OpenAI's param) */
+    serve_fail(&err, 404, "NotFound", "model%s '%.*s' is not served here; the models are: %s",
+               by_field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
+    respond_error(resp, log, &err);
+    return -1;
+}
+
+int serve_route_model(const serve_server *s, int route_id, const char *path, const char *body,
+                      size_t len)
+{
+    int m = choose_model(s, &routes[route_id], path, body, len, NULL, NULL);
+    return m < 0 ? 0 : m;
+}
+
+serve_pending *serve_route_submit(const serve_server *s, int route_id, const char *body,
+                                  size_t len, const serve_gauges *http, serve_response *resp,
+                                  serve_log_entry *log)
 {
     const route *rt = &routes[route_id];
     log->openai = serve_route_speaks_openai(route_id, "");
+    int m = choose_model(s, rt, log->path, body, len, resp, log);
+    if (m < 0)
+        return NULL;
+    /* the server as this request sees it: its model's generation, held
+       until the answer is written (by a pending request, until it is
+       freed) */
+    serve_generation *g = serve_models_acquire(s->models, m);
+    serve_server view = *s;
+    view.model = g->model;
+    view.model_id = serve_models_name(s->models, m);
+    view.generation = g;
+    view.batcher = g->batcher;
+    view.max_input_length = g->max_input_length;
+    view.pooling = g->pooling;
+    log->model = m;
+    s = &view;
     if (rt->flags & R_MODEL_TASK)
         rt = model_task(s->model);
-    if (rt->get)
+    if (rt->get) {
         rt->get(s, http, resp);
-    else
-        handle_post(s, rt, body, len, resp, log);
+        serve_generation_release(g);
+        return NULL;
+    }
+    serve_pending *p = handle_post(s, rt, body, len, resp, log);
+    if (!p)
+        serve_generation_release(g);
+    return p;
+}
+
+void serve_route_queue(serve_pending *p, serve_job_done_fn on_done, serve_job_gone_fn client_gone,
+                       void *arg)
+{
+    p->job.client_gone = client_gone;
+    serve_batcher_submit(p->s->batcher, &p->job, on_done, arg);
+}
+
+serve_job *serve_route_job(serve_pending *p)
+{
+    return &p->job;
+}
+
+void serve_route_finish(serve_pending *p, serve_response *resp, serve_log_entry *log)
+{
+    serve_error err;
+    answer_job(p, resp, log, &err);
+    serve_route_pending_free(p);
 }

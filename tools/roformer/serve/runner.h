@@ -3,7 +3,7 @@
  * pipeline: the jobs' texts are joined, the pipeline sorts them by length
  * and runs them padding-free (its context skips padding), and each job gets
  * its own slice of the results. A job's numbers do not depend on what it
- * was batched with. Used by the batcher thread only.
+ * was batched with. A runner is used by its replica's batcher thread only.
  */
 #ifndef RF_SERVE_RUNNER_H
 #define RF_SERVE_RUNNER_H

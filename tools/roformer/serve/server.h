@@ -1,7 +1,12 @@
 /*
  * server.h — what the parts of `roformer serve` share: the settings from
- * the command line and the long-lived objects (model, batcher, metrics).
+ * the command line and the long-lived objects (the models, metrics).
  * Filled by cmd_serve.c, read-only once the HTTP daemon runs.
+ *
+ * A request runs on one model: routes.c copies the server into a view of
+ * it whose last group of fields below is the generation the request took
+ * (models.h), and whose max_input_length and pooling are that model's; in
+ * the server itself the last group is unset.
  */
 #ifndef RF_SERVE_SERVER_H
 #define RF_SERVE_SERVER_H
@@ -10,6 +15,7 @@
 #include "serve/batcher.h"
 #include "serve/log.h"
 #include "serve/metrics.h"
+#include "serve/models.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,19 +31,31 @@ typedef struct {
     int32_t max_batch_requests;   /* inputs per batch; 0: no cap but the tokens */
     int32_t max_client_batch;     /* inputs per request */
     int32_t max_concurrent;       /* requests admitted at once; more get 429 */
-    int32_t max_input_length;     /* tokens per input; longer needs "truncate" */
+    int32_t max_input_length;     /* tokens per input; longer needs "truncate" (in the
+                                     server: --max-input-length, 0 for each model's own) */
     bool auto_truncate;           /* a request that does not say "truncate" truncates */
     size_t payload_limit;         /* body bytes; more get 413 */
     const char *api_key;          /* NULL: no Authorization needed */
     const char *cors_origins;     /* --cors-allow-origin: "*" or origins joined by
                                      commas; NULL: no CORS headers */
     serve_log_format log_format;
+    int replicas;                 /* batches of one model run at once */
+    int32_t queue_timeout_ms;     /* a job queued longer is dropped unrun (503); 0: never */
+    int32_t max_connections;      /* open connections in all; more are closed at once */
+    int32_t max_connections_per_client; /* open connections per client address */
+    int32_t request_timeout;      /* seconds: a connection silent this long is closed, and a
+                                     request whose body is still arriving this long after
+                                     its headers */
 
     /* objects */
+    serve_models *models;
+    serve_metrics *metrics;
+
+    /* a request's model (see above) */
     const rf_model *model;
     const char *model_id;         /* what /info and /v1/embeddings call the model */
+    serve_generation *generation;
     serve_batcher *batcher;
-    serve_metrics *metrics;
 } serve_server;
 
 #endif
