@@ -8,9 +8,13 @@
  */
 #include "serve/batcher.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Most jobs taken into one batch (a bound on the batch's pointer array). */
 #define MAX_BATCH_JOBS 1024
@@ -117,15 +121,55 @@ static void report_dropped(serve_job *dropped)
     }
 }
 
+/* How long a batcher thread waits idle before it gives the memory freed
+ * since its last batch back to the system. */
+#define IDLE_TRIM_SECONDS 0.1
+
+/* The allocator keeps what a burst of requests freed (their bodies,
+ * encodings and results, freed on several threads, stay in each thread's
+ * arena): without giving it back, the process's RSS would follow its
+ * largest burst, not what it holds. Called once per idle spell, with the
+ * lock released; nothing on the path of a request waits for it. */
+static void release_freed_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+/* Waits for work with the lock held; after a batch, once the queue has been
+ * empty for IDLE_TRIM_SECONDS, gives freed memory back first. */
+static void wait_for_work(serve_batcher *b, bool *trimmed)
+{
+    while (!b->head && !b->stopping) {
+        if (*trimmed) {
+            pthread_cond_wait(&b->work, &b->lock);
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        long ns = until.tv_nsec + (long)(IDLE_TRIM_SECONDS * 1e9);
+        until.tv_sec += ns / 1000000000L;
+        until.tv_nsec = ns % 1000000000L;
+        if (pthread_cond_timedwait(&b->work, &b->lock, &until) == ETIMEDOUT && !b->head &&
+            !b->stopping) {
+            pthread_mutex_unlock(&b->lock);
+            release_freed_memory();
+            pthread_mutex_lock(&b->lock);
+            *trimmed = true;
+        }
+    }
+}
+
 static void *batcher_main(void *arg)
 {
     replica *rp = arg;
     serve_batcher *b = rp->b;
     serve_job **batch = rp->batch;
+    bool trimmed = true; /* nothing freed before the first batch */
     pthread_mutex_lock(&b->lock);
     for (;;) {
-        while (!b->head && !b->stopping)
-            pthread_cond_wait(&b->work, &b->lock);
+        wait_for_work(b, &trimmed);
         if (!b->head)
             break; /* stopping, and nothing left */
         serve_job *dropped = sweep(b);
@@ -149,6 +193,7 @@ static void *batcher_main(void *arg)
             tokens += batch[j]->tokens;
         }
         double seconds = serve_runner_run(rp->runner, batch, n);
+        trimmed = false;
         if (b->on_batch)
             b->on_batch(b->on_batch_arg, n, inputs, tokens, seconds);
 
