@@ -385,6 +385,11 @@ typedef struct {
 RF_API rf_status rf_hub_list(int (*fn)(void *user, const rf_hub_cached_file *f), void *user,
                              rf_error *err);
 
+/* The sha256 of a whole file as 64 lower-case hex digits and a NUL: the
+ * digest downloads are checked against, and the checksum `roformer serve`
+ * shows of each model file. RF_ERR_IO when the file cannot be read. */
+RF_API rf_status rf_sha256_file(const char *path, char hex[65], rf_error *err);
+
 /* ==== Tokenizer ==== */
 
 /* One tokenized input, [CLS] a [SEP] (b [SEP]). Arrays are owned by the

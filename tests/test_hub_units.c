@@ -9,7 +9,6 @@
 #include "hub/hub_cache.h"
 #include "hub/hub_headers.h"
 #include "hub/hub_repo.h"
-#include "hub/sha256_file.h"
 
 #include <stdlib.h>
 #include <unistd.h>

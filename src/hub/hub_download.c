@@ -10,7 +10,6 @@
 #include "hub/hub_cache.h"
 #include "hub/hub_headers.h"
 #include "hub/hub_repo.h"
-#include "hub/sha256_file.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /*
- * sha256_file.c — sha256 of a file through OpenSSL's EVP digest (see
- * sha256_file.h). It reads the file in 1 MiB blocks; it does not compare
- * digests (the downloader does).
+ * sha256_file.c — rf_sha256_file (roformer.h): sha256 of a file through
+ * OpenSSL's EVP digest. It reads the file in 1 MiB blocks; it does not
+ * compare digests (the downloader does).
  */
-#include "hub/sha256_file.h"
+#include "roformer.h"
 
 #include "base/error.h"
 

@@ -8,7 +8,6 @@
  */
 #include "serve/models.h"
 
-#include "serve/file_sha256.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -71,7 +70,7 @@ static weights *weights_load(const char *path, rf_error *err)
     }
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-        serve_file_sha256(path, w->sha256, err->message, sizeof err->message) != 0) {
+        rf_sha256_file(path, w->sha256, err) != RF_OK) {
         free(w);
         return NULL;
     }
