@@ -26,8 +26,8 @@ start() {
 }
 
 # client_checks NAME COMMAND...: runs a client program (at most 300 s);
-# each "ok WHAT" / "FAIL WHAT: detail" line it prints is a check, and it
-# must exit 0.
+# each "ok WHAT" / "FAIL WHAT: detail" line it prints is a check ("SKIP WHAT:
+# why" a visible skip), and it must exit 0.
 client_checks() {
     what=$1; shift
     timeout 300 "$@" >"$TMP/out" 2>"$TMP/err"
@@ -36,6 +36,7 @@ client_checks() {
         case "$line" in
             "ok "*) check "${line#ok }" true ;;
             "FAIL "*) echo "$line"; check "${line#FAIL }" false ;;
+            "SKIP "*) check_skip "${line#SKIP }" ;;
         esac
     done <"$TMP/out"
     check "$what ran to the end" [ $rc -eq 0 ]
