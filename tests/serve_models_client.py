@@ -33,6 +33,8 @@ import time
 
 import requests
 
+from serve_client import read_status
+
 TOL = 1e-5
 SENTENCES = ["今天天气很好", "这家酒店的服务很差，房间也很脏", "我们明天去北京"]
 
@@ -287,14 +289,8 @@ def suite_replica_limits(url):
     for s in held:
         s.sendall(body[5:])
         s.settimeout(30)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        report("a held request, finished, is 200", data.startswith(b"HTTP/1.1 200"), data[:40])
+        status, answer = read_status(s)
+        report("a held request, finished, is 200", status == 200, (status, answer[:40]))
     r = post(url, "/embed", {"inputs": "x"})
     report("then the slots are free again", r.status_code == 200, r.status_code)
 

@@ -11,7 +11,8 @@
  * and jobs that waited longer than the queue timeout leave the queue unrun,
  * with their outcome set, and their on_done is called. While it runs, new
  * jobs gather for the next batch: 32 clients sending a sentence each share
- * forward passes without any waiting on purpose.
+ * forward passes without any waiting on purpose. A thread whose queue has
+ * stayed empty a moment gives the memory freed since its batch back.
  */
 #ifndef RF_SERVE_BATCHER_H
 #define RF_SERVE_BATCHER_H

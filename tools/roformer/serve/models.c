@@ -8,7 +8,6 @@
  */
 #include "serve/models.h"
 
-
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
