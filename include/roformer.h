@@ -1123,10 +1123,17 @@ RF_API rf_status rf_qa_encodings(rf_pipeline *pl, const rf_text *inputs, const r
                                  rf_qa_result *out, rf_item_status *items, rf_error *err);
 /* A classifier's scores of the (query, document) pairs' encodings;
  * RF_ERR_UNSUPPORTED for a model that scores by cosine, which embeds query
- * and document apart (rf_rerank_score). */
+ * and document apart (rf_similarity_encodings). */
 RF_API rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
                                            const rf_rerank_params *params, float *scores,
                                            rf_item_status *items, rf_error *err);
+/* rf_similarity of n pairs from the encodings of their sides, each
+ * tokenized on its own: encs[2 * i] is pair i's text, encs[2 * i + 1] its
+ * pair. A cosine reranker's scores (rf_rerank_score on a model without a
+ * classifier) are these, with the query as every pair's text. */
+RF_API rf_status rf_similarity_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                         rf_pooling pooling, float *cosine, rf_item_status *items,
+                                         rf_error *err);
 /* Embed mode only (RF_ERR_INPUT for RF_SCM_PAIR): encs[3 * k + s] is the
  * encoding of triplets[k].doc[s]; equal documents are embedded once, from
  * the encoding of their first appearance. */

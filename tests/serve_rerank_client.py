@@ -18,6 +18,7 @@ Suites:
 import json
 import math
 import os
+import subprocess
 
 import requests
 
@@ -215,6 +216,44 @@ def suite_rerank_cosine(url, roformer, model):
     b = post(url, "/embed", {"inputs": DOCS[:2]})
     report("POST / on an embedding model answers as /embed",
            a.status_code == 200 and close(a.json(), b.json()), a.text[:200])
+
+    # Query and document are embedded apart, so they are tokenized and
+    # counted apart (the server runs with --max-input-length 24): each may
+    # be 24 tokens, whatever the two together, and the tokens counted are
+    # the query's once per document plus each document's.
+    def n_tokens(text):
+        out = subprocess.run([roformer, "tokenize", "-m", model], input=text.encode() + b"\n",
+                             stdout=subprocess.PIPE, check=True, timeout=60).stdout
+        return len(json.loads(out)["input_ids"])
+    q_tokens = n_tokens(QUERY)
+    doc = max((LONG[:k] for k in range(1, len(LONG)) if n_tokens(LONG[:k]) <= 24),
+              key=len)
+    report("a document of at most 24 tokens that is over 24 with the query (%d + %d)"
+           % (q_tokens, n_tokens(doc)), q_tokens + n_tokens(doc) - 1 > 24)
+    exp = [c["cosine"] for c in cli(roformer, model, "similarity", sim_pairs(QUERY, [doc, DOCS[0]]))]
+    r = post(url, "/rerank", {"query": QUERY, "texts": [doc, DOCS[0]]})
+    report("/rerank: a query and document that fit apart are scored, the CLI's cosine",
+           r.status_code == 200 and close(r.json(), tei_expected(exp)), r.text[:300])
+    want_tokens = 2 * q_tokens + n_tokens(doc) + n_tokens(DOCS[0])
+    report("x-compute-tokens: the query once per document, and each document",
+           r.headers.get("x-compute-tokens") == str(want_tokens),
+           (r.headers.get("x-compute-tokens"), want_tokens))
+    r = post(url, "/v1/rerank", {"query": QUERY, "documents": [doc, DOCS[0]]})
+    report("/v1/rerank usage.prompt_tokens counts the same",
+           r.status_code == 200 and r.json().get("usage", {}).get("prompt_tokens") == want_tokens,
+           r.text[-200:])
+    error_is(post(url, "/rerank", {"query": QUERY, "texts": [DOCS[0], LONG]}), 422,
+             "/rerank: a document over --max-input-length is 422 naming it", "texts[1]")
+    error_is(post(url, "/rerank", {"query": LONG, "texts": DOCS}), 422,
+             "/rerank: a query over --max-input-length is 422 naming the query", "query")
+    for side in ("right", "left"):
+        exp = [c["cosine"] for c in cli(roformer, model, "similarity", sim_pairs(LONG, [LONG, doc]),
+                                        "--max-length", "24", "--truncation-direction", side)]
+        r = post(url, "/rerank", {"query": LONG, "texts": [LONG, doc], "truncate": True,
+                                  "truncation_direction": side})
+        report("/rerank truncate %s: query and document cut apart, as the CLI's --max-length 24"
+               % side, r.status_code == 200 and close(r.json(), tei_expected(exp)),
+               "%s vs %s" % (r.text[:200], exp))
 
 
 def suite_similarity_prompt(url, roformer, model):

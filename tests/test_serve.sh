@@ -126,7 +126,7 @@ else
     check "one-label reranker server starts" false
 fi
 MODEL=$M/tiny-word-mlm
-if start rerank_cosine "$MODEL"; then
+if start rerank_cosine "$MODEL" --max-input-length 24; then
     client rerank_cosine; stop rerank_cosine
 else
     check "rerank_cosine server starts" false

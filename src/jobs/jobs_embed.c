@@ -78,26 +78,29 @@ rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, 
     return embed(pl, NULL, encs, n, pooling, normalize, out, items, err);
 }
 
-rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
-                        float *cosine, rf_item_status *items, rf_error *err)
+/* The pairs inputs[n], or the caller's encodings of their sides (given,
+ * not NULL: given[2i] is pair i's text, given[2i+1] its second text). */
+static rf_status similarity(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *given,
+                            int32_t n, rf_pooling pooling, float *cosine, rf_item_status *items,
+                            rf_error *err)
 {
     if (n <= 0)
         return n < 0 ? rf_fail(err, RF_ERR_INPUT, "negative input count %d", n) : RF_OK;
     int32_t D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size;
     /* Both sides of every pair are embedded in one run: 2i is a, 2i+1 is b. */
-    rf_text *sides = calloc((size_t)2 * n, sizeof *sides);
+    rf_text *sides = given ? NULL : calloc((size_t)2 * n, sizeof *sides);
     float *vecs = malloc(sizeof(float) * (size_t)2 * n * D);
     rf_item_status *side_items = malloc(sizeof *side_items * (size_t)2 * n);
     rf_status st = RF_OK;
-    if (!sides || !vecs || !side_items) {
+    if ((!given && !sides) || !vecs || !side_items) {
         st = rf_fail(err, RF_ERR_NOMEM, "out of memory for %d pairs", n);
         goto done;
     }
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; sides && i < n; i++) {
         sides[2 * i] = (rf_text){.text = inputs[i].text, .text_len = inputs[i].text_len};
         sides[2 * i + 1] = (rf_text){.text = inputs[i].pair, .text_len = inputs[i].pair_len};
     }
-    st = rf_embed(pl, sides, 2 * n, pooling, false, vecs, side_items, err);
+    st = embed(pl, sides, given, 2 * n, pooling, false, vecs, side_items, err);
     if (st != RF_OK)
         goto done;
     if (items)
@@ -123,4 +126,17 @@ done:
     free(vecs);
     free(side_items);
     return st;
+}
+
+rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
+                        float *cosine, rf_item_status *items, rf_error *err)
+{
+    return similarity(pl, inputs, NULL, n, pooling, cosine, items, err);
+}
+
+rf_status rf_similarity_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                  rf_pooling pooling, float *cosine, rf_item_status *items,
+                                  rf_error *err)
+{
+    return similarity(pl, NULL, encs, n, pooling, cosine, items, err);
 }

@@ -141,7 +141,7 @@ rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, in
     if (rf_rerank_scoring_of(rf_pipeline_model(pl)) != RF_RERANK_CLASSIFIER)
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "cosine scoring embeds query and document apart, not their pair's "
-                       "encoding; use rf_rerank_score");
+                       "encoding; use rf_similarity_encodings on its sides");
     for (int32_t i = 0; i < n; i++)
         scores[i] = NAN;
     return classifier_scores(pl, NULL, encs, n, &p, scores, items, err);

@@ -149,6 +149,29 @@ def test_classify_and_rerank_encodings(load, window):
         assert same_bits(sa, sb)
 
 
+def test_similarity_encodings(load):
+    """Each pair's sides tokenized apart (2i, 2i + 1), as a cosine reranker's
+    are, and each cut at max_length on its own."""
+    m = load("tiny-word-mlm")
+    pairs = texts([text("这个东西怎么样", "还行吧"), text("这个东西怎么样", LONG),
+                   text(LONG, "北京")])
+    sides = texts([text(t) for p in (("这个东西怎么样", "还行吧"), ("这个东西怎么样", LONG),
+                                     (LONG, "北京")) for t in p])
+    pl = m.pipeline(10)
+    encs = m.encode(sides, 10)
+    sa, sb = floats(3), floats(3)
+    a = run(_capi.rf_similarity, pl, pairs, 3, _capi.RF_POOLING_MEAN, sa, n=3)
+    b = run(_capi.rf_similarity_encodings, pl, encs, 3, _capi.RF_POOLING_MEAN, sb, n=3)
+    assert a == b == [_capi.RF_OK] * 3
+    assert same_bits(sa, sb)
+    # a cosine model's rerank scores are these
+    rp = _capi.rf_rerank_default_params()
+    rp.pooling = _capi.RF_POOLING_MEAN
+    sc = floats(3)
+    assert run(_capi.rf_rerank_score, pl, pairs, 3, byref(rp), sc, n=3) == a
+    assert same_bits(sa, sc)
+
+
 def test_fill_mask_encodings(load):
     m = load("tiny-word-mlm")
     inp = texts([text("北京是[MASK]国的首都"), text("没有掩码")])

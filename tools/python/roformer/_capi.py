@@ -423,6 +423,8 @@ rf_qa_encodings = _declare("rf_qa_encodings", c_int, c_void_p, _texts_p, _encs_p
                            c_int32, POINTER(rf_qa_result), _items_p, _err_p)
 rf_rerank_score_encodings = _declare("rf_rerank_score_encodings", c_int, c_void_p, _encs_p,
                                      c_int32, POINTER(rf_rerank_params), _f32_p, _items_p, _err_p)
+rf_similarity_encodings = _declare("rf_similarity_encodings", c_int, c_void_p, _encs_p, c_int32,
+                                   c_int, _f32_p, _items_p, _err_p)
 rf_scm_encodings = _declare("rf_scm_encodings", c_int, c_void_p, POINTER(rf_triplet), _encs_p,
                             c_int32, POINTER(rf_scm_params), POINTER(rf_scm_result),
                             POINTER(c_int32), _items_p, _err_p)

@@ -37,8 +37,9 @@ typedef enum {
     SERVE_KIND_QA,        /* rf_qa_encodings */
     SERVE_KIND_EMBED_IDS, /* rf_embed_encodings: embeddings of token ids as given */
     SERVE_KIND_EMBED_ALL, /* rf_token_embeddings: every token's last hidden state */
-    SERVE_KIND_RERANK,    /* rf_rerank_score_encodings of (query, document) pairs;
-                             rf_rerank_score of their texts for cosine scoring */
+    SERVE_KIND_RERANK,    /* rf_rerank_score_encodings of (query, document) pairs */
+    SERVE_KIND_RERANK_COSINE, /* rf_similarity_encodings of query and document, each
+                                 tokenized apart: a model without a classifier */
     SERVE_KIND_SCM,       /* rf_scm_encodings, embed mode: the texts are A, B, C of
                              each triplet */
 } serve_kind;
@@ -52,7 +53,8 @@ typedef struct serve_job {
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
     const rf_encoding *encs;      /* [n] what runs: the texts as the request tokenized
                                      them to count them (embed_ids: the ids as given);
-                                     NULL for cosine rerank, whose texts run */
+                                     rerank_cosine: [2n], each pair's query then its
+                                     document */
     const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */
@@ -86,13 +88,12 @@ typedef struct serve_job {
 } serve_job;
 
 /* Whether a and b can run in one library call: the same kind and
- * truncation side and windows, both with encodings or both without and, for QA, the same rf_qa arguments, for rerank the
- * same raw_scores (fill-mask runs the largest top_k asked and trims it per
- * job). */
+ * truncation side and windows and, for QA, the same rf_qa arguments, for
+ * rerank the same raw_scores (fill-mask runs the largest top_k asked and
+ * trims it per job). */
 static inline bool serve_jobs_share_call(const serve_job *a, const serve_job *b)
 {
     return a->kind == b->kind && a->truncation_side == b->truncation_side &&
-           (a->encs == NULL) == (b->encs == NULL) &&
            a->window == b->window && a->stride == b->stride &&
            (a->kind != SERVE_KIND_QA || (a->max_answer_tokens == b->max_answer_tokens &&
                                          a->doc_stride == b->doc_stride)) &&

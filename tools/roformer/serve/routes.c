@@ -516,9 +516,12 @@ static void field_name(const route *rt, const serve_request *r, int32_t i, char 
 }
 
 /* The library call for this request: the route's, with "raw_scores" (where
- * the route takes it) and token-id inputs choosing their own. */
-static serve_kind kind_of(const route *rt, const serve_request *r)
+ * the route takes it), token-id inputs and a model that reranks by cosine
+ * choosing their own. */
+static serve_kind kind_of(const serve_server *s, const route *rt, const serve_request *r)
 {
+    if (rt->kind == SERVE_KIND_RERANK && rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE)
+        return SERVE_KIND_RERANK_COSINE;
     if (rt->kind == SERVE_KIND_CLASSIFY && rt->flags & R_RAW_SCORES && r->raw_scores)
         return SERVE_KIND_LOGITS;
     if (rt->kind == SERVE_KIND_EMBED && r->ids)
@@ -553,8 +556,8 @@ static int count_ids(const serve_server *s, const route *rt, const serve_request
     return 0;
 }
 
-/* Tokenizes every text into encs[] as the job will run it, sums the tokens
- * and refuses a text that is too long:
+/* Tokenizes text t (with its pair, if any) into *enc as the job will run
+ * it, sets *counted to its tokens and refuses it when too long:
  * - plainly: cut at --max-input-length when the request allows it;
  * - with "window": not cut (a single text longer than the window runs as
  *   windows, a pair whole); one the request allows to be cut counts at
@@ -562,45 +565,83 @@ static int count_ids(const serve_server *s, const route *rt, const serve_request
  * - QA with doc_stride: not cut either; the context is read in windows of
  *   --max-input-length tokens, so nothing is too long, and the tokens are
  *   those of its windows.
+ * Messages name the text `field`, or the request's text i when NULL.
  * Returns 0 or -1 with *err set. */
-static int count_tokens(const serve_server *s, const route *rt, const serve_request *r,
-                        rf_encoding *encs, int32_t *tokens, serve_error *err)
+static int count_text(const serve_server *s, const route *rt, const serve_request *r, int32_t i,
+                      const char *field, const rf_text *t, rf_encoding *enc, int32_t *counted,
+                      serve_error *err)
 {
     bool qa_windows = r->doc_stride >= 0;
     int32_t max = s->max_input_length;
-    if (r->window > max)
+    char name[64];
+    rf_error e;
+    if (!field) {
+        field_name(rt, r, i, name, sizeof name);
+        field = name;
+    }
+    if (rf_tokenize_truncated(s->model, t->text, t->text_len, t->pair, t->pair ? t->pair_len : 0,
+                              r->truncate && !qa_windows && !r->window ? max : 0,
+                              (rf_truncation_side)r->truncation_side, enc, &e) != RF_OK)
+        return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
+    if (qa_windows) {
+        *counted = rf_qa_window_tokens(enc, max, r->doc_stride);
+        return 0;
+    }
+    /* a single text longer than the window is cut into windows */
+    bool cut = r->window > 0 && !t->pair && enc->n > r->window;
+    if (enc->n > max && !(rt->flags & R_ANY_LENGTH) && !cut && !r->truncate)
+        return serve_fail(err, 422, "Validation",
+                          "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
+                          "it%s",
+                          field, enc->n, max,
+                          rt->kind == SERVE_KIND_QA ? " or \"doc_stride\" to read it in windows"
+                                                    : "");
+    *counted = r->truncate && enc->n > max ? max : enc->n;
+    return 0;
+}
+
+/* Tokenizes every text into encs[] as the job will run it and sums their
+ * tokens (count_text). Returns 0 or -1 with *err set. */
+static int count_tokens(const serve_server *s, const route *rt, const serve_request *r,
+                        rf_encoding *encs, int32_t *tokens, serve_error *err)
+{
+    if (r->window > s->max_input_length)
         return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
-                          max);
+                          s->max_input_length);
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
-        const rf_text *t = &r->texts[i];
-        char field[64];
-        rf_error e;
-        if (rf_tokenize_truncated(s->model, t->text, t->text_len, t->pair,
-                                  t->pair ? t->pair_len : 0,
-                                  r->truncate && !qa_windows && !r->window ? max : 0,
-                                  (rf_truncation_side)r->truncation_side, &encs[i],
-                                  &e) != RF_OK) {
-            field_name(rt, r, i, field, sizeof field);
-            return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
-        }
-        if (qa_windows) {
-            *tokens += rf_qa_window_tokens(&encs[i], max, r->doc_stride);
-            continue;
-        }
-        /* a single text longer than the window is cut into windows */
-        bool cut = r->window > 0 && !t->pair && encs[i].n > r->window;
-        if (encs[i].n > max && !(rt->flags & R_ANY_LENGTH) && !cut && !r->truncate) {
-            field_name(rt, r, i, field, sizeof field);
-            return serve_fail(err, 422, "Validation",
-                              "%s: %d tokens, over the limit of %d; send \"truncate\": true to cut "
-                              "it%s",
-                              field, encs[i].n, max,
-                              rt->kind == SERVE_KIND_QA
-                                  ? " or \"doc_stride\" to read it in windows"
-                                  : "");
-        }
-        *tokens += r->truncate && encs[i].n > max ? max : encs[i].n;
+        int32_t counted;
+        if (count_text(s, rt, r, i, NULL, &r->texts[i], &encs[i], &counted, err))
+            return -1;
+        *tokens += counted;
+    }
+    return 0;
+}
+
+/* Cosine rerank embeds query and document apart, so they are tokenized
+ * apart: the query (every pair's text) once into encs[n], document i into
+ * encs[i]. sides[2i] and sides[2i + 1] are views of pair i's two
+ * encodings, as rf_similarity_encodings reads them; the query's tokens
+ * count once for every pair, as it runs once for each. Returns 0 or -1
+ * with *err set. */
+static int count_sides(const serve_server *s, const route *rt, const serve_request *r,
+                       rf_encoding *encs, rf_encoding *sides, int32_t *tokens, serve_error *err)
+{
+    int32_t n = r->n_texts, query_tokens = 0;
+    *tokens = 0;
+    if (n == 0)
+        return 0;
+    const rf_text query = {.text = r->texts[0].text, .text_len = r->texts[0].text_len};
+    if (count_text(s, rt, r, 0, "query", &query, &encs[n], &query_tokens, err))
+        return -1;
+    for (int32_t i = 0; i < n; i++) {
+        const rf_text doc = {.text = r->texts[i].pair, .text_len = r->texts[i].pair_len};
+        int32_t counted;
+        if (count_text(s, rt, r, i, NULL, &doc, &encs[i], &counted, err))
+            return -1;
+        *tokens += query_tokens + counted;
+        sides[2 * i] = encs[n];
+        sides[2 * i + 1] = encs[i];
     }
     return 0;
 }
@@ -623,7 +664,8 @@ static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
     case SERVE_KIND_FILL_MASK: return (job->fill = calloc(n, sizeof *job->fill)) != NULL;
     case SERVE_KIND_NER: return (job->ner = calloc(n, sizeof *job->ner)) != NULL;
     case SERVE_KIND_QA: return (job->qa = calloc(n, sizeof *job->qa)) != NULL;
-    case SERVE_KIND_RERANK: return (job->probs = malloc(sizeof(float) * n)) != NULL;
+    case SERVE_KIND_RERANK:
+    case SERVE_KIND_RERANK_COSINE: return (job->probs = malloc(sizeof(float) * n)) != NULL;
     case SERVE_KIND_SCM: return (job->scm = calloc(n / 3 + 1, sizeof *job->scm)) != NULL;
     }
     return false;
@@ -744,6 +786,8 @@ struct serve_pending {
     const route *rt;
     serve_request r;
     rf_encoding *encs;  /* the inputs as they were counted (and run) */
+    int32_t n_encs;     /* n; cosine rerank: n + 1, the query last */
+    rf_encoding *sides; /* cosine rerank: [2n] views of encs, each pair's query and document */
     int32_t *plain;     /* the token-id inputs' type ids and mask */
     int32_t *lengths;   /* embed_all: [n] tokens of each text */
     int32_t n, tokens;
@@ -760,13 +804,9 @@ static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *
     const rf_hparams *hp = rf_model_hparams(s->model);
     serve_request *r = &p->r;
     int32_t n = p->n;
-    serve_kind kind = kind_of(p->rt, r);
-    /* cosine rerank embeds query and document apart: its texts run, not
-       the pairs' encodings */
-    bool texts_only = kind == SERVE_KIND_RERANK &&
-                      rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE;
+    serve_kind kind = kind_of(s, p->rt, r);
     p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
-                         .encs = texts_only ? NULL : p->encs, .tokens = p->tokens,
+                         .encs = p->sides ? p->sides : p->encs, .tokens = p->tokens,
                          .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
                          .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
                          .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
@@ -845,9 +885,10 @@ void serve_route_pending_free(serve_pending *p)
     free(job->ner);
     free(job->qa);
     free(job->scm);
-    for (int32_t i = 0; p->encs && !p->r.ids && i < p->n; i++)
+    for (int32_t i = 0; p->encs && !p->r.ids && i < p->n_encs; i++)
         rf_encoding_free(&p->encs[i]);
     free(p->encs);
+    free(p->sides);
     free(p->plain);
     serve_request_free(&p->r);
     /* last: this may free the generation (and its model) */
@@ -922,7 +963,10 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     }
     const rf_hparams *hp = rf_model_hparams(s->model);
     int32_t n = p->n = r->ids ? r->n_items : r->n_texts;
-    rf_encoding *encs = p->encs = calloc((size_t)n, sizeof *encs);
+    bool by_sides = rt->kind != NO_JOB && kind_of(s, rt, r) == SERVE_KIND_RERANK_COSINE;
+    p->n_encs = by_sides && n > 0 ? n + 1 : n;
+    rf_encoding *encs = p->encs = calloc((size_t)p->n_encs, sizeof *encs);
+    p->sides = by_sides ? calloc((size_t)2 * n + 1, sizeof *p->sides) : NULL;
     /* the token-id inputs' type ids (zeros) and mask (ones) */
     int32_t *plain = p->plain =
         r->ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
@@ -932,7 +976,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     double t0 = now_seconds();
     log->batch = r->batch;
     log->characters = characters(r);
-    if (!encs || (r->ids && !plain)) {
+    if (!encs || (r->ids && !plain) || (by_sides && !p->sides)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
     } else if (rt->head != RF_HEAD_NONE && hp->head != rt->head) {
@@ -943,8 +987,9 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
                    r->dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r->ids ? count_ids(s, rt, r, encs, plain, &tokens, &err)
-                      : count_tokens(s, rt, r, encs, &tokens, &err)) {
+    } else if (r->ids      ? count_ids(s, rt, r, encs, plain, &tokens, &err)
+               : by_sides ? count_sides(s, rt, r, encs, p->sides, &tokens, &err)
+                          : count_tokens(s, rt, r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = now_seconds() - t0;

@@ -10,8 +10,8 @@
  * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
  * rf_scm call over all their triplets.
  * Every job runs the encodings its request counted (the *_encodings
- * calls), texts and all: no text is tokenized twice. Only cosine rerank
- * runs its texts, since it embeds query and document apart.
+ * calls): no text is tokenized twice. Cosine rerank's are two per pair,
+ * query and document, which it embeds apart.
  */
 #include "serve/runner.h"
 
@@ -122,20 +122,21 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
             rows += jobs[j]->lengths[i];
     }
     size_t T = total > 0 ? (size_t)total : 1;
+    int encs_per_input = kind == SERVE_KIND_RERANK_COSINE ? 2 : 1;
     bool embeds = kind == SERVE_KIND_EMBED || kind == SERVE_KIND_EMBED_IDS;
     bool per_token = kind == SERVE_KIND_EMBED_ALL;
     size_t vector_rows = per_token ? (size_t)(rows > 0 ? rows : 1) : T;
     rf_text *texts = malloc(sizeof *texts * T);
     rf_item_status *items = malloc(sizeof *items * T);
     float *vectors = embeds || per_token ? malloc(sizeof(float) * vector_rows * r->D) : NULL;
-    /* the requests' own encodings (token ids, or their texts as they were
-       tokenized to be counted): every job carries them but cosine rerank's */
-    bool given = jobs[0]->encs != NULL;
-    rf_encoding *encs = given ? malloc(sizeof *encs * T) : NULL;
+    /* the requests' own encodings: token ids, or their texts as they were
+       tokenized to be counted */
+    rf_encoding *encs = malloc(sizeof *encs * T * encs_per_input);
     int32_t *offsets = per_token ? malloc(sizeof *offsets * T) : NULL;
     int32_t *lengths = per_token ? malloc(sizeof *lengths * T) : NULL;
     bool classify = kind == SERVE_KIND_CLASSIFY || kind == SERVE_KIND_LOGITS;
-    size_t per_input = kind == SERVE_KIND_RERANK ? 1 : classify ? (size_t)r->N : 0;
+    bool one_score = kind == SERVE_KIND_RERANK || kind == SERVE_KIND_RERANK_COSINE;
+    size_t per_input = one_score ? 1 : classify ? (size_t)r->N : 0;
     float *probs = per_input ? malloc(sizeof(float) * T * per_input) : NULL;
     rf_fill_mask_result *fill = kind == SERVE_KIND_FILL_MASK ? calloc(T, sizeof *fill) : NULL;
     rf_ner_result *ner = kind == SERVE_KIND_NER ? calloc(T, sizeof *ner) : NULL;
@@ -153,7 +154,7 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
     if (!texts || !items || ((embeds || per_token) && !vectors) ||
         (per_input && !probs) || (kind == SERVE_KIND_FILL_MASK && !fill) ||
         (kind == SERVE_KIND_NER && !ner) || (kind == SERVE_KIND_QA && !qa) ||
-        (given && !encs) ||
+        !encs ||
         (per_token && (!offsets || !lengths)) ||
         (kind == SERVE_KIND_SCM && (!triplets || !scm))) {
         snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
@@ -161,8 +162,8 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         goto done;
     }
     for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
-        if (encs)
-            memcpy(encs + o, jobs[j]->encs, sizeof *encs * jobs[j]->n);
+        memcpy(encs + (size_t)o * encs_per_input, jobs[j]->encs,
+               sizeof *encs * jobs[j]->n * encs_per_input);
         if (jobs[j]->texts) /* NULL for token ids */
             memcpy(texts + o, jobs[j]->texts, sizeof *texts * jobs[j]->n);
         for (int32_t i = 0; per_token && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
@@ -176,11 +177,12 @@ double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
         goto done;
     rf_rerank_params rerank = rf_rerank_default_params();
     rerank.raw_scores = jobs[0]->raw_scores;
-    rerank.pooling = (int32_t)r->pooling;
     switch (kind) {
     case SERVE_KIND_RERANK:
-        st = given ? rf_rerank_score_encodings(pl, encs, total, &rerank, probs, items, &err)
-                   : rf_rerank_score(pl, texts, total, &rerank, probs, items, &err);
+        st = rf_rerank_score_encodings(pl, encs, total, &rerank, probs, items, &err);
+        break;
+    case SERVE_KIND_RERANK_COSINE:
+        st = rf_similarity_encodings(pl, encs, total, r->pooling, probs, items, &err);
         break;
     case SERVE_KIND_CLASSIFY:
         st = rf_classify_encodings(pl, encs, total, probs, items, &err);
