@@ -26,6 +26,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <strings.h>
 #include <stdint.h>
 #include <time.h>
@@ -229,10 +230,63 @@ static void test_gemm(void)
         }
 }
 
+/* A post (block_post.h) that records the blocks it is given: how often
+ * each element of the M x N output was visited, its value then, and how
+ * many blocks broke the contract (outside the output, ldy not N, an odd
+ * n0, an odd n1 short of N). */
+struct post_record {
+    int M, N;
+    unsigned char *count;
+    float *seen;
+    atomic_int bad;
+};
+
+static void record_block(const void *arg, float *Y, int ldy, int m0, int m1, int n0, int n1)
+{
+    struct post_record *r = (struct post_record *)arg;
+    if (ldy != r->N || m0 < 0 || m1 > r->M || m0 >= m1 || n0 < 0 || n1 > r->N || n0 >= n1 ||
+        n0 % 2 || (n1 % 2 && n1 != r->N)) {
+        atomic_fetch_add(&r->bad, 1);
+        return;
+    }
+    for (int m = m0; m < m1; m++)
+        for (int n = n0; n < n1; n++) {
+            r->count[(size_t)m * r->N + n]++;
+            r->seen[(size_t)m * r->N + n] = Y[(size_t)m * ldy + n];
+        }
+}
+
+static struct post_record *post_record_new(int M, int N)
+{
+    struct post_record *r = calloc(1, sizeof *r);
+    r->M = M;
+    r->N = N;
+    r->count = calloc((size_t)M * N, 1);
+    r->seen = calloc((size_t)M * N, sizeof *r->seen);
+    return r;
+}
+
+/* The product that ran with the recording post visited every element of
+ * Y once, each with its final value (Y: the same product without post). */
+static void check_post_record(struct post_record *r, const float *Y, const char *what)
+{
+    size_t n = (size_t)r->M * r->N, once = 0;
+    for (size_t i = 0; i < n; i++)
+        once += r->count[i] == 1;
+    CHECK(atomic_load(&r->bad) == 0 && once == n && !memcmp(r->seen, Y, n * sizeof *Y),
+          "%s %dx%d: post on every element once (%zu of %zu), with its final value, %d bad blocks",
+          what, r->M, r->N, once, n, atomic_load(&r->bad));
+    free(r->count);
+    free(r->seen);
+    free(r);
+}
+
 static void test_linear(void)
 {
     /* M large (split along rows) and M small with N large (split along columns) */
-    const int sizes[][3] = {{1, 5, 3}, {97, 61, 45}, {400, 33, 70}, {3, 1001, 37}, {5, 2, 48}};
+    /* and a product whose whole-grain units run as one call (linalg.c) */
+    const int sizes[][3] = {{1, 5, 3},  {97, 61, 45}, {400, 33, 70},
+                            {3, 1001, 37}, {5, 2, 48}, {300, 200, 600}};
     const rf_activation acts[] = {RF_ACT_LINEAR, RF_ACT_GELU, RF_ACT_RELU};
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
@@ -244,7 +298,10 @@ static void test_linear(void)
             float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
             float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
-            rf_linear(&par, X, M, K, W, b, N, act, Y);
+            rf_linear(&par, X, M, K, W, b, N, act, NULL, Y);
+            struct post_record *rec = post_record_new(M, N);
+            rf_linear(&par, X, M, K, W, b, N, act, &(rf_block_post){record_block, rec}, Y2);
+            check_post_record(rec, Y, "f32 linear");
             rf_linear_naive(X, M, K, W, b, N, act, Y2);
             float d = check_max_abs_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, 0.0, true, Y, N, Y2);
@@ -285,7 +342,11 @@ static void test_linear_bf16(void)
             uint16_t *scratch = malloc(rf_bf16_scratch_size(M, K) * sizeof *scratch);
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
             rf_bf16_pack(W, N, K, Wp);
-            rf_linear_bf16(&par, X, M, K, Wp, b, N, act, Y, scratch);
+            rf_linear_bf16(&par, X, M, K, Wp, b, N, act, NULL, Y, scratch);
+            struct post_record *rec = post_record_new(M, N);
+            rf_linear_bf16(&par, X, M, K, Wp, b, N, act, &(rf_block_post){record_block, rec}, Y2,
+                           scratch);
+            check_post_record(rec, Y, "bf16 linear");
             rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
             float d = check_max_abs_diff(Y, Y2, (size_t)M * N);
             double worst = linear_ratio(X, W, b, M, N, K, act, BF16_PRODUCT_REL, true, Y, N, Y2);
@@ -481,7 +542,11 @@ static void test_linear_int8(void)
             rf_int8_quantize_rows(W, N, K, (size_t)K, Wq, sw);
             rf_int8_pack_rows(Wq, 0, N, K, (size_t)K, Wp, colsum);
             rf_int8_matrix Wm = {Wp, sw, colsum};
-            rf_linear_int8(&par, X, M, K, &Wm, b, N, act, Y, scratch);
+            rf_linear_int8(&par, X, M, K, &Wm, b, N, act, NULL, Y, scratch);
+            struct post_record *rec = post_record_new(M, N);
+            rf_linear_int8(&par, X, M, K, &Wm, b, N, act, &(rf_block_post){record_block, rec}, Y2,
+                           scratch);
+            check_post_record(rec, Y, "int8 linear");
             rf_linear_int8_naive(X, M, K, W, b, N, act, Y2);
             rf_linear_naive(X, M, K, W, b, N, act, Y3);
             double r_int8, r_f32;
@@ -620,7 +685,7 @@ static void test_bf16_kernel_edges(const char *kernel)
             float *Y = malloc((size_t)M * ldy * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
             float *V = malloc((size_t)K * N * sizeof *V);
             rf_bf16_pack(W, N, K, Wp);
-            rf_linear_bf16(NULL, X, M, K, Wp, b, N, act, Y, Xb);
+            rf_linear_bf16(NULL, X, M, K, Wp, b, N, act, NULL, Y, Xb);
             rf_linear_bf16_naive(X, M, K, W, b, N, act, Y2);
             double worst = bf16_edge_ratio(X, W, b, M, N, K, act, Y, N, Y2);
             CHECK(worst <= 1.0, "bf16 %s linear %dx%dx%d act %d bias %d: %.3g of its bound",
@@ -913,8 +978,24 @@ static void test_rope(void)
     rf_rope_apply_naive(x2, T, ld, L, H, Dh, s, c);
     float d = check_max_abs_diff(x, x2, (size_t)T * ld);
     CHECK(d == 0.0f, "rope apply vs naive: max |diff| %g", d);
+    /* a product's epilogue: blocks of 16 and 32 columns across the heads'
+       edges, rows split inside a sequence; the columns past the heads
+       (ld > H Dh) untouched */
+    float *x3 = rnd_array((size_t)T * ld, 2.0f), *x4 = copy_array(x3, (size_t)T * ld);
+    const int row_cuts[] = {0, 3, 11, 12, 22}, col_cuts[] = {0, 16, 48, 64, 96, 112, 144, 192};
+    for (int r = 0; r + 1 < (int)(sizeof row_cuts / sizeof *row_cuts); r++)
+        for (int k = 0; k + 1 < (int)(sizeof col_cuts / sizeof *col_cuts); k++) {
+            int m0 = row_cuts[r], m1 = row_cuts[r + 1];
+            int seq = m0 / L; /* no cut straddles a sequence here */
+            rf_rope_block(x3, ld, m0, m1 - m0, m0 - seq * L, col_cuts[k], col_cuts[k + 1], Dh, s, c);
+        }
+    rf_rope_apply_naive(x4, T, ld, L, H, Dh, s, c);
+    d = check_max_abs_diff(x3, x4, (size_t)T * ld);
+    CHECK(d == 0.0f, "rope on blocks vs naive: max |diff| %g", d);
     free(x);
     free(x2);
+    free(x3);
+    free(x4);
     free(s);
     free(c);
 }

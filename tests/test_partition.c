@@ -89,9 +89,9 @@ static void linear_on(int n, bool bf16, const float *X, int M, int K, const floa
     rf_pool_create(n, &pool, NULL);
     rf_parallel par = rf_pool_parallel(pool);
     if (bf16)
-        rf_linear_bf16(&par, X, M, K, Wp, b, N, RF_ACT_GELU, Y, scratch);
+        rf_linear_bf16(&par, X, M, K, Wp, b, N, RF_ACT_GELU, NULL, Y, scratch);
     else
-        rf_linear(&par, X, M, K, W, b, N, RF_ACT_GELU, Y);
+        rf_linear(&par, X, M, K, W, b, N, RF_ACT_GELU, NULL, Y);
     rf_pool_free(pool);
 }
 

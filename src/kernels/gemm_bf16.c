@@ -135,6 +135,7 @@ struct bf16_job {
     const float *b;
     int M, K, N, n_blocks;
     rf_activation act;
+    const rf_block_post *post;
     float *Y;
     uint16_t *Xb;
     rf_bf16_gemm_fn *gemm;
@@ -162,28 +163,30 @@ static void gemm_task(void *arg, int block, int thread)
     int n = rf_partition_block(&j->plan, block, rects);
     for (int r = 0; r < n; r++)
         j->gemm(j->Xb, j->K, rects[r].m0, rects[r].m1, j->W, rects[r].n0, rects[r].n1, j->b,
-                j->act, j->Y, j->N);
+                j->act, j->post, j->Y, j->N);
 }
 
 void rf_linear_bf16_prepared(const rf_parallel *pool, int M, int K, const uint16_t *W_packed,
-                             const float *b, int N, rf_activation act, float *Y,
-                             const uint16_t *scratch)
+                             const float *b, int N, rf_activation act, const rf_block_post *post,
+                             float *Y, const uint16_t *scratch)
 {
-    struct bf16_job job = {.W = W_packed, .b = b, .M = M, .K = K, .N = N, .act = act, .Y = Y,
+    struct bf16_job job = {.W = W_packed, .b = b, .M = M, .K = K, .N = N, .act = act,
+                           .post = post, .Y = Y,
                            .Xb = (uint16_t *)scratch, .gemm = rf_bf16_backend_get()->gemm,
                            .plan = rf_linear_bf16_partition(M, N, K, rf_parallel_threads(pool))};
     rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }
 
 void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
-                    const float *b, int N, rf_activation act, float *Y, uint16_t *scratch)
+                    const float *b, int N, rf_activation act, const rf_block_post *post, float *Y,
+                    uint16_t *scratch)
 {
     int n_threads = rf_parallel_threads(pool);
     /* a block may read any row: round them all first */
     struct bf16_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? n_threads : 1,
                              .Xb = scratch};
     rf_parallel_run(pool, round.n_blocks, round_task, &round);
-    rf_linear_bf16_prepared(pool, M, K, W_packed, b, N, act, Y, scratch);
+    rf_linear_bf16_prepared(pool, M, K, W_packed, b, N, act, post, Y, scratch);
 }
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
@@ -209,7 +212,7 @@ void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t 
 void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,
                   int ldy)
 {
-    gemm_kernel()(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, Y, ldy);
+    gemm_kernel()(Xb, K, 0, M, W_packed, 0, N, NULL, RF_ACT_LINEAR, NULL, Y, ldy);
 }
 
 void rf_linear_bf16_naive(const float *X, int M, int K, const float *W, const float *b, int N,

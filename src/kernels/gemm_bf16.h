@@ -30,6 +30,7 @@
 #define RF_GEMM_BF16_H
 
 #include "roformer.h"
+#include "kernels/block_post.h"
 #include "kernels/gemm_bf16_backend.h" /* rf_bf16_k_pairs */
 #include "kernels/parallel.h"
 #include "kernels/partition.h"
@@ -85,19 +86,21 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst);
 size_t rf_bf16_scratch_size(int M, int K);
 
 /* Y (M x N) = act(X (M x K) . W^T + b) with W packed by rf_bf16_pack and
- * X rounded to bf16 into `scratch` (rf_bf16_scratch_size). Shared across
- * the pool's threads by rf_linear_bf16_partition; the result does not
- * depend on the number of threads. Needs rf_bf16_supported(). */
+ * X rounded to bf16 into `scratch` (rf_bf16_scratch_size), then post on
+ * each finished block (block_post.h; NULL: none). Shared across the
+ * pool's threads by rf_linear_bf16_partition; the result does not depend
+ * on the number of threads. Needs rf_bf16_supported(). */
 void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const uint16_t *W_packed,
-                    const float *b, int N, rf_activation act, float *Y, uint16_t *scratch);
+                    const float *b, int N, rf_activation act, const rf_block_post *post, float *Y,
+                    uint16_t *scratch);
 /* rf_linear_bf16 in two steps, so that a row-wise pass over X can round
  * its rows while they are in cache: rf_bf16_prepare_rows rounds rows
  * [r0, r1) of X (rows of K) into the scratch (any thread, any split of the
  * rows), then rf_linear_bf16_prepared runs the product on them. */
 void rf_bf16_prepare_rows(const float *X, int K, int r0, int r1, uint16_t *scratch);
 void rf_linear_bf16_prepared(const rf_parallel *pool, int M, int K, const uint16_t *W_packed,
-                             const float *b, int N, rf_activation act, float *Y,
-                             const uint16_t *scratch);
+                             const float *b, int N, rf_activation act, const rf_block_post *post,
+                             float *Y, const uint16_t *scratch);
 /* How rf_linear_bf16 shares an M x N x K product among n_threads: units
  * of one row by the kernels' 32-column blocks. */
 rf_partition rf_linear_bf16_partition(int M, int N, int K, int n_threads);

@@ -219,8 +219,8 @@ RF_TARGET_AMX static void epilogue_in_place(int rows, int cols, const float *res
 /* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32, rows of Y ldy
  * apart) = act(Xb . W^T + b): gemm_bf16_backend.h's kernel. */
 RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
-                                   int n0, int n1, const float *b, rf_activation act, float *Y,
-                                   int ldy)
+                                   int n0, int n1, const float *b, rf_activation act,
+                                   const rf_block_post *post, float *Y, int ldy)
 {
     int kp = rf_bf16_k_pairs(K), rows = m1 - m0;
     if (rows <= 0 || n1 <= n0)
@@ -284,6 +284,7 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
                 epilogue(acc, r, cols, b ? b + n : NULL, y, ldy);
             if (act != RF_ACT_LINEAR)
                 rf_bias_act(y, r, cols, ldy, NULL, act);
+            rf_block_post_run(post, Y, ldy, ms, me, n, n + cols);
         }
     }
     RF_TILE_RELEASE();

@@ -13,11 +13,11 @@
 #if RF_SIMD_X86
 #include "kernels/gemm_bf16_amx_body.h"
 
-RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1,
-                                          const uint16_t *Wp, int n0, int n1, const float *b,
-                                          rf_activation act, float *Y, int ldy)
+RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
+                               int n0, int n1, const float *b, rf_activation act,
+                               const rf_block_post *post, float *Y, int ldy)
 {
-    amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
+    amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy);
 }
 
 const rf_bf16_backend rf_bf16_backend_amx_emulated = {

@@ -79,7 +79,8 @@ typedef void rf_bf16_tile_fn(int mr, const void *x, int row, int kp, const uint1
 /* The backend's `gemm` (gemm_bf16_backend.h) over tiles of nr columns. */
 static inline __attribute__((always_inline)) void
 rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0, int n1,
-                const float *b, rf_activation act, float *Y, int ldy, const int mc_rows,
+                const float *b, rf_activation act, const rf_block_post *post, float *Y, int ldy,
+                const int mc_rows,
                 const int kc_pairs, const int mr_max, const int nr, rf_bf16_chunk_fn *chunk,
                 rf_bf16_tile_fn *tile, void *buf)
 {
@@ -102,6 +103,8 @@ rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, i
                          b ? b + n : NULL, first);
                     if (last && act != RF_ACT_LINEAR)
                         rf_bias_act(y, mr, cols, ldy, NULL, act);
+                    if (last)
+                        rf_block_post_run(post, Y, ldy, m, m + mr, n, n + cols);
                 }
             }
         }

@@ -18,6 +18,7 @@
 #define RF_GEMM_BF16_KERNELS_H
 
 #include "roformer.h"
+#include "kernels/block_post.h"
 #include "kernels/cpu.h"
 
 #include <stdbool.h>
@@ -56,8 +57,11 @@ typedef struct {
 } rf_bf16_packing;
 extern const rf_bf16_packing rf_bf16_packing_c, rf_bf16_packing_avx512;
 
+/* Y rows [m0, m1), columns [n0, n1) = act(Xb . Wp^T + b), then post on
+ * each block as it is finished (block_post.h; NULL: none). */
 typedef void rf_bf16_gemm_fn(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                             int n1, const float *b, rf_activation act, float *Y, int ldy);
+                             int n1, const float *b, rf_activation act,
+                             const rf_block_post *post, float *Y, int ldy);
 
 /* Their results differ in the last bits (the order of the f32 sums), so
  * the CPU picks one by a fixed rule (gemm_bf16.h): the first backend of

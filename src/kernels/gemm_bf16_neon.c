@@ -138,7 +138,8 @@ RF_TARGET_ARM_BF16 static void tile_any(bool bfdot, int mr, const uint32_t *A, i
 }
 
 static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
-                       int n0, int n1, const float *b, rf_activation act, float *Y, int ldy)
+                       int n0, int n1, const float *b, rf_activation act,
+                       const rf_block_post *post, float *Y, int ldy)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * PANEL;
@@ -156,20 +157,23 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
                     y[(size_t)r * ldy + c] = T[r * PANEL + c] + (b ? b[n + c] : 0.0f);
             if (act != RF_ACT_LINEAR)
                 rf_bias_act(y, mr, cols, ldy, NULL, act);
+            rf_block_post_run(post, Y, ldy, m, m + mr, n, n + cols);
         }
     }
 }
 
 static void gemm_bfmmla(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                        int n1, const float *b, rf_activation act, float *Y, int ldy)
+                        int n1, const float *b, rf_activation act, const rf_block_post *post,
+                        float *Y, int ldy)
 {
-    gemm_block(false, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
+    gemm_block(false, Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy);
 }
 
 static void gemm_bfdot(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0,
-                       int n1, const float *b, rf_activation act, float *Y, int ldy)
+                       int n1, const float *b, rf_activation act, const rf_block_post *post,
+                       float *Y, int ldy)
 {
-    gemm_block(true, Xb, K, m0, m1, Wp, n0, n1, b, act, Y, ldy);
+    gemm_block(true, Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy);
 }
 
 /* BFDOT is never the rule's (BFMMLA needs the same and is faster): a

@@ -255,14 +255,15 @@ static void gemm_task(void *arg, int block, int thread)
 }
 
 void rf_linear_int8_prepared(const rf_parallel *pool, int M, int K, const rf_int8_matrix *W,
-                             const float *b, int N, rf_activation act, float *Y, void *scratch)
+                             const float *b, int N, rf_activation act, const rf_block_post *post,
+                             float *Y, void *scratch)
 {
     int8_t *Xq;
     float *sx, *cx;
     scratch_parts(scratch, M, K, &Xq, &sx, &cx);
     struct int8_job job = {
         .p = {.Xq = Xq, .rows = M, .K = K, .sx = sx, .cx = cx, .W = W, .bias = b, .act = act,
-              .Y = Y, .ldy = N},
+              .post = post, .Y = Y, .ldy = N},
         .backend = backend_for(M),
         .plan = rf_linear_int8_partition(M, N, K, rf_parallel_threads(pool)),
     };
@@ -270,13 +271,14 @@ void rf_linear_int8_prepared(const rf_parallel *pool, int M, int K, const rf_int
 }
 
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
-                    const float *b, int N, rf_activation act, float *Y, void *scratch)
+                    const float *b, int N, rf_activation act, const rf_block_post *post, float *Y,
+                    void *scratch)
 {
     int n_threads = rf_parallel_threads(pool);
     /* a block may read any row: quantize them all first */
     struct prepare_job prepare = {X, M, K, n_threads < M ? n_threads : 1, scratch};
     rf_parallel_run(pool, prepare.n_blocks, prepare_task, &prepare);
-    rf_linear_int8_prepared(pool, M, K, W, b, N, act, Y, scratch);
+    rf_linear_int8_prepared(pool, M, K, W, b, N, act, post, Y, scratch);
 }
 
 bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)

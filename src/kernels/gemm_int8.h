@@ -44,6 +44,7 @@
 #define RF_GEMM_INT8_H
 
 #include "roformer.h"
+#include "kernels/block_post.h"
 #include "kernels/int8_layout.h"
 #include "kernels/parallel.h"
 #include "kernels/partition.h"
@@ -98,11 +99,13 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 size_t rf_int8_scratch_size(int M, int K);
 
 /* Y (M x N) = act(X (M x K) . W^T + b) as above, X quantized per row into
- * `scratch` (rf_int8_scratch_size, 64-byte aligned). Shared across the
- * pool's threads by rf_linear_int8_partition; the result does not depend
- * on the number of threads. Needs rf_int8_supported(). */
+ * `scratch` (rf_int8_scratch_size, 64-byte aligned), then post on each
+ * finished tile (block_post.h; NULL: none). Shared across the pool's
+ * threads by rf_linear_int8_partition; the result does not depend on the
+ * number of threads. Needs rf_int8_supported(). */
 void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const rf_int8_matrix *W,
-                    const float *b, int N, rf_activation act, float *Y, void *scratch);
+                    const float *b, int N, rf_activation act, const rf_block_post *post, float *Y,
+                    void *scratch);
 /* rf_linear_int8 in two steps, so that a row-wise pass over X can
  * quantize its rows while they are in cache: rf_int8_prepare_rows
  * quantizes rows [r0, r1) of X (M x K) into the scratch (any thread, any
@@ -110,7 +113,8 @@ void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const
  * them. */
 void rf_int8_prepare_rows(const float *X, int M, int K, int r0, int r1, void *scratch);
 void rf_linear_int8_prepared(const rf_parallel *pool, int M, int K, const rf_int8_matrix *W,
-                             const float *b, int N, rf_activation act, float *Y, void *scratch);
+                             const float *b, int N, rf_activation act, const rf_block_post *post,
+                             float *Y, void *scratch);
 /* How rf_linear_int8 shares an M x N x K product among n_threads: units
  * of one row by one 16-channel panel. */
 rf_partition rf_linear_int8_partition(int M, int N, int K, int n_threads);

@@ -125,6 +125,7 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
                         int cols = n1 - c0 < AMX_PANEL ? n1 - c0 : AMX_PANEL;
                         AMX_STORE_TILE(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
                                        r1 - r0, c0, cols);
+                        rf_block_post_run(p->post, p->Y, p->ldy, s + r0, s + r1, c0, c0 + cols);
                     }
                 }
             }

@@ -25,6 +25,7 @@
 #define RF_GEMM_INT8_BACKEND_H
 
 #include "roformer.h"
+#include "kernels/block_post.h"
 #include "kernels/cpu.h"
 #include "kernels/int8_layout.h"
 
@@ -41,6 +42,7 @@ typedef struct {
     const rf_int8_matrix *W;
     const float *bias;    /* [N] or NULL */
     rf_activation act;
+    const rf_block_post *post; /* on each tile of Y once stored; NULL: none */
     float *Y;             /* rows ldy apart */
     int32_t *C;           /* the raw sums when sx is NULL, rows ldy apart */
     int ldy;

@@ -30,6 +30,7 @@ void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n
                 int mr = mc_end - m < step ? mc_end - m : step;
                 tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
                 store(p, sums, m, mr, n, cols);
+                rf_block_post_run(p->post, p->Y, p->ldy, m, m + mr, n, n + cols);
             }
         }
     }

@@ -85,18 +85,20 @@ struct linear_job {
     const float *X, *W, *b;
     int K, N;
     rf_activation act;
+    const rf_block_post *post;
     float *Y;
     rf_partition plan;
 };
 
-/* One unit of the plan: its own sgemm call, then bias and activation
- * while it is in cache. */
+/* One unit of the plan (or a run of them): its own sgemm call, then bias,
+ * activation and post while it is in cache. */
 static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int n1)
 {
     rf_gemm(true, m1 - m0, n1 - n0, j->K, 1.0f, j->X + (size_t)m0 * j->K, j->K,
             j->W + (size_t)n0 * j->K, j->K, 0.0f, j->Y + (size_t)m0 * j->N + n0, j->N);
     rf_bias_act(j->Y + (size_t)m0 * j->N + n0, m1 - m0, n1 - n0, j->N, j->b ? j->b + n0 : NULL,
                 j->act);
+    rf_block_post_run(j->post, j->Y, j->N, m0, m1, n0, n1);
 }
 
 static void linear_task(void *arg, int block, int thread)
@@ -124,9 +126,9 @@ static void linear_task(void *arg, int block, int thread)
 }
 
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
-               int N, rf_activation act, float *Y)
+               int N, rf_activation act, const rf_block_post *post, float *Y)
 {
-    struct linear_job job = {X, W, b, K, N, act, Y,
+    struct linear_job job = {X, W, b, K, N, act, post, Y,
                              rf_linear_partition(M, N, K, rf_parallel_threads(pool))};
     rf_parallel_run(pool, job.plan.n_blocks, linear_task, &job);
 }

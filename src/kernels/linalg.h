@@ -15,6 +15,7 @@
 #define RF_LINALG_H
 
 #include "roformer.h"
+#include "kernels/block_post.h"
 #include "kernels/parallel.h"
 #include "kernels/partition.h"
 
@@ -31,9 +32,10 @@ void rf_gemm_naive(bool b_trans, int M, int N, int K, float alpha, const float *
 /* Y (M x N) = act(X (M x K) . W^T + b): a Linear layer, W (N x K), b [N]
  * or NULL, shared across the pool's threads by rf_linear_partition; each
  * thread adds bias and activation on its own units while they are in
- * cache. The result does not depend on the number of threads. */
+ * cache, then runs post on them (block_post.h; NULL: none). The result
+ * does not depend on the number of threads. */
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
-               int N, rf_activation act, float *Y);
+               int N, rf_activation act, const rf_block_post *post, float *Y);
 /* How rf_linear shares an M x N x K product among n_threads. */
 rf_partition rf_linear_partition(int M, int N, int K, int n_threads);
 /* Block `block` of n items cut into n_blocks: [*start, *start + *len), each

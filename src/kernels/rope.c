@@ -22,20 +22,44 @@ void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh, double base, d
         }
 }
 
+/* Pairs [i0, i1) of the head at v rotated by the angles s, c of its
+ * position: the one loop both entry points run, so that they give the
+ * same bits. */
+static inline void rotate_pairs(float *restrict v, int i0, int i1, const float *restrict s,
+                                const float *restrict c)
+{
+    for (int i = i0; i < i1; i++) {
+        float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * c[i] - b * s[i];
+        v[2 * i + 1] = b * c[i] + a * s[i];
+    }
+}
+
 void rf_rope_apply(float *x, int row0, int rows, int ld, int L, int H, int Dh,
                    const float *sin_t, const float *cos_t)
 {
     int half = Dh / 2;
     for (int t = row0; t < row0 + rows; t++) {
-        const float *restrict s = sin_t + (size_t)(t % L) * half;
-        const float *restrict c = cos_t + (size_t)(t % L) * half;
-        for (int h = 0; h < H; h++) {
-            float *restrict v = x + (size_t)t * ld + (size_t)h * Dh;
-            for (int i = 0; i < half; i++) {
-                float a = v[2 * i], b = v[2 * i + 1];
-                v[2 * i] = a * c[i] - b * s[i];
-                v[2 * i + 1] = b * c[i] + a * s[i];
-            }
+        const float *s = sin_t + (size_t)(t % L) * half;
+        const float *c = cos_t + (size_t)(t % L) * half;
+        for (int h = 0; h < H; h++)
+            rotate_pairs(x + (size_t)t * ld + (size_t)h * Dh, 0, half, s, c);
+    }
+}
+
+void rf_rope_block(float *x, int ld, int row0, int rows, int pos0, int n0, int n1, int Dh,
+                   const float *sin_t, const float *cos_t)
+{
+    int half = Dh / 2;
+    for (int r = 0; r < rows; r++) {
+        const float *s = sin_t + (size_t)(pos0 + r) * half;
+        const float *c = cos_t + (size_t)(pos0 + r) * half;
+        float *row = x + (size_t)(row0 + r) * ld;
+        /* head by head: the part of each head within [n0, n1) */
+        for (int col = n0; col < n1;) {
+            int head = col - col % Dh, end = head + Dh < n1 ? head + Dh : n1;
+            rotate_pairs(row + head, (col - head) / 2, (end - head) / 2, s, c);
+            col = end;
         }
     }
 }

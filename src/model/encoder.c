@@ -5,8 +5,9 @@
  *   x = LayerNorm(word_emb[id] + type_emb[type])       (no position table)
  *   x = embeddings_project(x)                          when E != D
  *   per layer:
- *     q|k|v = x [Wq;Wk;Wv]^T + [bq;bk;bv]                one product
- *     RoPE on q, k (and v when rotary_value), position = index in its sequence
+ *     q|k|v = x [Wq;Wk;Wv]^T + [bq;bk;bv]                one product, whose
+ *     RoPE on q, k (and v when rotary_value),             epilogue rotates
+ *       position = index in its sequence                  each block it finishes
  *     a = softmax(q k^T / sqrt(Dh) + mask) v           per sequence and head
  *     x = LayerNorm(x + a Wo^T + bo)
  *     x = LayerNorm(x + act(x W1^T + b1) W2^T + b2)
@@ -40,9 +41,9 @@
 
 /* ==== Row-split passes over the pool ==== */
 
-/* Row-wise passes (RoPE on Q and K, the norms) cut the T rows into one
- * block per thread, but a pass of fewer than ROWS_SPLIT_MIN floats (a short
- * text's norm or RoPE, a few microseconds) runs on the calling thread
+/* Row-wise passes (the norms) cut the T rows into one block per thread,
+ * but a pass of fewer than ROWS_SPLIT_MIN floats (a short text's norm, a
+ * few microseconds) runs on the calling thread
  * alone: waking the pool and waiting for it would cost as much as the
  * pass, and on a crowded machine far more. Each row's result does not
  * depend on the blocks. */
@@ -50,7 +51,7 @@
 
 struct rows_job {
     rf_context *ctx;
-    int T, B, L, n_blocks;
+    int T, n_blocks;
     float *x;          /* norm: x = LN(x + y) or RMS(x + y) */
     const float *y;
     const float *gamma, *beta;
@@ -71,28 +72,38 @@ static void rows_of_block(const struct rows_job *j, int block, int *start, int *
     *len = s + per > j->T ? j->T - s : per;
 }
 
-/* RoPE on a block of rows of the stacked Q|K|V. */
-static void qkv_rope_task(void *arg, int block, int thread)
+/* RoPE as the Q|K|V product's epilogue (block_post.h): the K heads follow
+ * the Q heads in each row (and V the K), so the first 2D columns are
+ * rotated (3D with rotary_value), each row at its index in its sequence. */
+struct qkv_rope {
+    const rf_context *ctx;
+    int B;           /* sequences: rows [seq_off[b], seq_off[b + 1]) */
+    int rotated;     /* columns rotated */
+    int Dh;
+};
+
+static void qkv_rope_block(const void *arg, float *Y, int ldy, int m0, int m1, int n0, int n1)
 {
-    (void)thread;
-    const struct rows_job *j = arg;
-    const rf_hparams *hp = &j->ctx->model->hp;
-    int D = hp->hidden_size, H = hp->num_heads, Dh = D / H, start, len;
-    rows_of_block(j, block, &start, &len);
-    if (len == 0)
+    const struct qkv_rope *r = arg;
+    const int32_t *off = r->ctx->seq_off;
+    if (n1 > r->rotated)
+        n1 = r->rotated;
+    if (n0 >= n1)
         return;
-    rf_context *c = j->ctx;
-    /* RoPE position = row index within its sequence. The K heads follow
-       the Q heads in each row (and V the K), so one pass rotates 2H heads
-       (3H with rotary_value). */
-    int rotated_heads = hp->rotary_value ? 3 * H : 2 * H;
-    for (int b = 0; b < j->B; b++) {
-        int s = c->seq_off[b] > start ? c->seq_off[b] : start;
-        int e = c->seq_off[b + 1] < start + len ? c->seq_off[b + 1] : start + len;
-        if (s >= e)
-            continue;
-        rf_rope_apply(c->qkv + (size_t)c->seq_off[b] * 3 * D, s - c->seq_off[b], e - s, 3 * D,
-                      j->L, rotated_heads, Dh, c->rope_sin, c->rope_cos);
+    int lo = 0, hi = r->B - 1; /* the sequence of row m0: the last b with off[b] <= m0 */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (off[mid] <= m0)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    for (int b = lo, m = m0; m < m1; b++) {
+        int end = off[b + 1] < m1 ? off[b + 1] : m1;
+        if (end > m)
+            rf_rope_block(Y, ldy, m, end - m, m - off[b], n0, n1, r->Dh, r->ctx->rope_sin,
+                          r->ctx->rope_cos);
+        m = end > m ? end : m;
     }
 }
 
@@ -173,7 +184,7 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     if (w->embd_proj_w) {
         rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
         rf_linear(rf_step_parallel(&ctx->steps), e, T, E, w->embd_proj_w, w->embd_proj_b,
-                  hp->hidden_size, RF_ACT_LINEAR, ctx->x);
+                  hp->hidden_size, RF_ACT_LINEAR, NULL, ctx->x);
         rf_step_end(&ctx->steps);
     }
 }
@@ -194,24 +205,25 @@ struct layer_matrix {
                            (ctx)->bf16_layers ? (ctx)->bf16_layers[i].which : NULL,     \
                            (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
 
-/* A layer's Linear: Y = act(X W^T + b), in the context's compute type;
- * one products step. `prepared`: X's rows are already rounded / quantized
- * (add_norm). */
+/* A layer's Linear: Y = act(X W^T + b), then post on each finished block,
+ * in the context's compute type; one products step. `prepared`: X's rows
+ * are already rounded / quantized (add_norm). */
 static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
-                         const float *b, int N, rf_activation act, float *Y, bool prepared)
+                         const float *b, int N, rf_activation act, const rf_block_post *post,
+                         float *Y, bool prepared)
 {
     const rf_parallel *par = rf_step_parallel(&ctx->steps);
     rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
     if (W.bf16 && prepared)
-        rf_linear_bf16_prepared(par, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+        rf_linear_bf16_prepared(par, M, K, W.bf16, b, N, act, post, Y, ctx->x_bf16);
     else if (W.bf16)
-        rf_linear_bf16(par, X, M, K, W.bf16, b, N, act, Y, ctx->x_bf16);
+        rf_linear_bf16(par, X, M, K, W.bf16, b, N, act, post, Y, ctx->x_bf16);
     else if (W.int8 && prepared)
-        rf_linear_int8_prepared(par, M, K, W.int8, b, N, act, Y, ctx->x_int8);
+        rf_linear_int8_prepared(par, M, K, W.int8, b, N, act, post, Y, ctx->x_int8);
     else if (W.int8)
-        rf_linear_int8(par, X, M, K, W.int8, b, N, act, Y, ctx->x_int8);
+        rf_linear_int8(par, X, M, K, W.int8, b, N, act, post, Y, ctx->x_int8);
     else
-        rf_linear(par, X, M, K, W.f32, b, N, act, Y);
+        rf_linear(par, X, M, K, W.f32, b, N, act, post, Y);
     rf_step_end(&ctx->steps);
 }
 
@@ -223,14 +235,13 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
 
     /* pass 1: Q, K, V projections (one product on the stacked weights),
-       then rotary position embedding per block of rows */
-    struct rows_job qkv = {.ctx = ctx, .T = T, .B = B, .L = L,
-                           .n_blocks = rows_blocks(ctx, T, (hp->rotary_value ? 3 : 2) * D)};
+       rotary position embedding in its epilogue */
+    struct qkv_rope rope = {.ctx = ctx, .B = B, .rotated = (hp->rotary_value ? 3 : 2) * D,
+                            .Dh = D / H};
+    rf_block_post rope_post = {qkv_rope_block, &rope};
     layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                 3 * D, RF_ACT_LINEAR, ctx->qkv, layer > 0 || !ctx->model->w.embd_proj_w);
-    rf_step_begin(&ctx->steps, RF_STEP_ELEMENTWISE);
-    rf_parallel_run(rf_step_parallel(&ctx->steps), qkv.n_blocks, qkv_rope_task, &qkv);
-    rf_step_end(&ctx->steps);
+                 3 * D, RF_ACT_LINEAR, &rope_post, ctx->qkv,
+                 layer > 0 || !ctx->model->w.embd_proj_w);
 
     /* pass 2: attention per (sequence, head, query block) */
     const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
@@ -245,7 +256,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, ctx->attn_proj, false);
+                 RF_ACT_LINEAR, NULL, ctx->attn_proj, false);
     /* the FFN's first product reads these rows when it runs in one block */
     bool ffn_prepared = T <= ctx->ffn_rows;
     add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D, ffn_prepared);
@@ -255,9 +266,10 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
         int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
         layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
-                     lw->ffn_up_b, F, hp->hidden_act, ctx->ffn, ffn_prepared);
+                     lw->ffn_up_b, F, hp->hidden_act, NULL, ctx->ffn, ffn_prepared);
         layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
-                     lw->ffn_down_b, D, RF_ACT_LINEAR, ctx->ffn_proj + (size_t)r0 * D, false);
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, NULL, ctx->ffn_proj + (size_t)r0 * D,
+                     false);
     }
     /* the next layer's Q|K|V product reads these rows */
     add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D,

@@ -49,21 +49,21 @@ static void mlm_head(rf_context *ctx, int B, int L, const rf_outputs *out)
     if (hp->norm_type == RF_NORM_RMS) {
         /* v2: no transform, no bias; E == D (checked at load) */
         rf_linear(&ctx->par, rows, M, D, w->mlm_decoder_w, NULL, hp->vocab_size, RF_ACT_LINEAR,
-                  out->logits);
+                  NULL, out->logits);
         return;
     }
     rf_linear(&ctx->par, rows, M, D, w->mlm_dense_w, w->mlm_dense_b, E, hp->hidden_act,
-              ctx->head_mid);
+              NULL, ctx->head_mid);
     rf_layernorm(ctx->head_mid, M, E, w->mlm_norm_w, w->mlm_norm_b, hp->layer_norm_eps);
     rf_linear(&ctx->par, ctx->head_mid, M, E, w->mlm_decoder_w, w->mlm_decoder_b, hp->vocab_size,
-              RF_ACT_LINEAR, out->logits);
+              RF_ACT_LINEAR, NULL, out->logits);
 }
 
 static void qa_head(rf_context *ctx, int T, const rf_outputs *out)
 {
     const rf_weights *w = &ctx->model->w;
     rf_linear(&ctx->par, ctx->x, T, ctx->model->hp.hidden_size, w->qa_w, w->qa_b, 2,
-              RF_ACT_LINEAR, ctx->qa);
+              RF_ACT_LINEAR, NULL, ctx->qa);
     for (int t = 0; t < T; t++) {
         if (out->start_logits)
             out->start_logits[t] = ctx->qa[2 * t];
@@ -81,7 +81,7 @@ void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out)
     if (out->pooled) {
         gather_rows(ctx, B, L, NULL, 1);
         rf_linear(&ctx->par, ctx->head_in, B, D, w->pooler_w, w->pooler_b, D, hp->pooler_act,
-                  out->pooled);
+                  NULL, out->pooled);
     }
     switch (hp->head) {
     case RF_HEAD_NONE:
@@ -94,15 +94,15 @@ void rf_run_heads(rf_context *ctx, const rf_batch *batch, const rf_outputs *out)
         if (out->logits) {
             gather_rows(ctx, B, L, NULL, 1);
             rf_linear(&ctx->par, ctx->head_in, B, D, w->cls_dense_w, w->cls_dense_b, D,
-                      hp->hidden_act, ctx->head_mid);
+                      hp->hidden_act, NULL, ctx->head_mid);
             rf_linear(&ctx->par, ctx->head_mid, B, D, w->cls_out_w, w->cls_out_b, N,
-                      RF_ACT_LINEAR, out->logits);
+                      RF_ACT_LINEAR, NULL, out->logits);
         }
         break;
     case RF_HEAD_TOKEN_CLS:
         if (out->logits)
             rf_linear(&ctx->par, ctx->x, B * L, D, w->token_cls_w, w->token_cls_b, N,
-                      RF_ACT_LINEAR, out->logits);
+                      RF_ACT_LINEAR, NULL, out->logits);
         break;
     case RF_HEAD_QA:
         if (out->start_logits || out->end_logits)

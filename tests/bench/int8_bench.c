@@ -73,9 +73,9 @@ int main(int argc, char **argv)
         double *t8 = malloc((size_t)runs * sizeof *t8), *t32 = malloc((size_t)runs * sizeof *t32);
         for (int r = 0; r < runs; r++) {
             double t0 = cpu_seconds();
-            rf_linear_int8(NULL, X, M, K, &Wm, NULL, N, RF_ACT_LINEAR, Y, xq);
+            rf_linear_int8(NULL, X, M, K, &Wm, NULL, N, RF_ACT_LINEAR, NULL, Y, xq);
             double t1 = cpu_seconds();
-            rf_linear(NULL, X, M, K, W, NULL, N, RF_ACT_LINEAR, Y);
+            rf_linear(NULL, X, M, K, W, NULL, N, RF_ACT_LINEAR, NULL, Y);
             t8[r] = t1 - t0;
             t32[r] = cpu_seconds() - t1;
         }
