@@ -12,6 +12,7 @@
 
 #define PANEL RF_INT8_PANEL
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
+#define POST_COLS 64          /* columns of a block handed to the product's post */
 
 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1, int step,
                          rf_int8_register_tile tile, rf_int8_epilogue *store)
@@ -23,6 +24,7 @@ void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n
     int32_t sums[RF_INT8_MAX_TILE_ROWS * PANEL];
     for (int mc = m0; mc < m1; mc += mc_rows) {
         int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
+        int post_n0 = n0; /* the first column post has not seen */
         for (int n = n0; n < n1; n += PANEL) {
             const int8_t *W = p->W->panels + (size_t)(n / PANEL) * kb * PANEL;
             int cols = n1 - n < PANEL ? n1 - n : PANEL;
@@ -30,7 +32,13 @@ void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n
                 int mr = mc_end - m < step ? mc_end - m : step;
                 tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
                 store(p, sums, m, mr, n, cols);
-                rf_block_post_run(p->post, p->Y, p->ldy, m, m + mr, n, n + cols);
+            }
+            /* post on POST_COLS columns of the row block at a time: still
+               in L2, and wide enough that its per-row work is not paid
+               for every tile's 16 columns */
+            if (n + cols - post_n0 >= POST_COLS || n + cols == n1) {
+                rf_block_post_run(p->post, p->Y, p->ldy, mc, mc_end, post_n0, n + cols);
+                post_n0 = n + cols;
             }
         }
     }
