@@ -32,6 +32,9 @@ static inline __mmask16 rf_bf16_col_mask(int cols)
                                  : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
 }
 
+/* Columns of a row block handed to the product's post at a time. */
+#define RF_BF16_POST_COLS 64
+
 /* A register tile of mr x np accumulators (acc, np a row) over np panels
  * of Y (rows ldy apart, cols valid columns): their masks, their start (the
  * bias or 0 on the first chunk, else Y's partial sums) and their store.
@@ -92,6 +95,7 @@ rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, i
             int n_pairs = kp - kc < kc_pairs ? kp - kc : kc_pairs;
             bool first = kc == 0, last = kc + n_pairs == kp;
             const void *x = chunk(Xb, kp, mc, mc_end - mc, kc, n_pairs, buf);
+            int post_n0 = n0; /* the first column post has not seen */
             for (int n = n0; n < n1; n += nr) {
                 const uint16_t *W0 =
                     Wp + (size_t)(n / RF_BF16_PANEL) * panel_stride + (size_t)kc * 2 * RF_BF16_PANEL;
@@ -103,8 +107,13 @@ rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, i
                          b ? b + n : NULL, first);
                     if (last && act != RF_ACT_LINEAR)
                         rf_bias_act(y, mr, cols, ldy, NULL, act);
-                    if (last)
-                        rf_block_post_run(post, Y, ldy, m, m + mr, n, n + cols);
+                }
+                /* post on RF_BF16_POST_COLS columns of the row block at a
+                   time (as the int8 walk does): its per-row work is not
+                   paid for every register tile */
+                if (last && (n + cols - post_n0 >= RF_BF16_POST_COLS || n + cols == n1)) {
+                    rf_block_post_run(post, Y, ldy, mc, mc_end, post_n0, n + cols);
+                    post_n0 = n + cols;
                 }
             }
         }

@@ -27,6 +27,7 @@
 
 #define PANEL 16 /* output columns per panel (gemm_bf16.h) */
 #define MR 4     /* rows per tile */
+#define POST_COLS 64 /* columns handed to the product's post at a time */
 
 /* ==== Tiles: rows [0, mr) of A (bf16 pairs, lda pairs a row) times one
  * panel W over kp pairs, into T (mr x 16 f32). mr is a constant at every
@@ -145,6 +146,7 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
     size_t panel_stride = (size_t)kp * 2 * PANEL;
     const uint32_t *A = (const uint32_t *)(const void *)Xb;
     float T[MR * PANEL];
+    int post_n0 = n0; /* the first column post has not seen */
     for (int n = n0; n < n1; n += PANEL) {
         const uint16_t *W = Wp + (size_t)(n / PANEL) * panel_stride;
         int cols = n1 - n < PANEL ? n1 - n : PANEL;
@@ -157,7 +159,11 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
                     y[(size_t)r * ldy + c] = T[r * PANEL + c] + (b ? b[n + c] : 0.0f);
             if (act != RF_ACT_LINEAR)
                 rf_bias_act(y, mr, cols, ldy, NULL, act);
-            rf_block_post_run(post, Y, ldy, m, m + mr, n, n + cols);
+        }
+        /* post on POST_COLS columns at a time, not on each tile's 16 */
+        if (n + cols - post_n0 >= POST_COLS || n + cols == n1) {
+            rf_block_post_run(post, Y, ldy, m0, m1, post_n0, n + cols);
+            post_n0 = n + cols;
         }
     }
 }
