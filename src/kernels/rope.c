@@ -23,8 +23,7 @@ void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh, double base, d
 }
 
 /* Pairs [i0, i1) of the head at v rotated by the angles s, c of its
- * position: the one loop both entry points run, so that they give the
- * same bits. */
+ * position. */
 static inline void rotate_pairs(float *restrict v, int i0, int i1, const float *restrict s,
                                 const float *restrict c)
 {
@@ -32,18 +31,6 @@ static inline void rotate_pairs(float *restrict v, int i0, int i1, const float *
         float a = v[2 * i], b = v[2 * i + 1];
         v[2 * i] = a * c[i] - b * s[i];
         v[2 * i + 1] = b * c[i] + a * s[i];
-    }
-}
-
-void rf_rope_apply(float *x, int row0, int rows, int ld, int L, int H, int Dh,
-                   const float *sin_t, const float *cos_t)
-{
-    int half = Dh / 2;
-    for (int t = row0; t < row0 + rows; t++) {
-        const float *s = sin_t + (size_t)(t % L) * half;
-        const float *c = cos_t + (size_t)(t % L) * half;
-        for (int h = 0; h < H; h++)
-            rotate_pairs(x + (size_t)t * ld + (size_t)h * Dh, 0, half, s, c);
     }
 }
 

@@ -27,17 +27,10 @@ void rf_rope_table(float *sin_t, float *cos_t, int n_pos, int Dh, double base, d
  * by `factor` on heads of Dh. */
 void rf_rope_scaled(int scaling, double factor, int Dh, double *base, double *pos_divisor);
 
-/* Rotates every head of rows [row0, row0 + rows) of x ([T][ld], heads of
- * Dh floats side by side from column 0, H heads). Row t is at position
- * t % L (sequences of length L packed back to back). */
-void rf_rope_apply(float *x, int row0, int rows, int ld, int L, int H, int Dh,
-                   const float *sin_t, const float *cos_t);
-
 /* Rotates columns [n0, n1) (n0 and n1 even) of rows [row0, row0 + rows)
  * of x (rows ld apart, heads of Dh floats side by side from column 0),
  * row row0 + r at position pos0 + r: a block of a product's output, as
- * its epilogue (block_post.h) finishes it. Each pair gets the bits
- * rf_rope_apply gives it. */
+ * its epilogue (block_post.h) finishes it. */
 void rf_rope_block(float *x, int ld, int row0, int rows, int pos0, int n0, int n1, int Dh,
                    const float *sin_t, const float *cos_t);
 
