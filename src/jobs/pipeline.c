@@ -15,13 +15,13 @@
 #include "jobs/pipeline.h"
 #include "jobs/windows.h"
 
+#include "base/clock.h"
 #include "base/error.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct rf_pipeline {
     const rf_model *model;
@@ -167,13 +167,6 @@ rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, rf_truncation_side si
 void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stats)
 {
     *stats = pl->stats;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 const rf_model *rf_pipeline_model(const rf_pipeline *pl)
@@ -406,9 +399,9 @@ static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32
     /* Pass 3: the forward pass. */
     rf_batch batch = {.batch = B, .seq_len = L, .input_ids = pl->ids,
                       .token_type_ids = pl->types, .attention_mask = pl->mask};
-    double t0 = now_seconds();
+    double t0 = rf_clock_seconds();
     st = rf_forward(pl->ctx, &batch, &out, err);
-    pl->stats.forward_seconds += now_seconds() - t0;
+    pl->stats.forward_seconds += rf_clock_seconds() - t0;
     if (st != RF_OK)
         return st;
     pl->stats.batches++;
@@ -480,13 +473,13 @@ rf_status rf_pipeline_run(rf_pipeline *pl, const rf_text *inputs, const rf_encod
 rf_status rf_pipeline_tokenize(rf_pipeline *pl, const rf_text *t, bool truncate,
                                rf_encoding *enc, rf_error *err)
 {
-    double t0 = now_seconds();
+    double t0 = rf_clock_seconds();
     rf_status st = rf_tokenize_truncated(pl->model, t->text ? t->text : "",
                                          t->text ? t->text_len : 0, t->pair,
                                          t->pair ? t->pair_len : 0,
                                          truncate ? pl->params.max_length : 0,
                                          (rf_truncation_side)pl->params.truncation_side, enc, err);
-    pl->stats.tokenize_seconds += now_seconds() - t0;
+    pl->stats.tokenize_seconds += rf_clock_seconds() - t0;
     pl->stats.inputs++;
     return st;
 }

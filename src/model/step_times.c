@@ -4,16 +4,9 @@
  * wraps the pool's to time each region and thread 0's share of it.
  */
 #include "model/step_times.h"
+#include "base/clock.h"
 
 #include <string.h>
-#include <time.h>
-
-double rf_step_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One region run through the timed rf_parallel. */
 struct timed_region {
@@ -29,18 +22,18 @@ static void timed_task(void *arg, int task, int thread)
         r->fn(r->arg, task, thread);
         return;
     }
-    double t0 = rf_step_clock();
+    double t0 = rf_clock_seconds();
     r->fn(r->arg, task, thread);
-    r->busy += rf_step_clock() - t0;
+    r->busy += rf_clock_seconds() - t0;
 }
 
 static void timed_run(void *runner, int n_tasks, rf_task_fn fn, void *arg)
 {
     rf_step_timer *t = runner;
     struct timed_region r = {fn, arg, 0.0};
-    double t0 = rf_step_clock();
+    double t0 = rf_clock_seconds();
     rf_parallel_run(&t->inner, n_tasks, timed_task, &r);
-    double wall = rf_step_clock() - t0;
+    double wall = rf_clock_seconds() - t0;
     /* a products step's earlier regions prepared the input (step_times.h) */
     if (t->regions > 0)
         t->seconds[t->kind == RF_STEP_PRODUCTS ? RF_STEP_QUANTIZE : t->kind] += t->pending_busy;
@@ -71,24 +64,24 @@ void rf_step_begin_on(rf_step_timer *t, rf_step_kind kind)
     t->regions = 0;
     t->regions_wall = 0.0;
     t->pending_busy = 0.0;
-    t->step_start = rf_step_clock();
+    t->step_start = rf_clock_seconds();
 }
 
 void rf_step_end_on(rf_step_timer *t)
 {
-    double wall = rf_step_clock() - t->step_start;
+    double wall = rf_clock_seconds() - t->step_start;
     /* the last region's own time, and the serial time around the regions */
     t->seconds[t->kind] += t->pending_busy + (wall - t->regions_wall);
 }
 
 void rf_forward_begin_on(rf_step_timer *t)
 {
-    t->forward_start = rf_step_clock();
+    t->forward_start = rf_clock_seconds();
 }
 
 void rf_forward_end_on(rf_step_timer *t)
 {
-    t->forward_seconds += rf_step_clock() - t->forward_start;
+    t->forward_seconds += rf_clock_seconds() - t->forward_start;
     t->forwards++;
 }
 

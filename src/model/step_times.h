@@ -101,16 +101,13 @@ static inline void rf_forward_end(rf_step_timer *t)
 }
 
 /* Moves `seconds` already counted as `from` to `to`: a fused region's
- * second part, timed by thread 0 inside its task (rf_step_clock). */
+ * second part, timed by thread 0 inside its task (rf_clock_seconds). */
 static inline void rf_step_move(rf_step_timer *t, rf_step_kind from, rf_step_kind to,
                                 double seconds)
 {
     t->seconds[from] -= seconds;
     t->seconds[to] += seconds;
 }
-
-/* Monotonic seconds. */
-double rf_step_clock(void);
 
 /* The totals as the public API reports them (milliseconds). */
 void rf_step_timer_read(const rf_step_timer *t, rf_step_times *out);

@@ -8,6 +8,8 @@
  */
 #include "serve/batcher.h"
 
+#include "cli.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,13 +45,6 @@ struct serve_batcher {
     int n_replicas;
     replica *replicas;    /* [n_replicas] */
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Takes the oldest job and the later ones that can share its library call
  * and fit the token budget, in queue order. Called with the lock held. */
@@ -88,7 +83,7 @@ static int take_batch(serve_batcher *b, serve_job **batch)
 static serve_job *sweep(serve_batcher *b)
 {
     serve_job *dropped = NULL, **link = &b->head, *prev = NULL;
-    double now = now_seconds();
+    double now = cli_now_seconds();
     for (serve_job *j = b->head; j;) {
         serve_job *next = j->next;
         bool gone = atomic_load(&j->abandoned) || (j->client_gone && j->client_gone(j->waiter));
@@ -186,7 +181,7 @@ static void *batcher_main(void *arg)
         }
 
         int32_t inputs = 0, tokens = 0;
-        double started = now_seconds();
+        double started = cli_now_seconds();
         for (int j = 0; j < n; j++) {
             batch[j]->started_at = started;
             inputs += batch[j]->n;
@@ -252,7 +247,7 @@ void serve_batcher_submit(serve_batcher *b, serve_job *job, serve_job_done_fn on
 {
     job->on_done = on_done;
     job->waiter = arg;
-    job->queued_at = now_seconds();
+    job->queued_at = cli_now_seconds();
     job->next = NULL;
     pthread_mutex_lock(&b->lock);
     if (b->tail)

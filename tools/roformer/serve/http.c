@@ -37,6 +37,7 @@
  */
 #include "serve/http.h"
 
+#include "cli.h"
 #include "serve/openai.h"
 #include "serve/routes.h"
 
@@ -52,7 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The threads that serve the connections. Tokenizing a request's texts
@@ -102,13 +102,6 @@ typedef struct {
     bool job_done;          /* on_done has been called */
     bool orphaned;          /* the connection closed first: on_done frees the state */
 } request_state;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void refuse(request_state *rq, int status, const char *type, const char *msg)
 {
@@ -279,7 +272,7 @@ static enum MHD_Result send_response(serve_http *h, struct MHD_Connection *c, re
         free(resp->body);
         return MHD_NO;
     }
-    double seconds = now_seconds() - rq->start;
+    double seconds = cli_now_seconds() - rq->start;
     if (resp->content_type)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
     add_cors_headers(h, c, rq, r);
@@ -396,7 +389,7 @@ static enum MHD_Result client_left(serve_http *h, request_state *rq, const char 
     log->method = method;
     log->path = url;
     log->status = 499;
-    log->seconds = now_seconds() - rq->start;
+    log->seconds = cli_now_seconds() - rq->start;
     snprintf(log->error, sizeof log->error, "the client went away; not run");
     serve_log_request(h->s->log_format, log);
     return MHD_NO;
@@ -415,7 +408,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!rq)
             return MHD_NO;
         rq->h = h;
-        rq->start = now_seconds();
+        rq->start = cli_now_seconds();
         pthread_mutex_init(&rq->lock, NULL);
         atomic_fetch_add(&h->active, 1);
         *con_cls = rq;
@@ -424,7 +417,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
     } else if (*upload_data_size) { /* a piece of body */
         /* a body that trickles in past --request-timeout: the connection is closed */
-        if (now_seconds() - rq->start > h->s->request_timeout)
+        if (cli_now_seconds() - rq->start > h->s->request_timeout)
             return MHD_NO;
         if (!rq->refused && !append_body(rq, upload_data, *upload_data_size, h->s->payload_limit)) {
             char msg[96];
@@ -590,8 +583,8 @@ void serve_http_stop(serve_http *h, double grace_seconds)
     /* only now: a client that sees roformer_draining 1 (or a 503) knows
        that a new connection is refused */
     atomic_store(&h->draining, true);
-    double until = now_seconds() + grace_seconds;
-    while (atomic_load(&h->active) > 0 && now_seconds() < until)
+    double until = cli_now_seconds() + grace_seconds;
+    while (atomic_load(&h->active) > 0 && cli_now_seconds() < until)
         usleep(10000);
     /* libmicrohttpd must find no connection suspended when it stops; a
        parked job is always run or dropped by the batcher, which still runs */

@@ -15,6 +15,7 @@
  */
 #include "serve/routes.h"
 
+#include "cli.h"
 #include "serve/hf_responses.h"
 #include "serve/openai.h"
 #include "serve/prompt.h"
@@ -896,13 +897,6 @@ void serve_route_pending_free(serve_pending *p)
     free(p);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Characters (code points) of the request's texts, for x-compute-characters. */
 static int64_t characters(const serve_request *r)
 {
@@ -973,7 +967,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     for (int32_t k = 0; plain && k < s->max_input_length; k++)
         plain[s->max_input_length + k] = 1;
     int32_t tokens = 0;
-    double t0 = now_seconds();
+    double t0 = cli_now_seconds();
     log->batch = r->batch;
     log->characters = characters(r);
     if (!encs || (r->ids && !plain) || (by_sides && !p->sides)) {
@@ -992,7 +986,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
                           : count_tokens(s, rt, r, encs, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
-        log->tokenize_seconds = now_seconds() - t0;
+        log->tokenize_seconds = cli_now_seconds() - t0;
         log->inputs = n;
         log->tokens = p->tokens = tokens;
         if (rt->kind == NO_JOB)
