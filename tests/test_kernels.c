@@ -750,6 +750,23 @@ static void test_vecmath(void)
         }
     }
     CHECK(worst_exp < 3e-7, "vector exp relative error %g (2 ulp is 2.4e-7)", worst_exp);
+    /* the exp under bf16 weights, on x <= 0: the fit's 9.7e-8 plus six
+       roundings of values near 1 (3.6e-7), 5e-7; exactly 1 at 0 */
+    double worst_bf16_exp = 0.0;
+    for (int i = 0; i < 400000; i += RF_VLEN) {
+        float x[RF_VLEN], y[RF_VLEN];
+        for (int k = 0; k < RF_VLEN; k++)
+            x[k] = -87.0f * (float)(i + k) / 400000.0f;
+        rf_v_store(y, rf_v_exp_for_bf16(rf_v_load(x)));
+        for (int k = 0; k < RF_VLEN; k++)
+            worst_bf16_exp = check_max_nan(worst_bf16_exp,
+                                           fabs(y[k] - exp((double)x[k])) / exp((double)x[k]));
+    }
+    CHECK(worst_bf16_exp < 5e-7, "exp for bf16 relative error %g on [-87, 0]", worst_bf16_exp);
+    float zero[RF_VLEN] = {0}, one[RF_VLEN];
+    rf_v_store(one, rf_v_exp_for_bf16(rf_v_load(zero)));
+    CHECK(one[0] == 1.0f && one[RF_VLEN - 1] == 1.0f, "exp for bf16 of 0 is exactly 1: %g",
+          one[0]);
     /* the fit's 1.9e-8 (0.3 ulp) plus the rounding of two five-step Horner
        sums of positive terms (at most 2.5 ulp each, without FMA), of z P
        and of the division: 8 ulp */
@@ -772,6 +789,9 @@ static void test_vecmath(void)
     for (int k = 0; k + RF_VLEN <= 8; k += RF_VLEN) {
         rf_v_store(y, rf_v_exp(rf_v_load(under + k)));
         CHECK(y[0] == 0.0f && y[RF_VLEN - 1] == 0.0f, "exp of very negative x is exactly 0");
+        rf_v_store(y, rf_v_exp_for_bf16(rf_v_load(under + k)));
+        CHECK(y[0] == 0.0f && y[RF_VLEN - 1] == 0.0f,
+              "exp for bf16 of very negative x is exactly 0");
     }
 }
 

@@ -62,24 +62,22 @@ static inline __attribute__((always_inline)) rf_vf softmax_bf16_round(rf_vf x)
     return (rf_vf)((bits + 0x7FFF + ((bits >> 16) & 1)) & ~0xFFFF);
 }
 
-/* row[j] = exp(row[j] - max), rounded to bf16 when `bf16`; returns their
- * sum. */
+/* row[j] = exp(row[j] - max), rounded to bf16 when `bf16` (from the
+ * coarser exp that is enough for it); returns their sum. */
 static inline __attribute__((always_inline)) float softmax_row_exp(float *row, int n, float max,
                                                                    bool bf16)
 {
     rf_vf vsum = rf_v_set1(0.0f);
     int j;
     for (j = 0; j + RF_VLEN <= n; j += RF_VLEN) {
-        rf_vf e = rf_v_exp(rf_v_load(row + j) - max);
-        if (bf16)
-            e = softmax_bf16_round(e);
+        rf_vf x = rf_v_load(row + j) - max;
+        rf_vf e = bf16 ? softmax_bf16_round(rf_v_exp_for_bf16(x)) : rf_v_exp(x);
         rf_v_store(row + j, e);
         vsum += e;
     }
     if (j < n) {
-        rf_vf e = rf_v_exp(rf_v_load_part(row + j, n - j, -INFINITY) - max);
-        if (bf16)
-            e = softmax_bf16_round(e);
+        rf_vf x = rf_v_load_part(row + j, n - j, -INFINITY) - max;
+        rf_vf e = bf16 ? softmax_bf16_round(rf_v_exp_for_bf16(x)) : rf_v_exp(x);
         rf_v_store_part(row + j, e, n - j);
         vsum += e;
     }

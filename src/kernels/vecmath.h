@@ -11,6 +11,12 @@
  *               polynomial in r, times 2^n; within 2 ulp of exp(x).
  *               x < -87.3 gives exactly 0 (so masked attention scores get
  *               exactly zero weight); x is clamped at 88.
+ *   rf_v_exp_for_bf16  exp(x) for x <= 0 (a row less its maximum, as
+ *               attention's weights in bf16 are): the same reduction, a
+ *               degree-5 polynomial fitted to e^r on |r| <= 0.35 (9.7e-8
+ *               relatively), 2^n added to the exponent bits instead of a
+ *               conversion and a product, and no clamp above; within
+ *               5e-7 of exp(x). exp(0) is exactly 1, x < -87 exactly 0.
  *   rf_v_erf   z P(z^2) / Q(z^2), a rational of degrees 5 and 5 in z^2
  *               fitted to erf(z) / z to 1.9e-8 relatively on |z| <= 3.925
  *               (scripts/fit_erf.py), +-1 beyond; with float rounding in
@@ -46,6 +52,8 @@
 
 typedef float rf_vf __attribute__((vector_size(RF_VLEN * 4)));
 typedef int32_t rf_vi __attribute__((vector_size(RF_VLEN * 4)));
+/* unsigned lanes, for shifts that may move bits out of the top */
+typedef uint32_t rf_vu __attribute__((vector_size(RF_VLEN * 4)));
 
 RF_VINLINE rf_vf rf_v_load(const float *p)
 {
@@ -136,6 +144,25 @@ RF_VINLINE rf_vf rf_v_exp(rf_vf x)
     rf_vi bits = (__builtin_convertvector(n, rf_vi) + 127) << 23;
     y = y * (rf_vf)bits;
     return (rf_vf)((rf_vi)y & ~underflow);
+}
+
+RF_VINLINE rf_vf rf_v_exp_for_bf16(rf_vf x)
+{
+    rf_vi underflow = x < -87.0f;
+    /* n = round(x / ln2) in the low bits of t (the 1.5 * 2^23 trick),
+       r = x - n ln2 in two parts, exact for |n| <= 126 but the last */
+    rf_vf t = x * 1.44269504088896341f + 12582912.0f;
+    rf_vf n = t - 12582912.0f;
+    rf_vf r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    rf_vf p = r * 8.289456367e-3f + 4.190248996e-2f;
+    p = p * r + 1.666767448e-1f;
+    p = p * r + 4.999911487e-1f;
+    p = p * r + 9.999997020e-1f;
+    p = p * r + 1.0f;
+    /* times 2^n: n's low bits, shifted into the exponent (x >= -87: it
+       stays a normal number); -inf and x < -87 give exactly 0 */
+    rf_vu scaled = (rf_vu)p + ((rf_vu)t << 23);
+    return (rf_vf)(scaled & ~(rf_vu)underflow);
 }
 
 /* erf(z): z P(z^2) / Q(z^2) for z^2 < 3.925^2 (scripts/fit_erf.py), +-1
