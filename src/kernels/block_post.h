@@ -20,12 +20,30 @@ typedef struct {
     const void *arg;
 } rf_block_post;
 
+/* Columns of a row block a product hands to post at a time, where its
+ * tiles are narrower: still in cache, and wide enough that post's per-row
+ * work (RoPE's tables of a position) is not paid for every tile. */
+#define RF_BLOCK_POST_COLS 64
+
 /* Runs post (NULL: nothing) on a block. */
 static inline void rf_block_post_run(const rf_block_post *post, float *Y, int ldy, int m0, int m1,
                                      int n0, int n1)
 {
     if (post)
         post->fn(post->arg, Y, ldy, m0, m1, n0, n1);
+}
+
+/* For a product that finishes its columns in order, a panel at a time,
+ * over rows [m0, m1): called after the panel that ends at column n_end
+ * (of n1), it runs post on the columns since *from once they are
+ * RF_BLOCK_POST_COLS or the last, and moves *from on. */
+static inline void rf_block_post_columns(const rf_block_post *post, float *Y, int ldy, int m0,
+                                         int m1, int *from, int n_end, int n1)
+{
+    if (n_end - *from >= RF_BLOCK_POST_COLS || n_end == n1) {
+        rf_block_post_run(post, Y, ldy, m0, m1, *from, n_end);
+        *from = n_end;
+    }
 }
 
 #endif

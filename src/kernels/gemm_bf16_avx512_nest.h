@@ -32,9 +32,6 @@ static inline __mmask16 rf_bf16_col_mask(int cols)
                                  : (__mmask16)((1u << (cols > 0 ? cols : 0)) - 1u);
 }
 
-/* Columns of a row block handed to the product's post at a time. */
-#define RF_BF16_POST_COLS 64
-
 /* A register tile of mr x np accumulators (acc, np a row) over np panels
  * of Y (rows ldy apart, cols valid columns): their masks, their start (the
  * bias or 0 on the first chunk, else Y's partial sums) and their store.
@@ -108,13 +105,8 @@ rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, i
                     if (last && act != RF_ACT_LINEAR)
                         rf_bias_act(y, mr, cols, ldy, NULL, act);
                 }
-                /* post on RF_BF16_POST_COLS columns of the row block at a
-                   time (as the int8 walk does): its per-row work is not
-                   paid for every register tile */
-                if (last && (n + cols - post_n0 >= RF_BF16_POST_COLS || n + cols == n1)) {
-                    rf_block_post_run(post, Y, ldy, mc, mc_end, post_n0, n + cols);
-                    post_n0 = n + cols;
-                }
+                if (last)
+                    rf_block_post_columns(post, Y, ldy, mc, mc_end, &post_n0, n + cols, n1);
             }
         }
     }

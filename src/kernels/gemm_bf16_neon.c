@@ -27,7 +27,6 @@
 
 #define PANEL 16 /* output columns per panel (gemm_bf16.h) */
 #define MR 4     /* rows per tile */
-#define POST_COLS 64 /* columns handed to the product's post at a time */
 
 /* ==== Tiles: rows [0, mr) of A (bf16 pairs, lda pairs a row) times one
  * panel W over kp pairs, into T (mr x 16 f32). mr is a constant at every
@@ -160,11 +159,7 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
             if (act != RF_ACT_LINEAR)
                 rf_bias_act(y, mr, cols, ldy, NULL, act);
         }
-        /* post on POST_COLS columns at a time, not on each tile's 16 */
-        if (n + cols - post_n0 >= POST_COLS || n + cols == n1) {
-            rf_block_post_run(post, Y, ldy, m0, m1, post_n0, n + cols);
-            post_n0 = n + cols;
-        }
+        rf_block_post_columns(post, Y, ldy, m0, m1, &post_n0, n + cols, n1);
     }
 }
 

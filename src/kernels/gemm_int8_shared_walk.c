@@ -12,7 +12,6 @@
 
 #define PANEL RF_INT8_PANEL
 #define L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
-#define POST_COLS 64          /* columns of a block handed to the product's post */
 
 void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n1, int step,
                          rf_int8_register_tile tile, rf_int8_epilogue *store)
@@ -33,13 +32,7 @@ void rf_int8_walk_panels(const rf_int8_product *p, int m0, int m1, int n0, int n
                 tile(mr, p->Xq + (size_t)m * kb, (size_t)kb, W, kq, p->W->colsum + n, sums);
                 store(p, sums, m, mr, n, cols);
             }
-            /* post on POST_COLS columns of the row block at a time: still
-               in L2, and wide enough that its per-row work is not paid
-               for every tile's 16 columns */
-            if (n + cols - post_n0 >= POST_COLS || n + cols == n1) {
-                rf_block_post_run(p->post, p->Y, p->ldy, mc, mc_end, post_n0, n + cols);
-                post_n0 = n + cols;
-            }
+            rf_block_post_columns(p->post, p->Y, p->ldy, mc, mc_end, &post_n0, n + cols, n1);
         }
     }
 }
