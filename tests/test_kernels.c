@@ -1,8 +1,10 @@
 /*
  * test_kernels.c — every fast kernel of the forward pass against its naive
  * twin on random inputs of odd sizes, with 1, 2 and 3 threads where the
- * kernel is threaded (the int8 product exactly: integer sums), plus a few exact values (GELU, RoPE at position 0,
- * masked softmax weights).
+ * kernel is threaded (the int8 product exactly: integer sums), plus a few
+ * exact values (GELU, RoPE at position 0, masked softmax weights); and that
+ * each product's epilogue post (block_post.h) sees every output element
+ * once, with its final value.
  */
 #include "formats/fp16.h"
 #include "kernels/activations.h"
@@ -996,7 +998,7 @@ static void test_rope(void)
     float *x = rnd_array((size_t)T * ld, 2.0f), *x2 = copy_array(x, (size_t)T * ld);
     for (int seq = 0; seq < T / L; seq++)
         rf_rope_block(x, ld, seq * L, L, 0, 0, H * Dh, Dh, s, c);
-    rf_rope_apply_naive(x2, T, ld, L, H, Dh, s, c);
+    rf_rope_naive(x2, T, ld, L, H, Dh, s, c);
     float d = check_max_abs_diff(x, x2, (size_t)T * ld);
     CHECK(d == 0.0f, "rope on whole sequences vs naive: max |diff| %g", d);
     /* a product's epilogue: blocks of 16 and 32 columns across the heads'
@@ -1010,7 +1012,7 @@ static void test_rope(void)
             int seq = m0 / L; /* no cut straddles a sequence here */
             rf_rope_block(x3, ld, m0, m1 - m0, m0 - seq * L, col_cuts[k], col_cuts[k + 1], Dh, s, c);
         }
-    rf_rope_apply_naive(x4, T, ld, L, H, Dh, s, c);
+    rf_rope_naive(x4, T, ld, L, H, Dh, s, c);
     d = check_max_abs_diff(x3, x4, (size_t)T * ld);
     CHECK(d == 0.0f, "rope on blocks vs naive: max |diff| %g", d);
     free(x);

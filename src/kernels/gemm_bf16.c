@@ -172,7 +172,7 @@ void rf_linear_bf16_prepared(const rf_parallel *pool, int M, int K, const uint16
 {
     struct bf16_job job = {.W = W_packed, .b = b, .M = M, .K = K, .N = N, .act = act,
                            .post = post, .Y = Y,
-                           .Xb = (uint16_t *)scratch, .gemm = rf_bf16_backend_get()->gemm,
+                           .Xb = (uint16_t *)scratch, .gemm = gemm_kernel(),
                            .plan = rf_linear_bf16_partition(M, N, K, rf_parallel_threads(pool))};
     rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }

@@ -7,6 +7,8 @@
  *   attention=bf16|f32  bf16 and int8 compute's attention products
  * The tests' own backends are no words. A backend the CPU lacks, or an
  * unknown word, is an error naming what was asked and what there is.
+ * Also what is in use and why (rf_kernels_get_info), and every build of
+ * the tables with whether this CPU runs it (rf_kernels_list).
  */
 #include "kernels/kernel_choice.h"
 #include "base/error.h"

@@ -59,12 +59,6 @@ rf_partition rf_partition_plan(int M, int N, int K, int panel, int row_grain, in
  * returns how many (0: an empty block). */
 int rf_partition_block(const rf_partition *p, int block, rf_rect out[3]);
 
-/* The multiply-adds of rectangle r of a K-deep product. */
-static inline int64_t rf_rect_macs(rf_rect r, int K)
-{
-    return (int64_t)(r.m1 - r.m0) * (r.n1 - r.n0) * K;
-}
-
 /* Mean over the n_threads planned for / max over the blocks of the
  * multiply-adds per thread: 1 is a perfect split. */
 double rf_partition_efficiency(const rf_partition *p);

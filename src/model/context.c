@@ -1,8 +1,10 @@
 /*
  * context.c — rf_context_create sizes every scratch buffer of the forward
  * pass once (from max_batch x max_seq_len) and carves them out of one
- * allocation; rf_context_resize and rf_context_free. The forward pass that
- * runs in them: forward.c.
+ * allocation; rf_context_resize and rf_context_free; and what a context
+ * reports of its passes (rf_context_time_steps, rf_context_step_times,
+ * rf_context_parallel_regions). The forward pass that runs in them:
+ * forward.c.
  */
 #include "model/context.h"
 #include "model/attention.h"

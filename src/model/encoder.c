@@ -64,14 +64,6 @@ static int rows_blocks(const rf_context *ctx, int T, int width)
     return (long)T * width < ROWS_SPLIT_MIN ? 1 : rf_pool_threads(ctx->pool);
 }
 
-static void rows_of_block(const struct rows_job *j, int block, int *start, int *len)
-{
-    int per = (j->T + j->n_blocks - 1) / j->n_blocks;
-    int s = block * per < j->T ? block * per : j->T;
-    *start = s;
-    *len = s + per > j->T ? j->T - s : per;
-}
-
 /* RoPE as the Q|K|V product's epilogue (block_post.h): the K heads follow
  * the Q heads in each row (and V the K), so the first 2D columns are
  * rotated (3D with rotary_value), each row at its index in its sequence. */
@@ -122,7 +114,7 @@ static void add_norm_task(void *arg, int block, int thread)
     (void)thread;
     const struct rows_job *j = arg;
     int start, len;
-    rows_of_block(j, block, &start, &len);
+    rf_block_range(j->T, j->n_blocks, block, 1, &start, &len);
     size_t off = (size_t)start * j->width;
     const rf_hparams *hp = &j->ctx->model->hp;
     const float *y = j->y ? j->y + off : NULL;

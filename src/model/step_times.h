@@ -4,7 +4,8 @@
  * (rf_context_time_steps); off, every call here is one test of a flag.
  *
  * A step is a stretch of the forward pass on the calling thread: a Linear
- * product, attention, a norm, RoPE, the embedding gather, a copy. Its wall
+ * product (with the epilogue RoPE runs in), attention, a norm, the
+ * embedding gather, a copy. Its wall
  * time goes to its kind, minus the waits of the parallel regions it runs
  * through the timer's rf_parallel (rf_step_parallel): in a region the
  * calling thread is thread 0, and the region's wall time less the time
@@ -32,11 +33,12 @@
 #include <stdbool.h>
 
 typedef enum {
-    RF_STEP_PRODUCTS,    /* the Linear products, with their bias and activation */
+    RF_STEP_PRODUCTS,    /* the Linear products, with their bias, activation and
+                            epilogue (Q|K|V's RoPE) */
     RF_STEP_ATTENTION,   /* scores, softmax, weighted values (waits included) */
     RF_STEP_NORMS,       /* LayerNorm / RMS norm, with the residual add they fold in */
     RF_STEP_QUANTIZE,    /* a bf16 / int8 product's input rounded or quantized */
-    RF_STEP_ELEMENTWISE, /* RoPE, embedding gather, mask, copies of hidden states */
+    RF_STEP_ELEMENTWISE, /* embedding gather, mask, copies of hidden states */
     RF_STEP_WAITS,       /* thread 0 idle inside a region */
     RF_STEP_KINDS
 } rf_step_kind;
@@ -98,15 +100,6 @@ static inline void rf_forward_end(rf_step_timer *t)
 {
     if (t->on)
         rf_forward_end_on(t);
-}
-
-/* Moves `seconds` already counted as `from` to `to`: a fused region's
- * second part, timed by thread 0 inside its task (rf_clock_seconds). */
-static inline void rf_step_move(rf_step_timer *t, rf_step_kind from, rf_step_kind to,
-                                double seconds)
-{
-    t->seconds[from] -= seconds;
-    t->seconds[to] += seconds;
 }
 
 /* The totals as the public API reports them (milliseconds). */
