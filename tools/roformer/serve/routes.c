@@ -941,7 +941,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     serve_request *r = &p->r;
     if (serve_request_parse(rt->body, body, len, s->max_client_batch, r, &err)) {
         respond_error(resp, log, &err);
-        free(p);
+        serve_route_pending_free(p);
         return NULL;
     }
     if (!r->truncate_set && s->auto_truncate)
@@ -951,8 +951,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, r, &err)) ||
         similarity_prompt(s, r, &err)) {
         respond_error(resp, log, &err);
-        serve_request_free(r);
-        free(p);
+        serve_route_pending_free(p);
         return NULL;
     }
     const rf_hparams *hp = rf_model_hparams(s->model);

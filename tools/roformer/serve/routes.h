@@ -2,8 +2,10 @@
  * routes.h — the route table of `roformer serve` and each route's handler:
  * from a request body to a response (status, JSON body) and its log facts.
  * Engine routes parse the body (request.h), tokenize to count and check
- * lengths, run the job through the batcher and write the answer
- * (responses.h). No HTTP library here: http.c calls in.
+ * lengths, and hand back a pending job (serve_route_submit) that http.c
+ * queues on the model's batcher and, once it ran or was dropped, turns
+ * into the answer (serve_route_finish, responses.h). No HTTP library
+ * here: http.c calls in.
  */
 #ifndef RF_SERVE_ROUTES_H
 #define RF_SERVE_ROUTES_H
