@@ -3,6 +3,8 @@
 #   check_skip "why"            counts a skip
 #   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure
 #   require_reference "what"    without $REF: one skip naming what goes untested, then exits
+#   require_python MODULES "what"  without $PY (default /usr/bin/python3) importing MODULES
+#                               ("numpy" or "numpy, pytest"): the same
 #   run_ok OUT COMMAND...       runs COMMAND (stdin as given), stdout into OUT, stderr into
 #                               OUT.err; true when it exits 0 and OUT is not empty, else says
 #                               why on stderr (a failed command prints nothing, and two empty
@@ -36,6 +38,11 @@ check_done() {
 require_reference() {
     [ -n "$REF" ] && return 0
     check_skip "reference fixtures absent (../shared/reference or \$ROFORMER_REFERENCE): $1"
+    check_done; exit
+}
+require_python() {
+    ${PY:-/usr/bin/python3} -c "import $1" 2>/dev/null && return 0
+    check_skip "${PY:-/usr/bin/python3} with $1 absent: $2"
     check_done; exit
 }
 run_rc() {

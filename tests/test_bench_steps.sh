@@ -8,10 +8,7 @@
 # 1 - products / forward, in [0, 1]; the human lines say the same.
 . tests/check.sh
 
-if [ -z "$REF" ]; then
-    check_skip "no reference directory (../shared/reference or \$ROFORMER_REFERENCE)"
-    check_done; exit $?
-fi
+require_reference "bench step timings"
 MODEL=$REF/models/tiny-word-cls
 
 steps_ok() { # file

@@ -11,10 +11,7 @@ if [ -z "$REF" ]; then
     check_skip "no reference fixtures (../shared/reference or \$ROFORMER_REFERENCE)"
     check_done; exit
 fi
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "$PY with numpy is needed to read expected.safetensors"
-    check_done; exit
-fi
+require_python "numpy" "reading expected.safetensors"
 M=$REF/models
 
 # compare.py MODEL_DIR OUT.jsonl [--flat] [case ids...]: every output of

@@ -66,10 +66,7 @@ check "doc_links: URLs and code are not links" \
 check "doc_links: exit status 1 on a failure" \
     sh -c "! $PY tests/doc_links.py '$TMP/links.d/a.md' >/dev/null"
 
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "$PY with numpy absent: the documents' commands"
-    check_done; exit
-fi
+require_python "numpy" "the documents' commands"
 
 # ==== The scratch tree the blocks run in ====
 W=$TMP/roformer.c

@@ -11,10 +11,7 @@
 . tests/serve_helpers.sh
 require_reference "the CLI, server, Python and Dask parity"
 PY=/usr/bin/python3
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "python3-numpy absent: the parity of the four front ends"
-    check_done; exit
-fi
+require_python "numpy" "the parity of the four front ends"
 # the build's library for Python, as tests/test_python.sh finds it (an ASan
 # build's library needs the sanitizer runtimes loaded first)
 build=$(dirname "$ROFORMER")

@@ -8,10 +8,7 @@ DATA=${ROFORMER_DATA:-../shared/data}
 SCM=$DATA/cail2019_scm/stage1_train.jsonl
 
 require_reference "all job tests"
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "$PY with numpy absent: all job tests"
-    check_done; exit
-fi
+require_python "numpy" "all job tests"
 M=$REF/models
 
 # ==== Options every command shares ====

@@ -71,10 +71,7 @@ check "info on it exits 0" run_ok "$TMP/info" $ROFORMER info -m "$TMP/plain.gguf
 check "info: no rope_scaling line for a model without one" sh -c "! grep -q rope_scaling '$TMP/info'"
 
 # ---- against the float64 reference ----
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "$PY with numpy absent: float64 reference at 2048/4096/8192"
-    check_done; exit
-fi
+require_python "numpy" "float64 reference at 2048/4096/8192"
 for m in tiny-word-mlm tiny-word-cls tiny-char-proj tiny-qa small-fp16 tiny-v2-mlm tiny-v2-cls; do
     check "$m at 2048: plain, linear x4, ntk x4 within 1e-4 of float64" \
         $PY tests/long_reference.py "$ROFORMER" "$M/$m" 2048:none:1 2048:linear:4 2048:ntk:4

@@ -6,10 +6,7 @@
 . tests/check.sh
 build=$(dirname "$ROFORMER")
 PY=/usr/bin/python3
-if ! $PY -c 'import numpy, pytest' 2>/dev/null; then
-    check_skip "python3-numpy or python3-pytest absent: the Python package's tests"
-    check_done; exit
-fi
+require_python "numpy, pytest" "the Python package's tests"
 # An ASan build's library needs the sanitizer runtimes loaded first; Python
 # itself is not instrumented, so leak reports would be about the interpreter.
 # The leak test measures malloc's heap and RSS, which are the sanitizer's

@@ -6,10 +6,7 @@
 PY=/usr/bin/python3
 
 require_reference "QA window tests"
-if ! $PY -c 'import numpy' 2>/dev/null; then
-    check_skip "$PY with numpy absent: QA window tests"
-    check_done; exit
-fi
+require_python "numpy" "QA window tests"
 M=$REF/models/tiny-qa
 
 # The reference cases' questions and contexts (legal documents up to 934

@@ -8,10 +8,7 @@
 PY=/usr/bin/python3
 
 require_reference "the connection tests of serve"
-if ! $PY -c 'import requests' 2>/dev/null; then
-    check_skip "$PY with requests absent: the connection tests of serve"
-    check_done; exit
-fi
+require_python "requests" "the connection tests of serve"
 M=$REF/models
 . tests/serve_helpers.sh
 # the server and the clients hold over 10,000 sockets
