@@ -38,14 +38,13 @@ import urllib.parse
 
 import requests
 
+from serve_client import metrics, report
+
 LONG = "今天天气很好，我们去公园散步吧。" * 40  # far over any tiny model's input length
+# a request that keeps the engine busy: 32 long texts, cut to the limit
+BUSY_BODY = {"inputs": [LONG] * 32, "truncate": True}
 HALF = (b"POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Content-Length: 100\r\n\r\n{\"inputs\": \"")
-
-
-def report(what, ok, detail=""):
-    print(("ok %s" % what) if ok else ("FAIL %s: %s" % (what, detail)), flush=True)
-    return ok
 
 
 # SERVE_RSS_CHECKS=0: a sanitizer's build, whose allocator keeps what is
@@ -63,12 +62,9 @@ def report_rss(what, ok_fn, detail_fn):
 
 
 def metric(url, name):
-    """The value of one sample of /metrics ('name{labels}' as printed)."""
-    text = requests.get(url + "/metrics", timeout=10).text
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return float("nan")  # absent: fails every comparison
+    """The value of one sample of /metrics ('name{labels}' as printed); NaN,
+    which fails every comparison, when it is absent."""
+    return metrics(url).get(name, float("nan"))
 
 
 def proc_status(pid, field):
@@ -82,8 +78,10 @@ def open_fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
-def wait_for(deadline_s, fn):
-    """Polls fn() until it is true or the deadline passes; returns its last value."""
+def poll_until(deadline_s, fn):
+    """Polls fn() every 50 ms until it is true or the deadline passes;
+    returns its last value. Not serve_client.wait_for's 5 ms: these
+    conditions ask the server's /metrics, which a tighter loop would load."""
     end = time.monotonic() + deadline_s
     while True:
         v = fn()
@@ -123,7 +121,7 @@ def hang_up_burst(url, request, queued_first):
         if not queued_first:
             s.close()
     if queued_first:
-        wait_for(20, lambda: metric(url, "roformer_queue_size") >= 64)
+        poll_until(20, lambda: metric(url, "roformer_queue_size") >= 64)
         for s in socks:
             s.close()
 
@@ -133,7 +131,7 @@ def blockers_for(url, seconds=4.0):
     `seconds` (at least 8): the hang-up bursts must be sent, queued and hung
     up before the batches ahead of them are done, however slow this machine
     or build (a sanitizer's) is."""
-    body = {"inputs": [LONG] * 32, "truncate": True}
+    body = BUSY_BODY
     t = time.monotonic()
     requests.post(url + "/embed", json=body, timeout=60)
     one = max(time.monotonic() - t, 1e-3)
@@ -144,11 +142,11 @@ def while_busy(url, fn, blockers):
     """Runs fn() while the engine is busy with `blockers` requests of 32 long
     texts each (one batch each, under --max-batch-requests 32), so that what
     fn sends queues behind them; returns the blockers' statuses."""
-    body = {"inputs": [LONG] * 32, "truncate": True}
+    body = BUSY_BODY
     with concurrent.futures.ThreadPoolExecutor(blockers) as pool:
         futures = [pool.submit(lambda: requests.post(url + "/embed", json=body, timeout=120))
                    for _ in range(blockers)]
-        wait_for(10, lambda: metric(url, "roformer_batch_running_jobs") >= 1)
+        poll_until(10, lambda: metric(url, "roformer_batch_running_jobs") >= 1)
         fn()
         return [f.result().status_code for f in futures]
 
@@ -156,12 +154,12 @@ def while_busy(url, fn, blockers):
 def disconnects(url, pid):
     inputs = "roformer_batch_inputs_sum"
     gone = 'roformer_requests_dropped_total{reason="client_gone"}'
-    request = raw_request({"inputs": [LONG] * 32, "truncate": True})
+    request = raw_request(BUSY_BODY)
     before = embed_latency(url)
     blockers = blockers_for(url)
     # a first burst, so that the memory the allocator keeps is in VmRSS
     while_busy(url, lambda: hang_up_burst(url, request, True), blockers)
-    wait_for(30, lambda: metric(url, gone) >= 64)
+    poll_until(30, lambda: metric(url, gone) >= 64)
     # the memory held when idle after it (the batcher gives back what was
     # freed once its queue has been empty a moment; were a second too short,
     # the check below would only be easier)
@@ -171,7 +169,7 @@ def disconnects(url, pid):
         when = "once queued" if queued_first else "at once"
         computed, dropped = metric(url, inputs), metric(url, gone)
         statuses = while_busy(url, lambda: hang_up_burst(url, request, queued_first), blockers)
-        counted = wait_for(30, lambda: metric(url, gone) - dropped >= 64)
+        counted = poll_until(30, lambda: metric(url, gone) - dropped >= 64)
         n = metric(url, gone) - dropped
         report("burst %d: 64 clients that hang up %s are counted in "
                "roformer_requests_dropped_total{reason=\"client_gone\"}" % (burst, when),
@@ -189,13 +187,13 @@ def disconnects(url, pid):
     # encodings, over 100 kB a request: 40 MB over the six bursts) would
     # stay, while what the allocator keeps idle varies by up to 20 MB under load
     report_rss("memory flat over the bursts after the first, once idle (VmRSS grows under 32 MB)",
-               lambda: wait_for(10, lambda: proc_status(pid, "VmRSS") - rss0 < 32 * 1024),
+               lambda: poll_until(10, lambda: proc_status(pid, "VmRSS") - rss0 < 32 * 1024),
                lambda: "%d kB -> %d kB" % (rss0, proc_status(pid, "VmRSS")))
 
 
 def burst(url, n=48):
     """n concurrent requests of 32 long texts each; their (status, Retry-After)."""
-    body = {"inputs": [LONG] * 32, "truncate": True}
+    body = BUSY_BODY
 
     def one(_):
         r = requests.post(url + "/embed", json=body, timeout=120)
@@ -295,7 +293,7 @@ def half_open(url, pid):
         rss = proc_status(pid, "VmRSS")
         report_rss("memory bounded while they are open (VmRSS grows under 64 MB)",
                    lambda: rss - rss0 < 64 * 1024, lambda: "%d kB -> %d kB" % (rss0, rss))
-        closed = wait_for(15, lambda: open_fds(pid) - fds0 <= 8)
+        closed = poll_until(15, lambda: open_fds(pid) - fds0 <= 8)
         report("the half-sent requests are closed after --request-timeout", closed,
                "%d sockets still held" % (open_fds(pid) - fds0))
     finally:

@@ -26,6 +26,7 @@
  * (rf_v_exp_for_bf16, within 5e-7 where the f32 one is within 2 ulp):
  * 2 (5e-7) A more.
  */
+#include "formats/fp16.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/simd.h"
 #include "kernels/softmax.h"
@@ -80,14 +81,19 @@ static double bf16_extra(void)
            2 * 5e-7 * A;
 }
 
-/* Nearest bf16, ties to even, back in a float (finite inputs). */
-static float bf16_round(float x)
+/* Q, K and V of T rows rounded as the bf16 kernel reads them: Q as scale *
+ * q rounded, unscaled again for the twin, which scales (off by one f32
+ * rounding); K and V rounded. */
+static void round_qkv_as_kernel(float *qkv, size_t T)
 {
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000u;
-    memcpy(&x, &bits, sizeof x);
-    return x;
+    float scale = (float)(1.0 / sqrt((double)DH));
+    for (size_t t = 0; t < T; t++)
+        for (int c = 0; c < D; c++) {
+            float *x = qkv + t * LD + c;
+            x[0] = rf_bf16_to_f32(rf_f32_to_bf16(scale * x[0])) / scale;
+            x[D] = rf_bf16_to_f32(rf_f32_to_bf16(x[D]));
+            x[2 * D] = rf_bf16_to_f32(rf_f32_to_bf16(x[2 * D]));
+        }
 }
 
 /* Sequence b's key mask for length L: 0 no padding, 1 a third padded at the
@@ -127,16 +133,7 @@ static void check_padded(rf_pool *pool, int L, const char *level)
         uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, DH) +
                                (size_t)threads * rf_attention_bf16_scratch(L, DH)) * sizeof *bs);
         rf_attention(pool, qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, scores, bs, out, D);
-        /* Q as the kernel rounds it (scale * q, then bf16), unscaled again
-           for the twin, which scales: off by one f32 rounding */
-        float scale = (float)(1.0 / sqrt((double)DH));
-        for (size_t t = 0; t < (size_t)B * L; t++)
-            for (int c = 0; c < D; c++) {
-                float *x = qkv + t * LD + c;
-                x[0] = bf16_round(scale * x[0]) / scale;
-                x[D] = bf16_round(x[D]);
-                x[2 * D] = bf16_round(x[2 * D]);
-            }
+        round_qkv_as_kernel(qkv, (size_t)B * L);
         rf_attention_naive(qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, row, ref, D);
         d = check_max_abs_diff(out, ref, n_out);
         double bf16_bound = bound + bf16_extra();
@@ -170,16 +167,8 @@ static void check_packed(rf_pool *pool, int L, bool bf16)
                                   (size_t)threads * rf_attention_bf16_scratch(L, DH)) * sizeof *bs)
                         : NULL;
     rf_attention_packed(pool, qkv, qkv + D, qkv + 2 * D, LD, seq_off, 3, H, DH, scores, bs, out, D);
-    if (bf16) {
-        float scale = (float)(1.0 / sqrt((double)DH));
-        for (size_t t = 0; t < (size_t)T; t++)
-            for (int c = 0; c < D; c++) {
-                float *x = qkv + t * LD + c;
-                x[0] = bf16_round(scale * x[0]) / scale;
-                x[D] = bf16_round(x[D]);
-                x[2 * D] = bf16_round(x[2 * D]);
-            }
-    }
+    if (bf16)
+        round_qkv_as_kernel(qkv, (size_t)T);
     for (int b = 0; b < 3; b++) {
         const float *x = qkv + (size_t)seq_off[b] * LD;
         rf_attention_naive(x, x + D, x + 2 * D, LD, zero, 1, seq_off[b + 1] - seq_off[b], H, DH,
