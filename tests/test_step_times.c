@@ -5,12 +5,13 @@
  * on, it counts every pass, each kind is >= 0, the products take time,
  * and the kinds add up to no more than the passes' wall time and to at
  * least 80% of it; timing changes no output bit; in f32 nothing is
- * quantized, in int8 the inputs' quantizing is counted apart.
+ * quantized, in int8 the inputs' quantizing and in bf16 their rounding are
+ * counted apart.
  *
  * Why 80%: the kinds cover every step of the encoder; what rf_forward does
  * outside them is checking the batch (a compare per token), touching
  * RF_STACK_RESERVE bytes of stack and the heads, which this test does not
- * ask for: microseconds against the milliseconds of a pass of 64 tokens.
+ * ask for: microseconds against the milliseconds of a pass of 256 tokens.
  * A step left untimed (a product, attention) would take far more than 20%.
  */
 #include "roformer.h"
