@@ -17,13 +17,16 @@
  *      A0      C 4            C 5
  *      A1      C 6            C 7
  *
- * Blocking, per thread: rows in blocks of at most MC (their partial sums,
- * acc, MC x 32 f32, in L1), for each 32 columns (two panels) inputs in
- * chunks of KC_PAIRS pairs: the chunk of the two panels (KC_PAIRS x 32
- * bf16, 24 KiB) stays in L1 while every 32-row block of the row block
- * runs over it, loading its C tiles from acc and storing them back. After
- * the last chunk the epilogue adds the bias to acc's rows while in L1,
- * writes them to Y and applies the activation there.
+ * Blocking, per thread: columns in blocks of panels of at most
+ * AMX_B_BLOCK bytes, which stay in L2 while every row of the thread's
+ * rectangle runs over them (the weights leave the L3 once per thread, not
+ * once per row block); within it, rows in blocks of at most MC (their
+ * partial sums, acc, MC x 32 f32, in L1), for each 32 columns (two panels)
+ * inputs in chunks of KC_PAIRS pairs: the chunk of the two panels
+ * (KC_PAIRS x 32 bf16, 24 KiB) stays in L1 while every 32-row block of the
+ * row block runs over it, loading its C tiles from acc and storing them
+ * back. After the last chunk the epilogue adds the bias to acc's rows
+ * while in L1, writes them to Y and applies the activation there.
  *
  * Edges, without reading or writing outside the operands:
  *   rows: a row block is cut into 16-row A tiles; its last rows (fewer
@@ -51,6 +54,9 @@
 #define TILE_PAIRS 16 /* pairs of inputs per A tile row, lines per B tile */
 #ifndef MC
 #define MC 64        /* rows per block: acc is MC x 32 f32, 8 KiB */
+#endif
+#ifndef AMX_B_BLOCK
+#define AMX_B_BLOCK (1024 * 1024) /* bytes of packed panels kept in L2: half a Sapphire Rapids L2 */
 #endif
 #ifndef KC_PAIRS
 #define KC_PAIRS 192 /* pairs per chunk, a multiple of TILE_PAIRS */
@@ -216,6 +222,59 @@ RF_TARGET_AMX static void epilogue_in_place(int rows, int cols, const float *res
     }
 }
 
+/* Y rows [ms, me) (at most MC), columns [n, n + cols) (cols at most 32)
+ * = act(A . W^T + b), A's rows kp pairs apart and bp the first panel's
+ * lines: the row block over every chunk of inputs, then its epilogue and
+ * post. */
+RF_TARGET_AMX static void row_block(const uint32_t *A, int kp, int ms, int me,
+                                    const uint32_t *bp, size_t panel_stride, int n, int cols,
+                                    const float *b, rf_activation act, const rf_block_post *post,
+                                    float *Y, int ldy, buffers *buf)
+{
+    int r = me - ms, full_tiles = r / 16, tail_rows = r % 16;
+    int n_tiles = full_tiles + (tail_rows > 0);
+    bool two_b = cols > PANEL;
+    float *y = Y + (size_t)ms * ldy + n;
+    /* one chunk, whole tiles of rows and columns: the C tiles go straight
+       to Y, no partial sums to keep */
+    bool direct = kp <= KC_PAIRS && tail_rows == 0 && cols % PANEL == 0;
+    for (int kc = 0; kc < kp; kc += KC_PAIRS) {
+        int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
+        if (tail_rows > 0) {
+            /* pairs past n_pairs, up to the tile, zero as well */
+            int padded = (n_pairs + TILE_PAIRS - 1) / TILE_PAIRS * TILE_PAIRS;
+            for (int i = 0; i < 16; i++) {
+                int filled = i < tail_rows ? n_pairs : 0;
+                if (filled)
+                    memcpy(buf->pad[i], A + (size_t)(ms + 16 * full_tiles + i) * kp + kc,
+                           (size_t)n_pairs * 4);
+                memset(buf->pad[i] + filled, 0, (size_t)(padded - filled) * 4);
+            }
+        }
+        for (int t = 0; t < n_tiles; t += 2) {
+            a_tile a[2];
+            for (int e = 0; e < 2 && t + e < n_tiles; e++)
+                a[e] = t + e < full_tiles
+                           ? (a_tile){A + (size_t)(ms + 16 * (t + e)) * kp + kc, (size_t)kp}
+                           : (a_tile){&buf->pad[0][0], KC_PAIRS};
+            bool two_a = t + 1 < n_tiles;
+            int t1 = t + (two_a ? 1 : 0);
+            block_any(two_a, two_b, a[0], a[t1 - t], bp + (size_t)kc * PANEL,
+                      bp + panel_stride + (size_t)kc * PANEL, n_pairs,
+                      direct ? y + (size_t)16 * t * ldy : buf->acc[16 * t],
+                      direct ? y + (size_t)16 * t1 * ldy : buf->acc[16 * t1],
+                      direct ? (size_t)ldy * sizeof(float) : sizeof buf->acc[0], kc == 0, buf);
+        }
+    }
+    if (direct)
+        epilogue_in_place(r, cols, b ? b + n : NULL, y, ldy);
+    else
+        epilogue(buf->acc, r, cols, b ? b + n : NULL, y, ldy);
+    if (act != RF_ACT_LINEAR)
+        rf_bias_act(y, r, cols, ldy, NULL, act);
+    rf_block_post_run(post, Y, ldy, ms, me, n, n + cols);
+}
+
 /* Y rows [m0, m1), columns [n0, n1) (n0 a multiple of 32, rows of Y ldy
  * apart) = act(Xb . W^T + b): gemm_bf16_backend.h's kernel. */
 RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
@@ -229,62 +288,24 @@ RF_TARGET_AMX static void amx_gemm(const uint16_t *Xb, int K, int m0, int m1, co
     const uint32_t *A = (const uint32_t *)(const void *)Xb;
     const uint32_t *B = (const uint32_t *)(const void *)Wp;
     buffers buf;
-    float(*acc)[32] = buf.acc;
-    uint32_t(*pad)[KC_PAIRS] = buf.pad;
     for (size_t at = 0; at < sizeof buf; at += 4096)
         ((volatile uint8_t *)&buf)[at] = 0;
     ((volatile uint8_t *)&buf)[sizeof buf - 1] = 0;
     RF_TILE_CONFIG(rf_amx_config_16x64());
-    /* row blocks of equal size, at most MC */
-    int n_blocks = (rows + MC - 1) / MC;
-    for (int blk = 0; blk < n_blocks; blk++) {
-        int ms = m0 + (int)((long)rows * blk / n_blocks);
-        int me = m0 + (int)((long)rows * (blk + 1) / n_blocks);
-        int r = me - ms, full_tiles = r / 16, tail_rows = r % 16;
-        int n_tiles = full_tiles + (tail_rows > 0);
-        for (int n = n0; n < n1; n += 2 * PANEL) {
-            int cols = n1 - n < 2 * PANEL ? n1 - n : 2 * PANEL;
-            bool two_b = cols > PANEL;
-            const uint32_t *bp = B + (size_t)(n / PANEL) * panel_stride;
-            float *y = Y + (size_t)ms * ldy + n;
-            /* one chunk, whole tiles of rows and columns: the C tiles go
-               straight to Y, no partial sums to keep */
-            bool direct = kp <= KC_PAIRS && tail_rows == 0 && cols % PANEL == 0;
-            for (int kc = 0; kc < kp; kc += KC_PAIRS) {
-                int n_pairs = kp - kc < KC_PAIRS ? kp - kc : KC_PAIRS;
-                if (tail_rows > 0) {
-                    /* pairs past n_pairs, up to the tile, zero as well */
-                    int padded = (n_pairs + TILE_PAIRS - 1) / TILE_PAIRS * TILE_PAIRS;
-                    for (int i = 0; i < 16; i++) {
-                        if (i < tail_rows)
-                            memcpy(pad[i], A + (size_t)(ms + 16 * full_tiles + i) * kp + kc,
-                                   (size_t)n_pairs * 4);
-                        memset(pad[i] + (i < tail_rows ? n_pairs : 0), 0,
-                               (size_t)(padded - (i < tail_rows ? n_pairs : 0)) * 4);
-                    }
-                }
-                for (int t = 0; t < n_tiles; t += 2) {
-                    a_tile a[2];
-                    for (int e = 0; e < 2 && t + e < n_tiles; e++)
-                        a[e] = t + e < full_tiles
-                                   ? (a_tile){A + (size_t)(ms + 16 * (t + e)) * kp + kc, (size_t)kp}
-                                   : (a_tile){&pad[0][0], KC_PAIRS};
-                    bool two_a = t + 1 < n_tiles;
-                    int t1 = t + (two_a ? 1 : 0);
-                    block_any(two_a, two_b, a[0], a[t1 - t], bp + (size_t)kc * PANEL,
-                              bp + panel_stride + (size_t)kc * PANEL, n_pairs,
-                              direct ? y + (size_t)16 * t * ldy : acc[16 * t],
-                              direct ? y + (size_t)16 * t1 * ldy : acc[16 * t1],
-                              direct ? (size_t)ldy * sizeof(float) : sizeof buf.acc[0], kc == 0, &buf);
-                }
-            }
-            if (direct)
-                epilogue_in_place(r, cols, b ? b + n : NULL, y, ldy);
-            else
-                epilogue(acc, r, cols, b ? b + n : NULL, y, ldy);
-            if (act != RF_ACT_LINEAR)
-                rf_bias_act(y, r, cols, ldy, NULL, act);
-            rf_block_post_run(post, Y, ldy, ms, me, n, n + cols);
+    /* columns per block of panels (4 bytes a pair and column): pairs of
+       panels, at least one pair */
+    int nc_cols = (int)(AMX_B_BLOCK / (panel_stride * 4)) / 2 * (2 * PANEL);
+    if (nc_cols < 2 * PANEL)
+        nc_cols = 2 * PANEL;
+    int n_blocks = (rows + MC - 1) / MC; /* row blocks of equal size, at most MC */
+    for (int nb = n0; nb < n1; nb += nc_cols) {
+        int ne = nb + nc_cols < n1 ? nb + nc_cols : n1;
+        for (int blk = 0; blk < n_blocks; blk++) {
+            int ms = m0 + (int)((long)rows * blk / n_blocks);
+            int me = m0 + (int)((long)rows * (blk + 1) / n_blocks);
+            for (int n = nb; n < ne; n += 2 * PANEL)
+                row_block(A, kp, ms, me, B + (size_t)(n / PANEL) * panel_stride, panel_stride, n,
+                          ne - n < 2 * PANEL ? ne - n : 2 * PANEL, b, act, post, Y, ldy, &buf);
         }
     }
     RF_TILE_RELEASE();

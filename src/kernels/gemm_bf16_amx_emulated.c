@@ -11,6 +11,9 @@
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
+/* blocks of panels of 32 KiB instead of 1 MiB, so that the tests' small
+   products walk several of them */
+#define AMX_B_BLOCK (32 * 1024)
 #include "kernels/gemm_bf16_amx_body.h"
 
 RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,

@@ -17,10 +17,17 @@
  *   C (tiles 0-3):  the 2 x 2 blocks of 16 x 16 sums of 32 rows x 2 panels.
  * Per 64 inputs: 4 tile loads, 4 TDPBSSD (16 x 16 x 64 products each).
  *
- * Walk: a 32-row block (in L1 up to K = 1024) against every pair of
- * panels; at larger K, rows in blocks that stay in L2, and for each pair
- * of panels every 32-row block of the row block. The C tiles are stored to a
- * 4 KiB buffer and the epilogue (AMX_STORE_TILE) reads them from L1.
+ * Walk, per thread (the C tiles stay in their registers over the whole K
+ * of a 32 x 32 block; only the caches are blocked):
+ *   panels in blocks of at most AMX_B_BLOCK bytes, which stay in L2 while
+ *   every row of the thread's rectangle runs over them (the weights leave
+ *   the L3 once per thread, not once per 32 rows);
+ *   within a block of panels, rows: a 32-row block, in L1 up to K = 1024,
+ *   against every pair of the block's panels; at larger K, rows in blocks
+ *   of AMX_L2_BLOCK bytes, and for each pair of panels every 32-row block
+ *   of the row block.
+ * The C tiles are stored to a 4 KiB buffer and the epilogue
+ * (AMX_STORE_TILE) reads them from L1.
  * Edges, without reading outside Xq or the panels:
  *   rows: the last block of a row block is moved back to end at the last
  *         readable row (the product has at least 16: the driver sends
@@ -37,6 +44,9 @@
 #define AMX_PANEL RF_INT8_PANEL
 #define AMX_L2_BLOCK (256 * 1024) /* bytes of quantized inputs per row block */
 #define AMX_L1_ROWS_BYTES (32 * 1024) /* bytes of a row block kept in L1 */
+#ifndef AMX_B_BLOCK
+#define AMX_B_BLOCK (1024 * 1024) /* bytes of packed panels kept in L2: half a Sapphire Rapids L2 */
+#endif
 
 /* The K tail's operands, zero beyond the tail. */
 struct amx_tail {
@@ -69,10 +79,51 @@ amx_steps(const int8_t *A, size_t lda, int h, const int8_t *B0, const int8_t *B1
     }
 }
 
-RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+/* One block of h rows from row m (moved back to start at the last
+ * readable block where it would pass the product's rows) times the panels
+ * B0 (and B1 when two) at column n, over the whole K in the C tiles; its
+ * rows [m, end) go through the epilogue and post (columns up to n1). */
+RF_TARGET_AMX static inline __attribute__((always_inline)) void
+block_rows(const rf_int8_product *p, int h, int m, int end, const int8_t *B0, const int8_t *B1,
+           bool two, int n, int n1, struct amx_tail *t, int32_t sums[4][16][16])
 {
     int kb = rf_int8_row_bytes(p->K);
     int full = kb / 64, tail = kb % 64; /* whole steps of 64 inputs, bytes left */
+    int s = m + h <= p->rows ? m : p->rows - h; /* the block's first row */
+    const int8_t *A = p->Xq + (size_t)s * kb;
+    RF_TILE_ZERO(0);
+    RF_TILE_ZERO(1);
+    RF_TILE_ZERO(2);
+    RF_TILE_ZERO(3);
+    amx_steps(A, (size_t)kb, h, B0, B1, two, 64, full, 64, 64 * 16);
+    if (tail) {
+        for (int r = 0; r < h; r++)
+            memcpy(t->a[r], A + (size_t)r * kb + (size_t)full * 64, (size_t)tail);
+        amx_steps(&t->a[0][0], 64, h, &t->b[0][0][0], &t->b[1][0][0], two, 64, 1, 0, 0);
+    }
+    RF_TILE_STORE(0, sums[0], 64);
+    RF_TILE_STORE(1, sums[1], 64);
+    RF_TILE_STORE(2, sums[2], 64);
+    RF_TILE_STORE(3, sums[3], 64);
+    /* rows [m, end) are new: block rows from m - s */
+    for (int half = 0; half < h / 16; half++) {
+        int r0 = half * 16 > m - s ? half * 16 : m - s; /* first block row */
+        int r1 = half * 16 + 16 < end - s ? half * 16 + 16 : end - s;
+        if (r1 <= r0)
+            continue;
+        for (int i = 0; i < (two ? 2 : 1); i++) {
+            int c0 = n + i * AMX_PANEL;
+            int cols = n1 - c0 < AMX_PANEL ? n1 - c0 : AMX_PANEL;
+            AMX_STORE_TILE(p, &sums[2 * half + i][r0 - half * 16][0], s + r0, r1 - r0, c0, cols);
+            rf_block_post_run(p->post, p->Y, p->ldy, s + r0, s + r1, c0, c0 + cols);
+        }
+    }
+}
+
+RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, int n0, int n1)
+{
+    int kb = rf_int8_row_bytes(p->K);
+    int full = kb / 64, tail = kb % 64;
     size_t panel_bytes = (size_t)kb * AMX_PANEL;
     int h = p->rows >= 32 ? 32 : 16; /* rows per block: 2 A tiles, or 1 */
     /* one block of rows at a time, against every pair of panels, where
@@ -82,52 +133,29 @@ RF_TARGET_AMX static void AMX_BLOCK(const rf_int8_product *p, int m0, int m1, in
     int mc_rows = (size_t)kb * (size_t)h <= AMX_L1_ROWS_BYTES ? h : AMX_L2_BLOCK / kb / h * h;
     if (mc_rows < h)
         mc_rows = h;
+    /* columns per block of panels: pairs of panels, at least one pair */
+    int nc_cols = (int)(AMX_B_BLOCK / panel_bytes) / 2 * (2 * AMX_PANEL);
+    if (nc_cols < 2 * AMX_PANEL)
+        nc_cols = 2 * AMX_PANEL;
     struct amx_tail t;
     int32_t sums[4][16][16] __attribute__((aligned(64)));
     if (tail)
         memset(&t, 0, sizeof t);
     RF_TILE_CONFIG(rf_amx_config_16x64());
-    for (int mc = m0; mc < m1; mc += mc_rows) {
-        int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
-        for (int n = n0; n < n1; n += 2 * AMX_PANEL) {
-            bool two = n + AMX_PANEL < n1;
-            const int8_t *B0 = p->W->panels + (size_t)(n / AMX_PANEL) * panel_bytes;
-            const int8_t *B1 = B0 + panel_bytes;
-            /* the panels' last tail / 4 lines: the B operand of the tail */
-            for (int i = 0; tail && i < (two ? 2 : 1); i++)
-                memcpy(t.b[i], (i ? B1 : B0) + (size_t)full * 64 * 16, (size_t)tail * 16);
-            for (int m = mc; m < mc_end; m += h) {
-                int s = m + h <= p->rows ? m : p->rows - h; /* the block's first row */
-                const int8_t *A = p->Xq + (size_t)s * kb;
-                RF_TILE_ZERO(0);
-                RF_TILE_ZERO(1);
-                RF_TILE_ZERO(2);
-                RF_TILE_ZERO(3);
-                amx_steps(A, (size_t)kb, h, B0, B1, two, 64, full, 64, 64 * 16);
-                if (tail) {
-                    for (int r = 0; r < h; r++)
-                        memcpy(t.a[r], A + (size_t)r * kb + (size_t)full * 64, (size_t)tail);
-                    amx_steps(&t.a[0][0], 64, h, &t.b[0][0][0], &t.b[1][0][0], two, 64, 1, 0, 0);
-                }
-                RF_TILE_STORE(0, sums[0], 64);
-                RF_TILE_STORE(1, sums[1], 64);
-                RF_TILE_STORE(2, sums[2], 64);
-                RF_TILE_STORE(3, sums[3], 64);
-                /* rows [m, end) are new: block rows from m - s */
-                int end = m + h < mc_end ? m + h : mc_end;
-                for (int half = 0; half < h / 16; half++) {
-                    int r0 = half * 16 > m - s ? half * 16 : m - s; /* first block row */
-                    int r1 = half * 16 + 16 < end - s ? half * 16 + 16 : end - s;
-                    if (r1 <= r0)
-                        continue;
-                    for (int i = 0; i < (two ? 2 : 1); i++) {
-                        int c0 = n + i * AMX_PANEL;
-                        int cols = n1 - c0 < AMX_PANEL ? n1 - c0 : AMX_PANEL;
-                        AMX_STORE_TILE(p, &sums[2 * half + i][r0 - half * 16][0], s + r0,
-                                       r1 - r0, c0, cols);
-                        rf_block_post_run(p->post, p->Y, p->ldy, s + r0, s + r1, c0, c0 + cols);
-                    }
-                }
+    for (int nb = n0; nb < n1; nb += nc_cols) {
+        int ne = nb + nc_cols < n1 ? nb + nc_cols : n1;
+        for (int mc = m0; mc < m1; mc += mc_rows) {
+            int mc_end = mc + mc_rows < m1 ? mc + mc_rows : m1;
+            for (int n = nb; n < ne; n += 2 * AMX_PANEL) {
+                bool two = n + AMX_PANEL < ne;
+                const int8_t *B0 = p->W->panels + (size_t)(n / AMX_PANEL) * panel_bytes;
+                const int8_t *B1 = B0 + panel_bytes;
+                /* the panels' last tail / 4 lines: the B operand of the tail */
+                for (int i = 0; tail && i < (two ? 2 : 1); i++)
+                    memcpy(t.b[i], (i ? B1 : B0) + (size_t)full * 64 * 16, (size_t)tail * 16);
+                for (int m = mc; m < mc_end; m += h)
+                    block_rows(p, h, m, m + h < mc_end ? m + h : mc_end, B0, B1, two, n, n1, &t,
+                               sums);
             }
         }
     }

@@ -9,6 +9,9 @@
 
 #if RF_SIMD_X86
 #define RF_AMX_EMULATED
+/* blocks of panels of 32 KiB instead of 1 MiB, so that the tests' small
+   products walk several of them */
+#define AMX_B_BLOCK (32 * 1024)
 #define AMX_BLOCK block
 #define AMX_STORE_TILE rf_int8_store_tile_avx2
 #include "kernels/gemm_int8_amx_body.h"
