@@ -1023,15 +1023,25 @@ static void test_rope(void)
     free(c);
 }
 
-/* The whole softmax from the engine's pieces, as attention uses them:
- * rf_softmax_rows_exp, then each row times its 1 / sum. */
-static void softmax_by_exp(float *x, int rows, int n, int ld, const float *mask)
+/* The whole softmax from the engine's online pieces, as attention uses
+ * them: the keys in `blocks` blocks, the weights of the blocks before
+ * each multiplied by its rescale, then every weight by 1 / the sum. */
+static void softmax_online(float *x, int rows, int n, int ld, const float *mask, int blocks)
 {
-    float inv_sum[16];
-    rf_softmax_rows_exp(x, rows, n, ld, mask, inv_sum);
+    float row_max[16], row_sum[16], rescale[16];
+    for (int r = 0; r < rows; r++)
+        row_max[r] = -INFINITY, row_sum[r] = 0.0f;
+    for (int b = 0; b < blocks; b++) {
+        int j0 = n * b / blocks, j1 = n * (b + 1) / blocks;
+        rf_softmax_rows_online(x + j0, rows, j1 - j0, ld, mask ? mask + j0 : NULL, row_max,
+                               row_sum, rescale, false);
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < j0; j++)
+                x[(size_t)r * ld + j] *= rescale[r];
+    }
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < n; j++)
-            x[(size_t)r * ld + j] *= inv_sum[r];
+            x[(size_t)r * ld + j] *= 1.0f / row_sum[r];
 }
 
 static void test_softmax(void)
@@ -1041,7 +1051,7 @@ static void test_softmax(void)
     for (int j = 0; j < n; j++)
         mask[j] = j % 4 == 3 ? RF_MASK_NEG : 0.0f;
     float *x2 = copy_array(x, (size_t)rows * ld);
-    softmax_by_exp(x, rows, n, ld, mask);
+    softmax_online(x, rows, n, ld, mask, 1);
     rf_softmax_rows_naive(x2, rows, n, ld, mask);
     /* each weight p within p (2 * 3e-7 + (n + 3) u) of the naive one: the
        vector exp within 3e-7 relatively (test_vecmath) in its numerator and
@@ -1050,18 +1060,21 @@ static void test_softmax(void)
     const float softmax_tol = (float)(6e-7 + (n + 3) * U_F32);
     float d = check_max_abs_diff(x, x2, (size_t)rows * ld);
     CHECK(d <= softmax_tol, "softmax vs naive: max |diff| %g", d);
-    /* the exp-only variant times its 1 / sum gives the same rows */
-    float *x3 = copy_array(x2, (size_t)rows * ld), inv_sum[6];
+    /* the keys in 3 blocks, on fresh scores: each later block multiplies
+       the weights before it and the running sum by a rescale, expf within
+       1 ulp and the product 1 u, so 2 u a block more on each */
+    float *x3 = copy_array(x2, (size_t)rows * ld);
     for (size_t i = 0; i < (size_t)rows * ld; i++)
-        x3[i] = x2[i] == 0.0f ? -1.0f : logf(x2[i]) + 0.25f * (float)(i % 5); /* fresh scores */
+        x3[i] = x2[i] == 0.0f ? -1.0f : logf(x2[i]) + 0.25f * (float)(i % 5);
     float *x4 = copy_array(x3, (size_t)rows * ld);
-    rf_softmax_rows_exp(x3, rows, n, ld, mask, inv_sum);
+    softmax_online(x3, rows, n, ld, mask, 3);
     rf_softmax_rows_naive(x4, rows, n, ld, mask);
-    float d_exp = 0.0f;
+    float d_blocks = 0.0f;
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < n; j++)
-            d_exp = check_max_nan(d_exp, fabsf(x3[r * ld + j] * inv_sum[r] - x4[r * ld + j]));
-    CHECK(d_exp <= softmax_tol, "softmax exp * 1/sum vs naive: max |diff| %g", d_exp);
+            d_blocks = check_max_nan(d_blocks, fabsf(x3[r * ld + j] - x4[r * ld + j]));
+    CHECK(d_blocks <= softmax_tol + 2 * 2 * 2 * U_F32,
+          "softmax online over 3 blocks vs naive: max |diff| %g", d_blocks);
     free(x3);
     free(x4);
     int zeros = 1;
@@ -1072,7 +1085,7 @@ static void test_softmax(void)
     /* every key masked: HF's finfo.min mask gives a uniform row */
     for (int j = 0; j < n; j++)
         mask[j] = RF_MASK_NEG;
-    softmax_by_exp(x, 1, n, ld, mask);
+    softmax_online(x, 1, n, ld, mask, 1);
     /* exp(0) is 1 exactly, n ones sum exactly: one rounding of 1 / n */
     CHECK(fabsf(x[0] - 1.0f / n) <= U_F32 / n && fabsf(x[n - 1] - 1.0f / n) <= U_F32 / n,
           "fully masked row is uniform");

@@ -1,6 +1,6 @@
 /*
  * kernels_avx512.c — the AVX-512 builds of the element-wise kernels
- * (rf_bias_act, rf_softmax_rows_exp and _online, rf_add_layernorm, rf_add_rmsnorm):
+ * (rf_bias_act, rf_softmax_rows_online, rf_add_layernorm, rf_add_rmsnorm):
  * their bodies from activations_vec.h, softmax_vec.h, layernorm_vec.h and
  * rmsnorm_vec.h on
  * 16-float vectors, one zmm register each. A file of its own because the
@@ -21,12 +21,6 @@ RF_TARGET_AVX512 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, c
                                          rf_activation act)
 {
     bias_act_rows(y, rows, cols, ld, bias, act);
-}
-
-RF_TARGET_AVX512 void rf_softmax_rows_avx512(float *x, int rows, int n, int ld,
-                                             const float *mask_bias, float *inv_sum)
-{
-    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
 }
 
 RF_TARGET_AVX512 void rf_softmax_rows_online_avx512(float *x, int rows, int n, int ld,

@@ -57,12 +57,10 @@ bool rf_simd_level_set(rf_simd_level level);
 
 #if RF_SIMD_X86
 /* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
- * rf_softmax_rows_exp / rf_softmax_rows_online, rf_add_layernorm /
+ * rf_softmax_rows_online, rf_add_layernorm /
  * rf_layernorm and rf_add_rmsnorm / rf_rmsnorm (y NULL); called by those when the level is RF_SIMD_AVX512. */
 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
                         rf_activation act);
-void rf_softmax_rows_avx512(float *x, int rows, int n, int ld, const float *mask_bias,
-                            float *inv_sum);
 void rf_softmax_rows_online_avx512(float *x, int rows, int n, int ld, const float *mask_bias,
                                    float *row_max, float *row_sum, float *rescale, bool bf16);
 void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n, const float *gamma,

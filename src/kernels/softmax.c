@@ -10,12 +10,6 @@
 #include <math.h>
 #include <stddef.h>
 
-static void softmax_rows_baseline(float *x, int rows, int n, int ld, const float *mask_bias,
-                                  float *inv_sum)
-{
-    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
-}
-
 static void softmax_rows_online_baseline(float *x, int rows, int n, int ld,
                                          const float *mask_bias, float *row_max,
                                          float *row_sum, float *rescale, bool bf16)
@@ -31,25 +25,7 @@ RF_TARGET_AVX2 static void softmax_rows_online_avx2(float *x, int rows, int n, i
     softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
 }
 
-RF_TARGET_AVX2 static void softmax_rows_avx2(float *x, int rows, int n, int ld,
-                                             const float *mask_bias, float *inv_sum)
-{
-    softmax_rows(x, rows, n, ld, mask_bias, inv_sum);
-}
 #endif
-
-void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
-                         float *inv_sum)
-{
-#if RF_SIMD_X86
-    switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512: rf_softmax_rows_avx512(x, rows, n, ld, mask_bias, inv_sum); return;
-    case RF_SIMD_AVX2: softmax_rows_avx2(x, rows, n, ld, mask_bias, inv_sum); return;
-    case RF_SIMD_BASELINE: break;
-    }
-#endif
-    softmax_rows_baseline(x, rows, n, ld, mask_bias, inv_sum);
-}
 
 void rf_softmax_rows_online(float *x, int rows, int n, int ld, const float *mask_bias,
                             float *row_max, float *row_sum, float *rescale, bool bf16)

@@ -12,15 +12,9 @@
  * 0, and a row with every key masked comes out uniform, as in HF. */
 #define RF_MASK_NEG (-3.40282346638528859812e+38f)
 
-/* Row softmax but for its division, for rows with stride ld and mask_bias
- * [n] (0 or RF_MASK_NEG, or NULL for no mask): x[r][j] = exp(x[r][j] +
- * mask_bias[j] - max of the row), and inv_sum[r] = 1 / the row's sum, so
- * that softmax(x[r] + mask_bias) = x[r] * inv_sum[r]. Attention scales the
- * rows of P V by inv_sum instead, Dh values a row instead of n. */
-void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bias,
-                         float *inv_sum);
 /* One block of n keys of an online softmax (the flash-attention form),
- * for rows with stride ld: row_max[r] and row_sum[r] carry the maximum and
+ * for rows with stride ld and mask_bias [n] (0 or RF_MASK_NEG, or NULL for
+ * no mask): row_max[r] and row_sum[r] carry the maximum and
  * the sum of exp(score - maximum) over the keys of the blocks before
  * (-INFINITY and 0 before the first). The block becomes x[r][j] =
  * exp(x[r][j] + mask_bias[j] - new maximum); rescale[r] = exp(old maximum -
@@ -29,7 +23,9 @@ void rf_softmax_rows_exp(float *x, int rows, int n, int ld, const float *mask_bi
  * bf16: each x[r][j] is rounded to bf16 (nearest, ties to even) before it
  * is stored and summed, for a product that reads it in bf16: the sum is
  * then that of the weights it multiplies, which so sum to 1 after the
- * division, and their rounding moves no output by a common offset. */
+ * division, and their rounding moves no output by a common offset.
+ * Attention divides the rows of P V by row_sum after the last block, Dh
+ * values a row instead of the keys'. */
 void rf_softmax_rows_online(float *x, int rows, int n, int ld, const float *mask_bias,
                             float *row_max, float *row_sum, float *rescale, bool bf16);
 /* Naive twin of the whole softmax (with the division), in double. */

@@ -1,6 +1,6 @@
 /*
- * softmax_vec.h — the vector bodies of rf_softmax_rows_exp and
- * rf_softmax_rows_online (see softmax.c), a vector of floats at a time with
+ * softmax_vec.h — the vector body of rf_softmax_rows_online (see
+ * softmax.c), a vector of floats at a time with
  * the polynomial exp of vecmath.h; included once per instruction-set build
  * like activations_vec.h: by softmax.c (8 floats) and kernels_avx512.c
  * (16 floats). Lanes past the end of a row are filled with -inf, whose exp
@@ -85,20 +85,6 @@ static inline __attribute__((always_inline)) float softmax_row_exp(float *row, i
     for (int i = 0; i < RF_VLEN; i++)
         sum += vsum[i];
     return sum;
-}
-
-static inline __attribute__((always_inline)) float softmax_row(float *row, int n, const float *mask_bias)
-{
-    return softmax_row_exp(row, n, softmax_row_max(row, n, mask_bias), false);
-}
-
-/* The kernel body of rf_softmax_rows_exp. */
-static inline __attribute__((always_inline)) void softmax_rows(float *x, int rows, int n, int ld,
-                                                               const float *mask_bias,
-                                                               float *inv_sum)
-{
-    for (int r = 0; r < rows; r++)
-        inv_sum[r] = 1.0f / softmax_row(x + (size_t)r * ld, n, mask_bias);
 }
 
 /* The kernel body of rf_softmax_rows_online. */
