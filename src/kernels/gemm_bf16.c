@@ -129,15 +129,21 @@ void rf_bf16_prepare_rows(const float *X, int K, int r0, int r1, uint16_t *scrat
     rf_bf16_backend_get()->packing->round_rows(X, (size_t)K, K, 1.0f, r0, r1, scratch);
 }
 
-struct bf16_job {
+/* Rows of X rounded into Xb, in n_blocks blocks of rows. */
+struct round_job {
     const float *X;
-    const uint16_t *W;
+    int M, K, n_blocks;
+    uint16_t *Xb;
+};
+
+/* The product of rounded rows Xb and packed W, shared by plan. */
+struct bf16_job {
+    const uint16_t *Xb, *W;
     const float *b;
-    int M, K, N, n_blocks;
+    int K, N;
     rf_activation act;
     const rf_block_post *post;
     float *Y;
-    uint16_t *Xb;
     rf_bf16_gemm_fn *gemm;
     rf_partition plan;
 };
@@ -147,7 +153,7 @@ struct bf16_job {
 static void round_task(void *arg, int block, int thread)
 {
     (void)thread;
-    const struct bf16_job *j = arg;
+    const struct round_job *j = arg;
     int s, n;
     rf_block_range(j->M, j->n_blocks, block, 1, &s, &n);
     rf_bf16_prepare_rows(j->X, j->K, s, s + n, j->Xb);
@@ -170,9 +176,8 @@ void rf_linear_bf16_prepared(const rf_parallel *pool, int M, int K, const uint16
                              const float *b, int N, rf_activation act, const rf_block_post *post,
                              float *Y, const uint16_t *scratch)
 {
-    struct bf16_job job = {.W = W_packed, .b = b, .M = M, .K = K, .N = N, .act = act,
-                           .post = post, .Y = Y,
-                           .Xb = (uint16_t *)scratch, .gemm = gemm_kernel(),
+    struct bf16_job job = {.Xb = scratch, .W = W_packed, .b = b, .K = K, .N = N, .act = act,
+                           .post = post, .Y = Y, .gemm = gemm_kernel(),
                            .plan = rf_linear_bf16_partition(M, N, K, rf_parallel_threads(pool))};
     rf_parallel_run(pool, job.plan.n_blocks, gemm_task, &job);
 }
@@ -183,8 +188,8 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
 {
     int n_threads = rf_parallel_threads(pool);
     /* a block may read any row: round them all first */
-    struct bf16_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? n_threads : 1,
-                             .Xb = scratch};
+    struct round_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? n_threads : 1,
+                              .Xb = scratch};
     rf_parallel_run(pool, round.n_blocks, round_task, &round);
     rf_linear_bf16_prepared(pool, M, K, W_packed, b, N, act, post, Y, scratch);
 }
