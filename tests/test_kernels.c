@@ -1010,7 +1010,8 @@ static void test_rope(void)
         for (int k = 0; k + 1 < (int)(sizeof col_cuts / sizeof *col_cuts); k++) {
             int m0 = row_cuts[r], m1 = row_cuts[r + 1];
             int seq = m0 / L; /* no cut straddles a sequence here */
-            rf_rope_block(x3, ld, m0, m1 - m0, m0 - seq * L, col_cuts[k], col_cuts[k + 1], Dh, s, c);
+            rf_rope_block(x3, ld, m0, m1 - m0, m0 - seq * L, col_cuts[k], col_cuts[k + 1], Dh, s,
+                          c);
         }
     rf_rope_naive(x4, T, ld, L, H, Dh, s, c);
     d = check_max_abs_diff(x3, x4, (size_t)T * ld);

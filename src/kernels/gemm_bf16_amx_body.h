@@ -3,9 +3,9 @@
  * tiles (TDPBF16PS), written once for two builds: gemm_bf16_amx.c with
  * the instructions, gemm_bf16_amx_emulated.c with RF_AMX_EMULATED
  * defined, on amx_emulator.h's C emulator of them (tests, on any CPU with
- * AVX2). The
- * includer defines the kernel function (gemm_bf16_backend.h) that calls
- * amx_gemm().
+ * AVX2). The includer defines the kernel function (gemm_bf16_backend.h)
+ * that calls amx_gemm(), and may define AMX_B_BLOCK, the bytes of a block
+ * of panels (the emulated build's are small, so that tests walk several).
  *
  * Tiles (all 16 rows x 64 bytes, rf_amx_config_16x64): A (0, 1) are 16
  * rows x 16 pairs of rounded inputs, read in place from the rows of Xb (kp

@@ -87,11 +87,10 @@ static const void *chunk_pairs(const uint16_t *Xb, int kp, int mc, int rows, int
 
 RF_TARGET_BF16 static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                 int n0, int n1, const float *b, rf_activation act,
-                                const rf_block_post *post, float *Y,
-                                int ldy)
+                                const rf_block_post *post, float *Y, int ldy)
 {
-    rf_bf16_blocked(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy, MC, KC_PAIRS, MR, NR, chunk_pairs,
-                    tile_any, NULL);
+    rf_bf16_blocked(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy, MC, KC_PAIRS, MR, NR,
+                    chunk_pairs, tile_any, NULL);
 }
 
 const rf_bf16_backend rf_bf16_backend_avx512bf16 = {

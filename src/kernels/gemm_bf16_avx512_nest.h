@@ -80,9 +80,8 @@ typedef void rf_bf16_tile_fn(int mr, const void *x, int row, int kp, const uint1
 static inline __attribute__((always_inline)) void
 rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, int n0, int n1,
                 const float *b, rf_activation act, const rf_block_post *post, float *Y, int ldy,
-                const int mc_rows,
-                const int kc_pairs, const int mr_max, const int nr, rf_bf16_chunk_fn *chunk,
-                rf_bf16_tile_fn *tile, void *buf)
+                const int mc_rows, const int kc_pairs, const int mr_max, const int nr,
+                rf_bf16_chunk_fn *chunk, rf_bf16_tile_fn *tile, void *buf)
 {
     int kp = rf_bf16_k_pairs(K);
     size_t panel_stride = (size_t)kp * 2 * RF_BF16_PANEL;

@@ -105,12 +105,11 @@ RF_TARGET_F32FMA static const void *chunk_widened(const uint16_t *Xb, int kp, in
 
 RF_TARGET_F32FMA static void gemm(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp,
                                   int n0, int n1, const float *b, rf_activation act,
-                                  const rf_block_post *post, float *Y,
-                                  int ldy)
+                                  const rf_block_post *post, float *Y, int ldy)
 {
     float xf[MC * 2 * KC_PAIRS] __attribute__((aligned(64)));
-    rf_bf16_blocked(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy, MC, KC_PAIRS, MR, NR, chunk_widened,
-                    tile_any, xf);
+    rf_bf16_blocked(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy, MC, KC_PAIRS, MR, NR,
+                    chunk_widened, tile_any, xf);
 }
 
 const rf_bf16_backend rf_bf16_backend_f32fma = {

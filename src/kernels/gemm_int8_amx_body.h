@@ -2,9 +2,11 @@
  * gemm_int8_amx_body.h — the int8 product on AMX tiles, written once on the
  * tile operations of amx_tiles.h and built twice: with the instructions
  * (gemm_int8_amx.c) and on the C emulator of the tiles
- * (gemm_int8_amx_emulated.c, which tests run on any CPU). The includer defines AMX_BLOCK, the name of
- * the block function this defines, and AMX_STORE_TILE, its epilogue
- * (gemm_int8_backend.h).
+ * (gemm_int8_amx_emulated.c, which tests run on any CPU). The includer
+ * defines AMX_BLOCK, the name of the block function this defines, and
+ * AMX_STORE_TILE, its epilogue (gemm_int8_backend.h); and may define
+ * AMX_B_BLOCK, the bytes of a block of panels (the emulated build's are
+ * small, so that tests walk several).
  *
  * TDPBSSD multiplies signed bytes by signed bytes into int32 sums that do
  * not saturate, so the quantized rows go in as they are (no +128 and no

@@ -52,7 +52,7 @@ void rf_rope_block(float *x, int ld, int row0, int rows, int pos0, int n0, int n
 }
 
 void rf_rope_naive(float *x, int T, int ld, int L, int H, int Dh, const float *sin_t,
-                         const float *cos_t)
+                   const float *cos_t)
 {
     int half = Dh / 2;
     for (int t = 0; t < T; t++)

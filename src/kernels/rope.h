@@ -37,6 +37,6 @@ void rf_rope_block(float *x, int ld, int row0, int rows, int pos0, int n0, int n
 /* Naive twin: the HF formula (x * cos_pos + rotate_half(x) * sin_pos) on
  * a whole [T][ld] buffer. */
 void rf_rope_naive(float *x, int T, int ld, int L, int H, int Dh, const float *sin_t,
-                         const float *cos_t);
+                   const float *cos_t);
 
 #endif

@@ -66,8 +66,10 @@ int main(int argc, char **argv)
         if (int8) {
             size_t kb = (size_t)rf_int8_row_bytes(K), packed = rf_int8_packed_size(N, K);
             int8_t *Xq = aligned_alloc(64, ((size_t)M * kb + 63) / 64 * 64);
-            int8_t *Wq = malloc((size_t)N * K), *panels = aligned_alloc(64, (packed + 63) / 64 * 64);
-            float *scale = malloc((size_t)N * sizeof *scale), *xscale = malloc((size_t)M * sizeof *xscale);
+            int8_t *Wq = malloc((size_t)N * K);
+            int8_t *panels = aligned_alloc(64, (packed + 63) / 64 * 64);
+            float *scale = malloc((size_t)N * sizeof *scale);
+            float *xscale = malloc((size_t)M * sizeof *xscale);
             int32_t *colsum = calloc(rf_int8_colsum_count(N), sizeof *colsum);
             int32_t *C = malloc((size_t)M * N * sizeof *C);
             memset(Xq, 0, (size_t)M * kb);

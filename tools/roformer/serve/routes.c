@@ -959,6 +959,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     bool by_sides = rt->kind != NO_JOB && kind_of(s, rt, r) == SERVE_KIND_RERANK_COSINE;
     p->n_encs = by_sides && n > 0 ? n + 1 : n;
     rf_encoding *encs = p->encs = calloc((size_t)p->n_encs, sizeof *encs);
+    /* + 1: an empty request still gets an array, so NULL means out of memory */
     p->sides = by_sides ? calloc((size_t)2 * n + 1, sizeof *p->sides) : NULL;
     /* the token-id inputs' type ids (zeros) and mask (ones) */
     int32_t *plain = p->plain =
