@@ -300,9 +300,9 @@ static void test_linear(void)
             float *X = rnd_array((size_t)M * K, 1.0f), *W = rnd_array((size_t)N * K, 0.3f);
             float *b = s % 2 ? rnd_array((size_t)N, 0.5f) : NULL;
             float *Y = malloc((size_t)M * N * sizeof *Y), *Y2 = malloc((size_t)M * N * sizeof *Y);
-            rf_linear(&par, X, M, K, W, b, N, act, NULL, Y);
+            rf_linear(&par, X, M, K, W, b, N, act, NULL, NULL, Y);
             struct post_record *rec = post_record_new(M, N);
-            rf_linear(&par, X, M, K, W, b, N, act, &(rf_block_post){record_block, rec}, Y2);
+            rf_linear(&par, X, M, K, W, b, N, act, &(rf_block_post){record_block, rec}, NULL, Y2);
             check_post_record(rec, Y, "f32 linear");
             rf_linear_naive(X, M, K, W, b, N, act, Y2);
             float d = check_max_abs_diff(Y, Y2, (size_t)M * N);

@@ -2,37 +2,33 @@
  * linalg.c — sgemm wrapper, the threaded Linear layer, and their naive
  * twins (see linalg.h for the weight layout).
  *
- * Threading: OpenBLAS runs at one thread; rf_linear shares the product out
- * with the planner of partition.h and computes each of its units as one
- * sgemm call. OpenBLAS picks its kernel by the call's shape (a small-matrix
- * kernel below about a million multiply-adds, with its own order of
- * summation), so a call cut to fit a thread's share would give a different
- * last bit for a different number of threads; a unit's call is the same
- * whatever the number of threads, and so is every output. Above that size
- * OpenBLAS sums each element over K in the same blocks whatever M and N,
- * so a thread's whole-grain units of one rectangle run as one call (which
- * packs each weight panel once instead of once per grain of rows) where
- * one unit alone is already well above it; the rest stay a call per unit.
+ * Threading: OpenBLAS runs at one thread; rf_linear cuts the product into
+ * units whose calls depend on each segment of rows alone (below) and
+ * hands them to the pool's threads, so every output element is the same
+ * whatever the batch around its segment, the number of threads, and the
+ * kernel OpenBLAS picked.
  */
 #include "kernels/linalg.h"
 #include "kernels/activations.h"
-#include "kernels/partition.h"
 
 #include <cblas.h>
 #include <stddef.h>
 
-/* The f32 product's units (partition.h): F32_ROW_GRAIN rows by F32_PANEL
- * columns, or F32_PANEL_SHORT columns for a product of fewer rows than a
- * grain (a short input: narrower units keep more threads busy). OpenBLAS
- * packs both operands of every call, so smaller units cost more packing
- * and larger ones leave fewer units to share; the shape of each call
- * depends on (M, N, K) alone, never on the number of threads. */
+/* The f32 product's calls: each segment of rows (linalg.h) is cut into
+ * chunks of F32_ROW_GRAIN rows counted from its own first row (the last
+ * one shorter), and the columns into panels of F32_PANEL, or
+ * F32_PANEL_SHORT for a chunk of fewer rows than a grain (a short input:
+ * narrower calls keep more threads busy). A unit, one chunk by one panel,
+ * is one sgemm call. OpenBLAS's kernels sum a row differently by where it
+ * sits in a call (its Haswell kernel: by row index modulo 12, and again in
+ * a call's last rows) and by the call's shape (small-matrix paths), so
+ * the one way to give a row the same bits in every batch, on every core,
+ * is to give it the same call: a unit's shape and its rows' places in it
+ * depend on the segment's length and the row's index in the segment
+ * alone, never on the rows around the segment or the number of threads. */
 #define F32_ROW_GRAIN 128
 #define F32_PANEL 128
 #define F32_PANEL_SHORT 64
-/* Units of at least this many multiply-adds merge into one call: eight
- * times where OpenBLAS leaves its small-matrix kernel. */
-#define F32_MERGE_MIN_MACS (1L << 23)
 
 void rf_gemm(bool b_trans, int M, int N, int K, float alpha, const float *A, int lda,
              const float *B, int ldb, float beta, float *C, int ldc)
@@ -71,27 +67,42 @@ void rf_block_range(int n, int n_blocks, int block, int align, int *start, int *
     *len = e - s;
 }
 
-static int f32_panel(int M)
-{
-    return M < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
-}
-
-rf_partition rf_linear_partition(int M, int N, int K, int n_threads)
-{
-    return rf_partition_plan(M, N, K, f32_panel(M), F32_ROW_GRAIN, n_threads);
-}
-
 struct linear_job {
     const float *X, *W, *b;
-    int K, N;
+    int M, K, N;
     rf_activation act;
     const rf_block_post *post;
     float *Y;
-    rf_partition plan;
+    const int32_t *seg; /* [n_seg + 1] segment starts, seg[n_seg] = M */
+    int n_seg;
+    int row_blocks, panel_tasks; /* tasks: row_blocks x panel_tasks */
 };
 
-/* One unit of the plan (or a run of them): its own sgemm call, then bias,
- * activation and post while it is in cache. */
+/* Segment s's rows: [start, end). With no segments, all M rows are one. */
+static void segment_rows(const struct linear_job *j, int s, int *start, int *end)
+{
+    *start = j->seg ? j->seg[s] : 0;
+    *end = j->seg ? j->seg[s + 1] : j->M;
+}
+
+/* The segment holding row r (the last one starting at or before it). */
+static int segment_of(const struct linear_job *j, int r)
+{
+    int lo = 0, hi = j->n_seg - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        int start, end;
+        segment_rows(j, mid, &start, &end);
+        if (start <= r)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* One unit: rows [m0, m1) of one chunk by columns [n0, n1), its own sgemm
+ * call, then bias, activation and post while it is in cache. */
 static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int n1)
 {
     rf_gemm(true, m1 - m0, n1 - n0, j->K, 1.0f, j->X + (size_t)m0 * j->K, j->K,
@@ -101,36 +112,84 @@ static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int 
     rf_block_post_run(j->post, j->Y, j->N, m0, m1, n0, n1);
 }
 
-static void linear_task(void *arg, int block, int thread)
+/* Task (row block, panel group): every chunk that starts in rows
+ * [F32_ROW_GRAIN * block, + F32_ROW_GRAIN), at most one a segment, by the
+ * group's panels. Which thread runs a task changes no call. */
+static void linear_task(void *arg, int task, int thread)
 {
     (void)thread;
     const struct linear_job *j = arg;
-    const rf_partition *p = &j->plan;
-    rf_rect rects[3];
-    int n = rf_partition_block(p, block, rects);
-    /* the rows of whole grains, when their units may merge */
-    bool merge = (long)p->row_grain * p->panel * p->K >= F32_MERGE_MIN_MACS;
-    int whole = merge ? p->M / p->row_grain * p->row_grain : 0;
-    for (int r = 0; r < n; r++) {
-        int rows_end = rects[r].m1 < whole ? rects[r].m1 : whole;
-        if (rows_end > rects[r].m0)
-            linear_unit(j, rects[r].m0, rows_end, rects[r].n0, rects[r].n1);
-        int m_start = rects[r].m0 > rows_end ? rects[r].m0 : rows_end;
-        for (int n0 = rects[r].n0; n0 < rects[r].n1; n0 += p->panel)
-            for (int m0 = m_start; m0 < rects[r].m1; m0 += p->row_grain) {
-                int n1 = n0 + p->panel < rects[r].n1 ? n0 + p->panel : rects[r].n1;
-                int m1 = m0 + p->row_grain < rects[r].m1 ? m0 + p->row_grain : rects[r].m1;
-                linear_unit(j, m0, m1, n0, n1);
-            }
+    int r0 = task % j->row_blocks * F32_ROW_GRAIN;
+    int r1 = r0 + F32_ROW_GRAIN < j->M ? r0 + F32_ROW_GRAIN : j->M;
+    int group = task / j->row_blocks;
+    for (int s = segment_of(j, r0); s < j->n_seg; s++) {
+        int start, end;
+        segment_rows(j, s, &start, &end);
+        if (start >= r1)
+            break;
+        int c = start >= r0 ? start
+                            : start + (r0 - start + F32_ROW_GRAIN - 1) / F32_ROW_GRAIN * F32_ROW_GRAIN;
+        if (c >= r1 || c >= end)
+            continue;
+        int c1 = c + F32_ROW_GRAIN < end ? c + F32_ROW_GRAIN : end;
+        int panel = c1 - c < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+        int panels = (j->N + panel - 1) / panel;
+        /* the group's share of the chunk's panels */
+        int p0 = (int)((long)panels * group / j->panel_tasks);
+        int p1 = (int)((long)panels * (group + 1) / j->panel_tasks);
+        for (int p = p0; p < p1; p++) {
+            int n1 = (p + 1) * panel < j->N ? (p + 1) * panel : j->N;
+            linear_unit(j, c, c1, p * panel, n1);
+        }
     }
 }
 
-void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
-               int N, rf_activation act, const rf_block_post *post, float *Y)
+/* The tasks: a row block of F32_ROW_GRAIN rows by a group of panels, with
+ * enough groups for at least 4 tasks a thread where the wide panels allow
+ * (every chunk has at least that many panels). */
+static void plan_tasks(struct linear_job *j, int n_threads)
 {
-    struct linear_job job = {X, W, b, K, N, act, post, Y,
-                             rf_linear_partition(M, N, K, rf_parallel_threads(pool))};
-    rf_parallel_run(pool, job.plan.n_blocks, linear_task, &job);
+    j->row_blocks = (j->M + F32_ROW_GRAIN - 1) / F32_ROW_GRAIN;
+    j->panel_tasks = 1;
+    int wide_panels = (j->N + F32_PANEL - 1) / F32_PANEL;
+    while (j->row_blocks * j->panel_tasks < 4 * n_threads && j->panel_tasks < wide_panels)
+        j->panel_tasks++;
+}
+
+void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
+               int N, rf_activation act, const rf_block_post *post, const rf_row_segments *rows,
+               float *Y)
+{
+    if (M <= 0)
+        return;
+    struct linear_job job = {X, W, b, M, K, N, act, post, Y, rows ? rows->start : NULL,
+                             rows ? rows->n : 1, 0, 0};
+    plan_tasks(&job, rf_parallel_threads(pool));
+    rf_parallel_run(pool, job.row_blocks * job.panel_tasks, linear_task, &job);
+}
+
+int64_t rf_linear_max_macs(int M, int N, int K, int n_threads)
+{
+    if (M <= 0)
+        return 0;
+    struct linear_job job = {.M = M, .N = N, .n_seg = 1};
+    plan_tasks(&job, n_threads);
+    int64_t max = 0;
+    for (int thread = 0; thread < n_threads; thread++) {
+        int64_t macs = 0;
+        for (int t = thread; t < job.row_blocks * job.panel_tasks; t += n_threads) {
+            int rows = M - t % job.row_blocks * F32_ROW_GRAIN;
+            rows = rows < F32_ROW_GRAIN ? rows : F32_ROW_GRAIN;
+            int panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+            int panels = (N + panel - 1) / panel, group = t / job.row_blocks;
+            int n0 = (int)((long)panels * group / job.panel_tasks) * panel;
+            int n1 = (int)((long)panels * (group + 1) / job.panel_tasks) * panel;
+            n1 = n1 < N ? n1 : N;
+            macs += (int64_t)rows * (n1 > n0 ? n1 - n0 : 0) * K;
+        }
+        max = macs > max ? macs : max;
+    }
+    return max;
 }
 
 void rf_linear_naive(const float *X, int M, int K, const float *W, const float *b, int N,

@@ -17,9 +17,9 @@
 #include "roformer.h"
 #include "kernels/block_post.h"
 #include "kernels/parallel.h"
-#include "kernels/partition.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* C (M x N) = alpha * A (M x K) . op(B) + beta * C, all row-major;
  * op(B) = B^T when b_trans (B is N x K), else B (K x N). One thread. */
@@ -29,15 +29,28 @@ void rf_gemm(bool b_trans, int M, int N, int K, float alpha, const float *A, int
 void rf_gemm_naive(bool b_trans, int M, int N, int K, float alpha, const float *A, int lda,
                    const float *B, int ldb, float beta, float *C, int ldc);
 
+/* The rows of a product as segments, each computed the same wherever it
+ * sits among the others: segment s is rows [start[s], start[s + 1]),
+ * start[0] = 0, start[n] = M (a segment may be empty). A sequence of a
+ * batch is one: its rows' results then depend on it alone, not on the
+ * sequences beside it (linalg.c says how). */
+typedef struct {
+    const int32_t *start; /* [n + 1] */
+    int n;
+} rf_row_segments;
+
 /* Y (M x N) = act(X (M x K) . W^T + b): a Linear layer, W (N x K), b [N]
- * or NULL, shared across the pool's threads by rf_linear_partition; each
- * thread adds bias and activation on its own units while they are in
- * cache, then runs post on them (block_post.h; NULL: none). The result
- * does not depend on the number of threads. */
+ * or NULL, shared across the pool's threads; each thread adds bias and
+ * activation on its own units while they are in cache, then runs post on
+ * them (block_post.h; NULL: none). rows NULL: the M rows are one segment.
+ * A row's result depends only on its segment's rows, never on the other
+ * segments nor on the number of threads. */
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
-               int N, rf_activation act, const rf_block_post *post, float *Y);
-/* How rf_linear shares an M x N x K product among n_threads. */
-rf_partition rf_linear_partition(int M, int N, int K, int n_threads);
+               int N, rf_activation act, const rf_block_post *post, const rf_row_segments *rows,
+               float *Y);
+/* The busiest thread's multiply-adds when rf_linear shares an M x N x K
+ * product of one segment among n_threads, its tasks dealt in turn. */
+int64_t rf_linear_max_macs(int M, int N, int K, int n_threads);
 /* Block `block` of n items cut into n_blocks: [*start, *start + *len), each
  * block's size rounded up to a multiple of `align` (the last one shorter,
  * or empty). How row-wise passes share out rows. */

@@ -154,7 +154,11 @@ static rf_status alloc_scratch(rf_context *ctx, int32_t max_batch, int32_t max_s
                        max_batch, max_seq_len);
     ctx->max_batch = max_batch;
     ctx->max_seq_len = max_seq_len;
-    ctx->seq_off = calloc((size_t)max_batch + 1, sizeof *ctx->seq_off);
+    /* seq_off, then head_rows: a segment for each of up to T gathered rows
+       or two for each sequence of the padded layout (rf_run_heads) */
+    size_t head_segments = T > 2 * (size_t)max_batch ? T : 2 * (size_t)max_batch;
+    ctx->seq_off = calloc((size_t)max_batch + 1 + head_segments + 1, sizeof *ctx->seq_off);
+    ctx->head_rows = ctx->seq_off ? ctx->seq_off + max_batch + 1 : NULL;
     struct carve c = {NULL, 0};
     carve_buffers(ctx, &c, n_threads);
     ctx->arena_bytes = c.used * sizeof(float);

@@ -81,6 +81,8 @@ struct rf_context {
     float *rope_cos;    /* [L][Dh/2] */
     int32_t *seq_off;   /* [max_batch + 1] first packed row of each sequence
                            (skip_padding) */
+    int32_t *head_rows; /* [max(T, 2 max_batch) + 1] the heads' row segments
+                           (linalg.h), in seq_off's allocation */
     rf_compute_type compute;
     /* RF_COMPUTE_BF16 only (else NULL): */
     const rf_bf16_layer *bf16_layers; /* [num_layers] the model's packed weights */

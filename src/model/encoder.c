@@ -176,7 +176,8 @@ static void embed(rf_context *ctx, const rf_batch *batch, int T)
     if (w->embd_proj_w) {
         rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
         rf_linear(rf_step_parallel(&ctx->steps), e, T, E, w->embd_proj_w, w->embd_proj_b,
-                  hp->hidden_size, RF_ACT_LINEAR, NULL, ctx->x);
+                  hp->hidden_size, RF_ACT_LINEAR, NULL,
+                  &(rf_row_segments){ctx->seq_off, batch->batch}, ctx->x);
         rf_step_end(&ctx->steps);
     }
 }
@@ -199,10 +200,12 @@ struct layer_matrix {
 
 /* A layer's Linear: Y = act(X W^T + b), then post on each finished block,
  * in the context's compute type; one products step. `prepared`: X's rows
- * are already rounded / quantized (add_norm). */
+ * are already rounded / quantized (add_norm). `rows`: the sequences' rows,
+ * which the f32 product computes each on its own (linalg.h); the bf16 and
+ * int8 kernels give a row the same result whatever rows come with it. */
 static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
                          const float *b, int N, rf_activation act, const rf_block_post *post,
-                         float *Y, bool prepared)
+                         const rf_row_segments *rows, float *Y, bool prepared)
 {
     const rf_parallel *par = rf_step_parallel(&ctx->steps);
     rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
@@ -215,7 +218,7 @@ static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct l
     else if (W.int8)
         rf_linear_int8(par, X, M, K, W.int8, b, N, act, post, Y, ctx->x_int8);
     else
-        rf_linear(par, X, M, K, W.f32, b, N, act, post, Y);
+        rf_linear(par, X, M, K, W.f32, b, N, act, post, rows, Y);
     rf_step_end(&ctx->steps);
 }
 
@@ -225,6 +228,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     const rf_layer_weights *lw = &ctx->model->w.layers[layer];
     rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
+    rf_row_segments seqs = {ctx->seq_off, B};
 
     /* pass 1: Q, K, V projections (one product on the stacked weights),
        rotary position embedding in its epilogue */
@@ -232,7 +236,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
                             .Dh = D / H};
     rf_block_post rope_post = {qkv_rope_block, &rope};
     layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                 3 * D, RF_ACT_LINEAR, &rope_post, ctx->qkv,
+                 3 * D, RF_ACT_LINEAR, &rope_post, &seqs, ctx->qkv,
                  layer > 0 || !ctx->model->w.embd_proj_w);
 
     /* pass 2: attention per (sequence, head, query block) */
@@ -248,20 +252,22 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
     layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, NULL, ctx->attn_proj, false);
+                 RF_ACT_LINEAR, NULL, &seqs, ctx->attn_proj, false);
     /* the FFN's first product reads these rows when it runs in one block */
     bool ffn_prepared = T <= ctx->ffn_rows;
     add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D, ffn_prepared);
 
     /* pass 4: feed-forward on blocks of ffn_rows rows (context.h),
-       residual, LayerNorm (v2: RMS norm) */
+       residual, LayerNorm (v2: RMS norm); f32 runs one block of all rows,
+       the only one whose product reads the sequences' rows */
     for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
         int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
+        const rf_row_segments *block_seqs = rows == T ? &seqs : NULL;
         layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
-                     lw->ffn_up_b, F, hp->hidden_act, NULL, ctx->ffn, ffn_prepared);
+                     lw->ffn_up_b, F, hp->hidden_act, NULL, block_seqs, ctx->ffn, ffn_prepared);
         layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
-                     lw->ffn_down_b, D, RF_ACT_LINEAR, NULL, ctx->ffn_proj + (size_t)r0 * D,
-                     false);
+                     lw->ffn_down_b, D, RF_ACT_LINEAR, NULL, block_seqs,
+                     ctx->ffn_proj + (size_t)r0 * D, false);
     }
     /* the next layer's Q|K|V product reads these rows */
     add_norm(ctx, T, ctx->x, ctx->ffn_proj, lw->out_norm_w, lw->out_norm_b, D,
@@ -270,16 +276,29 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 
 /* ==== The planner's balance ==== */
 
-/* Adds `count` products of M x N x K as plan shares them: their mean and
- * their busiest thread's multiply-adds. */
-static void add_balance(rf_partition (*plan)(int, int, int, int), int n_threads, int count, int M,
+/* The busiest thread's multiply-adds in one M x N x K product of the
+ * bf16 and int8 drivers, from their plans. */
+static int64_t bf16_max_macs(int M, int N, int K, int n_threads)
+{
+    rf_partition p = rf_linear_bf16_partition(M, N, K, n_threads);
+    return rf_partition_max_macs(&p);
+}
+
+static int64_t int8_max_macs(int M, int N, int K, int n_threads)
+{
+    rf_partition p = rf_linear_int8_partition(M, N, K, n_threads);
+    return rf_partition_max_macs(&p);
+}
+
+/* Adds `count` products of M x N x K as the driver shares them: their
+ * mean and their busiest thread's multiply-adds. */
+static void add_balance(int64_t (*max_macs)(int, int, int, int), int n_threads, int count, int M,
                         int N, int K, double *mean, double *max)
 {
     if (count == 0 || M == 0)
         return;
-    rf_partition p = plan(M, N, K, n_threads);
     *mean += (double)count * M * N * K / n_threads;
-    *max += (double)count * rf_partition_max_macs(&p);
+    *max += (double)count * max_macs(M, N, K, n_threads);
 }
 
 double rf_encoder_partition_efficiency(const rf_context *ctx, int T)
@@ -287,15 +306,13 @@ double rf_encoder_partition_efficiency(const rf_context *ctx, int T)
     const rf_hparams *hp = &ctx->model->hp;
     int D = hp->hidden_size, E = hp->embedding_size, F = hp->intermediate_size;
     int n = rf_pool_threads(ctx->pool), R = ctx->ffn_rows;
-    rf_partition (*plan)(int, int, int, int) = ctx->compute == RF_COMPUTE_BF16
-                                                   ? rf_linear_bf16_partition
-                                               : ctx->compute == RF_COMPUTE_INT8
-                                                   ? rf_linear_int8_partition
-                                                   : rf_linear_partition;
+    int64_t (*plan)(int, int, int, int) = ctx->compute == RF_COMPUTE_BF16   ? bf16_max_macs
+                                          : ctx->compute == RF_COMPUTE_INT8 ? int8_max_macs
+                                                                            : rf_linear_max_macs;
     double mean = 0.0, max = 0.0;
     int L = hp->num_layers;
     if (ctx->model->w.embd_proj_w)
-        add_balance(rf_linear_partition, n, 1, T, D, E, &mean, &max);
+        add_balance(rf_linear_max_macs, n, 1, T, D, E, &mean, &max);
     add_balance(plan, n, L, T, 3 * D, D, &mean, &max);
     add_balance(plan, n, L, T, D, D, &mean, &max);
     add_balance(plan, n, L * (T / R), R, F, D, &mean, &max);

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
             double t0 = cpu_seconds();
             rf_linear_int8(NULL, X, M, K, &Wm, NULL, N, RF_ACT_LINEAR, NULL, Y, xq);
             double t1 = cpu_seconds();
-            rf_linear(NULL, X, M, K, W, NULL, N, RF_ACT_LINEAR, NULL, Y);
+            rf_linear(NULL, X, M, K, W, NULL, N, RF_ACT_LINEAR, NULL, NULL, Y);
             t8[r] = t1 - t0;
             t32[r] = cpu_seconds() - t1;
         }
