@@ -17,6 +17,11 @@
  * (of all M rows) per thread has at least 4 M units per thread, and must
  * reach 0.9 up to 16 threads and 0.8 up to 64.
  *
+ * f32's calls are fixed by the rows (linalg.c), and its tasks are taken
+ * from a shared queue, each by the first thread free: the busiest thread
+ * then ends at most one task after the mean (Graham's bound for list
+ * scheduling), which is checked for every product and thread count above.
+ *
  * Last, the f32 and bf16 Linear layers on short and long inputs give
  * bit-identical outputs on 1, 2, 3, 5, 16 and 64 threads (f32 went
  * through OpenBLAS calls cut per thread, whose kernel depends on the
@@ -128,6 +133,29 @@ static void check_same_on_any_threads(void)
     }
 }
 
+/* f32: max <= mean + the largest task, 128 rows by 128 columns (64 for a
+ * product of fewer rows). */
+static void check_f32_balance(const int *tokens, size_t n_tokens)
+{
+    int checked = 0;
+    for (size_t i = 0; i < n_tokens; i++) {
+        int T = tokens[i];
+        const int products[][3] = {{T, 3 * D, D}, {T, D, D}, {T, F, D}, {T, D, F}};
+        for (int k = 0; k < 4; k++)
+            for (int n = 1; n <= 128; n++) {
+                int M = products[k][0], N = products[k][1], K = products[k][2];
+                double mean = (double)M * N * K / n;
+                double task = (double)(M < 128 ? M : 128) * (M < 128 ? 64 : 128) * K;
+                int64_t max = rf_linear_max_macs(M, N, K, n);
+                checked++;
+                CHECK(max >= mean - 1 && max <= mean + task,
+                      "f32 %dx%dx%d on %d threads: busiest %lld, mean %.0f, largest task %.0f", M,
+                      N, K, n, (long long)max, mean, task);
+            }
+    }
+    printf("f32 balance within one task of the mean on %d shapes x threads\n", checked);
+}
+
 int main(void)
 {
     static const int tokens[] = {16, 128, 8 * 128, 32 * 512};
@@ -180,6 +208,7 @@ int main(void)
           "int8 1x128 on 64 threads: %d blocks, mean/max %.3f", p.n_blocks,
           rf_partition_efficiency(&p));
     free(seen);
+    check_f32_balance(tokens, sizeof tokens / sizeof tokens[0]);
     check_same_on_any_threads();
     return check_done();
 }

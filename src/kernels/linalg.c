@@ -75,8 +75,27 @@ struct linear_job {
     float *Y;
     const int32_t *seg; /* [n_seg + 1] segment starts, seg[n_seg] = M */
     int n_seg;
-    int row_blocks, panel_tasks; /* tasks: row_blocks x panel_tasks */
 };
+
+/* The tasks: row block r (F32_ROW_GRAIN rows) and panel q, task q x
+ * row_blocks + r, q up to the narrow panels' count; a chunk of wide
+ * panels has half as many, and leaves the tasks past them empty. Tasks
+ * of one panel follow each other, so its weights stay in cache. */
+static int row_blocks(int M)
+{
+    return (M + F32_ROW_GRAIN - 1) / F32_ROW_GRAIN;
+}
+
+static int panel_count(int rows, int N)
+{
+    int panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+    return (N + panel - 1) / panel;
+}
+
+static int task_count(int M, int N)
+{
+    return row_blocks(M) * panel_count(1, N);
+}
 
 /* Segment s's rows: [start, end). With no segments, all M rows are one. */
 static void segment_rows(const struct linear_job *j, int s, int *start, int *end)
@@ -101,10 +120,12 @@ static int segment_of(const struct linear_job *j, int r)
     return lo;
 }
 
-/* One unit: rows [m0, m1) of one chunk by columns [n0, n1), its own sgemm
- * call, then bias, activation and post while it is in cache. */
-static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int n1)
+/* One unit: rows [m0, m1) of one chunk by its panel q, its own sgemm call,
+ * then bias, activation and post while it is in cache. */
+static void linear_unit(const struct linear_job *j, int m0, int m1, int q)
 {
+    int panel = m1 - m0 < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+    int n0 = q * panel, n1 = n0 + panel < j->N ? n0 + panel : j->N;
     rf_gemm(true, m1 - m0, n1 - n0, j->K, 1.0f, j->X + (size_t)m0 * j->K, j->K,
             j->W + (size_t)n0 * j->K, j->K, 0.0f, j->Y + (size_t)m0 * j->N + n0, j->N);
     rf_bias_act(j->Y + (size_t)m0 * j->N + n0, m1 - m0, n1 - n0, j->N, j->b ? j->b + n0 : NULL,
@@ -112,16 +133,16 @@ static void linear_unit(const struct linear_job *j, int m0, int m1, int n0, int 
     rf_block_post_run(j->post, j->Y, j->N, m0, m1, n0, n1);
 }
 
-/* Task (row block, panel group): every chunk that starts in rows
- * [F32_ROW_GRAIN * block, + F32_ROW_GRAIN), at most one a segment, by the
- * group's panels. Which thread runs a task changes no call. */
+/* Task (row block, panel q): panel q of every chunk that starts in the
+ * block's rows, at most one chunk a segment. Which thread runs a task
+ * changes no call. */
 static void linear_task(void *arg, int task, int thread)
 {
     (void)thread;
     const struct linear_job *j = arg;
-    int r0 = task % j->row_blocks * F32_ROW_GRAIN;
+    int blocks = row_blocks(j->M), q = task / blocks;
+    int r0 = task % blocks * F32_ROW_GRAIN;
     int r1 = r0 + F32_ROW_GRAIN < j->M ? r0 + F32_ROW_GRAIN : j->M;
-    int group = task / j->row_blocks;
     for (int s = segment_of(j, r0); s < j->n_seg; s++) {
         int start, end;
         segment_rows(j, s, &start, &end);
@@ -132,28 +153,9 @@ static void linear_task(void *arg, int task, int thread)
         if (c >= r1 || c >= end)
             continue;
         int c1 = c + F32_ROW_GRAIN < end ? c + F32_ROW_GRAIN : end;
-        int panel = c1 - c < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
-        int panels = (j->N + panel - 1) / panel;
-        /* the group's share of the chunk's panels */
-        int p0 = (int)((long)panels * group / j->panel_tasks);
-        int p1 = (int)((long)panels * (group + 1) / j->panel_tasks);
-        for (int p = p0; p < p1; p++) {
-            int n1 = (p + 1) * panel < j->N ? (p + 1) * panel : j->N;
-            linear_unit(j, c, c1, p * panel, n1);
-        }
+        if (q < panel_count(c1 - c, j->N))
+            linear_unit(j, c, c1, q);
     }
-}
-
-/* The tasks: a row block of F32_ROW_GRAIN rows by a group of panels, with
- * enough groups for at least 4 tasks a thread where the wide panels allow
- * (every chunk has at least that many panels). */
-static void plan_tasks(struct linear_job *j, int n_threads)
-{
-    j->row_blocks = (j->M + F32_ROW_GRAIN - 1) / F32_ROW_GRAIN;
-    j->panel_tasks = 1;
-    int wide_panels = (j->N + F32_PANEL - 1) / F32_PANEL;
-    while (j->row_blocks * j->panel_tasks < 4 * n_threads && j->panel_tasks < wide_panels)
-        j->panel_tasks++;
 }
 
 void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const float *W, const float *b,
@@ -163,31 +165,31 @@ void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const floa
     if (M <= 0)
         return;
     struct linear_job job = {X, W, b, M, K, N, act, post, Y, rows ? rows->start : NULL,
-                             rows ? rows->n : 1, 0, 0};
-    plan_tasks(&job, rf_parallel_threads(pool));
-    rf_parallel_run(pool, job.row_blocks * job.panel_tasks, linear_task, &job);
+                             rows ? rows->n : 1};
+    rf_parallel_run(pool, task_count(M, N), linear_task, &job);
 }
 
 int64_t rf_linear_max_macs(int M, int N, int K, int n_threads)
 {
-    if (M <= 0)
+    if (M <= 0 || n_threads < 1)
         return 0;
-    struct linear_job job = {.M = M, .N = N, .n_seg = 1};
-    plan_tasks(&job, n_threads);
-    int64_t max = 0;
-    for (int thread = 0; thread < n_threads; thread++) {
-        int64_t macs = 0;
-        for (int t = thread; t < job.row_blocks * job.panel_tasks; t += n_threads) {
-            int rows = M - t % job.row_blocks * F32_ROW_GRAIN;
-            rows = rows < F32_ROW_GRAIN ? rows : F32_ROW_GRAIN;
-            int panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
-            int panels = (N + panel - 1) / panel, group = t / job.row_blocks;
-            int n0 = (int)((long)panels * group / job.panel_tasks) * panel;
-            int n1 = (int)((long)panels * (group + 1) / job.panel_tasks) * panel;
-            n1 = n1 < N ? n1 : N;
-            macs += (int64_t)rows * (n1 > n0 ? n1 - n0 : 0) * K;
-        }
-        max = macs > max ? macs : max;
+    /* the threads' loads so far; each task goes to the least loaded */
+    int64_t load[RF_MAX_THREADS] = {0}, max = 0;
+    if (n_threads > RF_MAX_THREADS)
+        n_threads = RF_MAX_THREADS;
+    int blocks = row_blocks(M);
+    for (int t = 0; t < task_count(M, N); t++) {
+        int rows = M - t % blocks * F32_ROW_GRAIN;
+        rows = rows < F32_ROW_GRAIN ? rows : F32_ROW_GRAIN;
+        int q = t / blocks, panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+        if (q >= panel_count(rows, N))
+            continue;
+        int cols = N - q * panel < panel ? N - q * panel : panel;
+        int least = 0;
+        for (int i = 1; i < n_threads; i++)
+            least = load[i] < load[least] ? i : least;
+        load[least] += (int64_t)rows * cols * K;
+        max = load[least] > max ? load[least] : max;
     }
     return max;
 }

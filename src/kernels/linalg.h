@@ -49,7 +49,8 @@ void rf_linear(const rf_parallel *pool, const float *X, int M, int K, const floa
                int N, rf_activation act, const rf_block_post *post, const rf_row_segments *rows,
                float *Y);
 /* The busiest thread's multiply-adds when rf_linear shares an M x N x K
- * product of one segment among n_threads, its tasks dealt in turn. */
+ * product of one segment among n_threads (at most RF_MAX_THREADS), each
+ * task taken in order by the first thread free. */
 int64_t rf_linear_max_macs(int M, int N, int K, int n_threads);
 /* Block `block` of n items cut into n_blocks: [*start, *start + *len), each
  * block's size rounded up to a multiple of `align` (the last one shorter,
