@@ -82,6 +82,20 @@ def test_encode_equals_single_process(client, texts):
     assert [s["models_loaded"] for s in stats(client)] == loaded and max(loaded) == 1
 
 
+def test_partitions_change_no_bits(client, texts):
+    """Any partitioning and batch size gives each text the vector it has
+    alone (docs/compute.md, "Reproducibility"): 7 partitions of batches of 8
+    on the cluster equal one process embedding each text on its own."""
+    M = model_dir("tiny-char-proj")  # an embedding projection: f32 products under int8 too
+    good = [t for t in texts if t != BAD][:120]
+    for compute in ["f32"] + (["int8"] if cpu_has("avx2") else []):
+        got = run(client, rd.encode(db.from_sequence(good, npartitions=7), M, compute=compute,
+                                    batch_size=8, pooling="mean"))
+        with roformer.Model(M, threads=1, compute=compute) as m:
+            want = [m.encode([t], batch_size=1, pooling="mean")[0] for t in good]
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), compute
+
+
 def test_encode_takes_a_dataframe_column(client, texts):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
