@@ -59,6 +59,14 @@ $ROFORMER rerank -m "$CLS" --query "$query" --positive-label 3 <"$TMP/docs" >"$T
 check "rerank --positive-label 3 of 3 labels: exit 1, one line naming the label count" \
     sh -c "[ $rc -eq 1 ] && [ ! -s '$TMP/out' ] && grep -qx 'roformer: error: positive_label 3: the model has 3 labels' '$TMP/err'"
 
+# Without --top-n every document is ranked (7 documents: more than any
+# small default would keep).
+printf '%s\n' 一 二 三 四 五 六 七 >"$TMP/seven"
+check "rerank of 7 documents without --top-n: exit 0" \
+    run_ok "$TMP/r7" $ROFORMER rerank -m "$CLS" --query "$query" <"$TMP/seven"
+check "rerank without --top-n prints all 7, each index once" \
+    sh -c "[ \$(wc -l <'$TMP/r7') -eq 7 ] && [ \$(grep -o '\"index\":[0-9]*' '$TMP/r7' | sort -u | wc -l) -eq 7 ]"
+
 # ==== --threads past the cores: allowed, said once ====
 cores=$(getconf _NPROCESSORS_ONLN)
 more=$((cores + 1))

@@ -92,6 +92,17 @@ assert float(np.max(np.abs(np.mean(pooled[:-1], axis=0) - want))) > 1e-3
 PYEOF
 done
 
+# the stride's default is the window / 4: --window 24 alone is --stride 6
+check "embed --window $N --pooling mean (stride by default): exit 0" \
+    run_ok "$TMP/win-default" $ROFORMER embed -m "$M/tiny-word-mlm" --window $N --pooling mean \
+    --no-normalize <"$TMP/mixed"
+check "the default stride of --window $N is $N / 4 = $S: the same bytes" same "$TMP/win-default" "$TMP/win-mean"
+check "embed --window $N --stride $((S + 1)): exit 0" \
+    run_ok "$TMP/win-other" $ROFORMER embed -m "$M/tiny-word-mlm" --window $N --stride $((S + 1)) \
+    --pooling mean --no-normalize <"$TMP/mixed"
+check "another stride gives other bytes (so the check above can fail)" \
+    sh -c "! cmp -s '$TMP/win-other' '$TMP/win-mean'"
+
 # similarity with windows: the cosine of the two windowed embeddings
 # (embed's default pooling), on two texts whose cosine is not 1.
 printf '{"text_a": "%s", "text_b": "%s"}\n' "$long" "$mixed" >"$TMP/pair"
