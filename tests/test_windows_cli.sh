@@ -120,6 +120,18 @@ want = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
 got = json.load(open(sys.argv[2]))["cosine"]
 assert abs(got - want) <= 1e-5 and want < 0.9999, (got, want)' "$TMP/two.emb" "$TMP/sim"
 
+# only single texts are cut: a pair runs whole, or fails when too long
+printf '{"text": "今天天气很好，我们去公园散步。", "text_pair": "这家餐厅的菜很好吃，服务也很周到。"}\n' >"$TMP/short-pair"
+check "classify of a pair longer than --window 8: exit 0" \
+    run_ok "$TMP/pair-win" $ROFORMER classify -m "$M/tiny-v2-cls" --window 8 <"$TMP/short-pair"
+check "classify of the same pair without --window: exit 0" \
+    run_ok "$TMP/pair-plain" $ROFORMER classify -m "$M/tiny-v2-cls" <"$TMP/short-pair"
+check "a pair is not cut into windows: the same line as without --window" same "$TMP/pair-win" "$TMP/pair-plain"
+printf '{"text": "%s", "text_pair": "短句子"}\n' "$long2" >"$TMP/long-pair"
+$ROFORMER classify -m "$M/tiny-v2-cls" --window 64 <"$TMP/long-pair" >"$TMP/out" 2>/dev/null
+check "a pair past the model's 512 positions with --window: exit 1, an error line" \
+    sh -c "[ $? -eq 1 ] && grep -q '\"error\"' '$TMP/out'"
+
 # scm: the documents are cut, the triplet still answered
 printf '{"A": "%s", "B": "%s", "C": "短句子", "label": "B"}\n' "$long" "$long" >"$TMP/scm"
 $ROFORMER scm -m "$M/tiny-word-mlm" --window 64 --stride 16 --timings "$TMP/scm" >"$TMP/out" 2>"$TMP/err"
