@@ -3,8 +3,9 @@ message naming the argument: Model's threads (1 to 256), max_length and
 truncation_direction; batch_size (1 to 4096); prompts that are not a dict of
 str to str; similarity and qa on lists of different lengths; scm's unknown
 mode; qa's negative doc_stride and max_answer_tokens below 1; encode's
-device, output_value, truncate_dim, precision and errors. Each range is held
-at both ends: the last value accepted and the first refused.
+device, output_value, truncate_dim, precision and errors; util's cos_sim and
+semantic_search, quantize_embeddings, and roformer.dask's errors. Each range
+is held at both ends: the last value accepted and the first refused.
 
 And the import: an ImportError naming every place the library was looked
 for when none has it, and naming both versions when the library found is of
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import model_dir
@@ -201,3 +203,45 @@ def test_import_of_another_library_version_names_both(tmp_path):
         os.path.normpath(str(lib)), roformer._capi.RF_VERSION_MAJOR,
         roformer._capi.RF_VERSION_MINOR, roformer._capi.RF_VERSION_MAJOR)
     assert last == "ImportError: " + want, last
+
+
+# ==== roformer.util, roformer.quantization, roformer.dask ====
+
+def test_cos_sim_of_rows_of_different_lengths_is_a_value_error():
+    from roformer import util
+    with pytest.raises(ValueError, match=r"^a has 4 dimensions, b 5"):
+        util.cos_sim(np.ones((2, 4), np.float32), np.ones((3, 5), np.float32))
+
+
+@pytest.mark.parametrize("kwargs, name", [({"query_chunk_size": 0}, "query_chunk_size"),
+                                          ({"corpus_chunk_size": -1}, "corpus_chunk_size"),
+                                          ({"top_k": 1.5}, "top_k")])
+def test_semantic_search_sizes_not_positive_integers_are_value_errors(kwargs, name):
+    from roformer import util
+    e = np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"^%s must be a positive integer" % name):
+        util.semantic_search(e, e, **kwargs)
+
+
+def test_quantize_embeddings_refusals():
+    from roformer.quantization import quantize_embeddings
+    e = np.arange(24, dtype=np.float32).reshape(3, 8)
+    with pytest.raises(ValueError, match=r"^precision must be one of"):
+        quantize_embeddings(e, "float16")
+    with pytest.raises(ValueError, match=r"^embeddings must be 2-D"):
+        quantize_embeddings(e[0], "int8")
+    with pytest.raises(ValueError, match=r"^ranges must have shape \(2, 8\), not \(3, 8\)"):
+        quantize_embeddings(e, "int8", ranges=np.ones((3, 8)))
+    for dtype in (np.int8, np.uint8):
+        with pytest.raises(ValueError, match=r"^embeddings to quantize must be float"):
+            quantize_embeddings(e.astype(dtype), "uint8")
+
+
+def test_dask_errors_other_than_record_skip_raise_is_a_value_error():
+    pytest.importorskip("dask.bag", reason="python3-dask absent")
+    import dask.bag as db
+    import roformer.dask as rd
+    bag = db.from_sequence(["今天"])
+    for job in (rd.encode, rd.classify):
+        with pytest.raises(ValueError, match=r'^errors must be "record", "skip" or "raise"'):
+            job(bag, model_dir("tiny-word-cls"), errors="x")
