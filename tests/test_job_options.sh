@@ -4,7 +4,9 @@
 # probability or logit is the score, against softmax of `forward`'s pair
 # logits), --threads past the cores (one note on stderr), --batch-size's
 # range 1 to 4096 and its default of 8 (the batch count of --timings),
-# fill-mask's default --top-k 5 and qa's default --max-answer-tokens 15.
+# rerank without --top-n ranking every document, --compute on a CPU
+# without its instructions (one line, exit 1; compute.md), fill-mask's
+# default --top-k 5 and qa's default --max-answer-tokens 15.
 . tests/check.sh
 PY=/usr/bin/python3
 
@@ -99,6 +101,23 @@ check "--batch-size 1: 17 batches" [ "$(batches "$TMP/b1.err")" = 17 ]
 check "--batch-size 4096: 1 batch" [ "$(batches "$TMP/b4096.err")" = 1 ]
 check "--batch-size 8: 3 batches" [ "$(batches "$TMP/b8.err")" = 3 ]
 check "the default batch size is 8: 3 batches of 17 inputs" [ "$(batches "$TMP/b.err")" = 3 ]
+
+# ==== --compute on a CPU without its instructions: one line, exit 1 ====
+# compute.md: a CPU without what a compute type needs refuses it with one
+# line and exit status 1; where `roformer info` names a kernel it runs.
+check "info: exit 0" run_ok "$TMP/info" $ROFORMER info -m "$CLS"
+for compute in bf16 int8; do
+    kernel=$(sed -n "s/^$compute kernel: *//p" "$TMP/info")
+    $ROFORMER embed -m "$CLS" --compute $compute 今天 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    case $kernel in
+    none*) check "--compute $compute without its kernel ($kernel): exit 1, one line naming what it needs" \
+        sh -c "[ $rc -eq 1 ] && [ ! -s '$TMP/out' ] && [ \$(wc -l <'$TMP/err') -eq 1 ] &&
+               grep -q '^roformer: error: .*$compute compute needs a CPU with .*, which this one lacks\$' '$TMP/err'" ;;
+    '') check "info has a '$compute kernel:' line" false ;;
+    *) check "--compute $compute with its kernel ($kernel): exit 0, an embedding" \
+        sh -c "[ $rc -eq 0 ] && grep -q '\"embedding\"' '$TMP/out'" ;;
+    esac
+done
 
 # ==== fill-mask: --top-k defaults to 5 ====
 check "fill-mask without --top-k: exit 0" \
