@@ -4,6 +4,8 @@
  * status and a message naming it.
  *   - config.json: dimensions up to 2^24, 1024 layers, 65536 labels,
  *     labels of 4096 bytes; the same dimensions and layers as GGUF keys;
+ *   - GGUF: 65535-byte key and tensor names, 4 dimensions, 65536 tensors
+ *     and 65536 keys;
  *   - safetensors: 8 dimensions;
  *   - pytorch_model.bin: 1M zip entries (a zip64 directory claiming them);
  *   - the files a conversion reads: config.json and tokenizer_config.json
@@ -188,6 +190,75 @@ static void gguf_dimension_cases(void)
         CHECK(st == RF_ERR_FORMAT && strstr(err.message, want), "GGUF %s %u: status %d (%s)",
               bounds[i].key, bounds[i].limit + 1, st, err.message);
     }
+}
+
+/* ==== GGUF: names, dimensions, counts ==== */
+
+/* A GGUF of one u32 key named with `key_bytes` 'k's and one f32 tensor
+ * of `dims` dimensions of 1, named with `name_bytes` 't's; parsed. */
+static rf_status gguf_of(size_t key_bytes, size_t name_bytes, uint32_t dims, rf_error *err)
+{
+    char *key = malloc(key_bytes + 1), *name = malloc(name_bytes + 1);
+    memset(key, 'k', key_bytes);
+    key[key_bytes] = '\0';
+    memset(name, 't', name_bytes);
+    name[name_bytes] = '\0';
+    uint64_t ne[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    rf_gguf_writer *w = rf_gguf_writer_new();
+    rf_gguf_set_u32(w, key, 1);
+    rf_gguf_add_tensor(w, name, RF_DTYPE_F32, dims, ne, calloc(1, 4));
+    void *b = NULL;
+    size_t size = 0;
+    rf_status st = rf_gguf_write_buffer(w, &b, &size, err);
+    rf_gguf *g = NULL;
+    if (st == RF_OK)
+        st = rf_gguf_parse(b, size, "bounds.gguf", &g, err);
+    rf_gguf_free(g);
+    free(b);
+    rf_gguf_writer_free(w);
+    free(key);
+    free(name);
+    return st;
+}
+
+static void gguf_structure_cases(void)
+{
+    rf_error err = {{0}};
+    rf_status st = gguf_of(RF_GGUF_MAX_KEY, RF_GGUF_MAX_KEY, RF_GGUF_MAX_DIMS, &err);
+    CHECK(st == RF_OK, "GGUF: a key and a tensor name of 65535 bytes, 4 dimensions: read (%s)",
+          err.message);
+    st = gguf_of(RF_GGUF_MAX_KEY + 1, 4, 2, &err);
+    CHECK(st == RF_ERR_LIMIT && strstr(err.message, "key of 65536 bytes") &&
+              strstr(err.message, "exceeds the limit of 65535"),
+          "GGUF: a key of 65536 bytes: status %d (%s)", st, err.message);
+    st = gguf_of(4, RF_GGUF_MAX_KEY + 1, 2, &err);
+    CHECK(st == RF_ERR_LIMIT && strstr(err.message, "tensor name of 65536 bytes") &&
+              strstr(err.message, "exceeds the limit of 65535"),
+          "GGUF: a tensor name of 65536 bytes: status %d (%s)", st, err.message);
+    st = gguf_of(4, 4, RF_GGUF_MAX_DIMS + 1, &err);
+    CHECK(st == RF_ERR_FORMAT && strstr(err.message, "5 dimensions"),
+          "GGUF: a tensor of 5 dimensions: status %d (%s)", st, err.message);
+    /* the counts of the header, against a file holding one of each: at
+       the limit the file is too short for them, past it the limit says so */
+    for (int field = 0; field < 2; field++)
+        for (uint64_t n = 65536; n <= 65537; n++) {
+            uint8_t hdr[24 + 64] = {0};
+            memcpy(hdr, "GGUF", 4);
+            check_put_le(hdr + 4, RF_GGUF_VERSION, 4);
+            check_put_le(hdr + 8, field == 0 ? n : 1, 8);
+            check_put_le(hdr + 16, field == 1 ? n : 1, 8);
+            rf_gguf *g = NULL;
+            st = rf_gguf_parse(hdr, sizeof hdr, "counts.gguf", &g, &err);
+            rf_gguf_free(g);
+            const char *what = field == 0 ? "tensors" : "keys";
+            if (n == 65536)
+                CHECK(st == RF_ERR_FORMAT && !strstr(err.message, "exceed the limits"),
+                      "GGUF: %llu %s: not refused by the limit (%s)", (unsigned long long)n, what,
+                      err.message);
+            else
+                CHECK(st == RF_ERR_LIMIT && strstr(err.message, "exceed the limits (65536, 65536)"),
+                      "GGUF: %llu %s: status %d (%s)", (unsigned long long)n, what, st, err.message);
+        }
 }
 
 /* ==== safetensors: 8 dimensions ==== */
@@ -455,6 +526,7 @@ int main(void)
     config_dimension_cases();
     config_label_cases();
     gguf_dimension_cases();
+    gguf_structure_cases();
     safetensors_dimension_cases();
     zip_entry_cases();
     conversion_file_cases();
