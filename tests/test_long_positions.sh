@@ -51,6 +51,12 @@ check "linear x4 takes 4 x 512 tokens without --extend-positions" \
 ids 2049 >"$TMP/2049.jsonl"
 $ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 4 <"$TMP/2049.jsonl" >"$TMP/out" 2>/dev/null
 check "linear x4 refuses 2049 tokens: exit 1, an error line" sh -c "[ $? -eq 1 ] && grep -q '\"error\"' '$TMP/out'"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling ntk --rope-factor 4 <"$TMP/2049.jsonl" >"$TMP/out" 2>/dev/null
+check "ntk x4 refuses 2049 tokens too: exit 1, an error line naming the 2048 accepted" \
+    sh -c "[ $? -eq 1 ] && grep -q 'longer than the 2048 this context accepts' '$TMP/out'"
+check "linear x4 with --extend-positions goes further: 2049 tokens, exit 0" \
+    run_ok "$TMP/out" $ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling linear --rope-factor 4 \
+    --extend-positions <"$TMP/2049.jsonl"
 
 # ---- the checkpoint's default: config.json rope_scaling -> GGUF -> context ----
 mkdir "$TMP/scaled"
