@@ -7,7 +7,8 @@
  *   - GGUF: 65535-byte key and tensor names, 4 dimensions, 65536 tensors
  *     and 65536 keys;
  *   - safetensors: 8 dimensions;
- *   - pytorch_model.bin: 1M zip entries (a zip64 directory claiming them);
+ *   - pytorch_model.bin: 1M zip entries (a zip64 directory claiming them),
+ *     2M values made by its pickle;
  *   - the files a conversion reads: config.json and tokenizer_config.json
  *     16 MiB, vocab.txt 256 MiB, the jieba dict.txt 1 GiB (the sizes are
  *     sparse files: past the limit they are refused by their size before
@@ -23,6 +24,7 @@
 #include "formats/checkpoint.h"
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
+#include "formats/pickle.h"
 #include "formats/safetensors.h"
 #include "formats/torch_zip.h"
 #include "model/model.h"
@@ -323,6 +325,40 @@ static void zip_entry_cases(void)
     }
 }
 
+/* ==== the pickle: at most 2M values ==== */
+
+static const uint8_t *no_storage(void *ctx, const char *key, size_t key_len, uint64_t *size)
+{
+    (void)ctx;
+    (void)key;
+    (void)key_len;
+    *size = 0;
+    return NULL;
+}
+
+/* PROTO 2, then n NONEs: each makes a value; no STOP, so a pickle within
+ * the cap fails at its end instead. */
+static void pickle_value_cases(void)
+{
+    for (size_t n = RF_PICKLE_MAX_VALUES; n <= RF_PICKLE_MAX_VALUES + 1; n++) {
+        uint8_t *b = malloc(2 + n);
+        b[0] = 0x80;
+        b[1] = 2;
+        memset(b + 2, 'N', n);
+        rf_checkpoint *ck = calloc(1, sizeof *ck);
+        rf_error err = {{0}};
+        rf_status st = rf_unpickle_state_dict(b, 2 + n, no_storage, NULL, 2 + n, "nones.pkl", ck, &err);
+        if (n == RF_PICKLE_MAX_VALUES)
+            CHECK(st != RF_OK && !strstr(err.message, "values"),
+                  "a pickle of 2M values: not refused by the cap (%s)", err.message);
+        else
+            CHECK(st == RF_ERR_LIMIT && strstr(err.message, "more than 2097152 values"),
+                  "a pickle of 2M + 1 values: status %d (%s)", st, err.message);
+        rf_checkpoint_free(ck);
+        free(b);
+    }
+}
+
 /* ==== the files a conversion reads ==== */
 
 static char tmpdir[] = "/tmp/rf_bounds_XXXXXX";
@@ -529,6 +565,7 @@ int main(void)
     gguf_structure_cases();
     safetensors_dimension_cases();
     zip_entry_cases();
+    pickle_value_cases();
     conversion_file_cases();
     return check_done();
 }
