@@ -120,6 +120,15 @@ want = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
 got = json.load(open(sys.argv[2]))["cosine"]
 assert abs(got - want) <= 1e-5 and want < 0.9999, (got, want)' "$TMP/two.emb" "$TMP/sim"
 
+# the smallest window, 3: [CLS], one text token, [SEP]; a window per token
+printf '%s\n' '今天天气很好，我们去公园' >"$TMP/ten"
+check "tokenize the text: exit 0" run_ok "$TMP/ten.tok" $ROFORMER tokenize -m "$M/tiny-word-mlm" <"$TMP/ten"
+body=$($PY -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["input_ids"]) - 2)' "$TMP/ten.tok")
+check "embed --window 3 (stride 0 by default): exit 0" \
+    run_ok "$TMP/w3" $ROFORMER embed -m "$M/tiny-word-mlm" --window 3 --timings <"$TMP/ten"
+check "embed --window 3: one window per text token ($body)" \
+    grep -q "timings: 1 inputs cut into $body windows" "$TMP/w3.err"
+
 # only single texts are cut: a pair runs whole, or fails when too long
 printf '{"text": "今天天气很好，我们去公园散步。", "text_pair": "这家餐厅的菜很好吃，服务也很周到。"}\n' >"$TMP/short-pair"
 check "classify of a pair longer than --window 8: exit 0" \
