@@ -4,7 +4,8 @@
 # probability or logit is the score, against softmax of `forward`'s pair
 # logits), --threads past the cores (one note on stderr), --batch-size's
 # range 1 to 4096 and its default of 8 (the batch count of --timings),
-# rerank without --top-n ranking every document, --compute on a CPU
+# rerank without --top-n ranking every document, --max-line-bytes on every
+# command that reads lines, --compute on a CPU
 # without its instructions (one line, exit 1; compute.md), fill-mask's
 # default --top-k 5 and qa's default --max-answer-tokens 15.
 . tests/check.sh
@@ -117,6 +118,19 @@ for compute in bf16 int8; do
     *) check "--compute $compute with its kernel ($kernel): exit 0, an embedding" \
         sh -c "[ $rc -eq 0 ] && grep -q '\"embedding\"' '$TMP/out'" ;;
     esac
+done
+
+# ==== --max-line-bytes on every command that reads lines ====
+# reliability.md: every such command caps a line's length; the long line
+# gets the error object with its line number in its place, exit status 1.
+long=$(head -c 300 /dev/zero | tr '\0' 'a')
+printf '%s\n%s\n%s\n' '好' "$long" '今天' >"$TMP/capped"
+for job in "classify -m $CLS" "similarity -m $M/tiny-word-mlm" "rerank -m $CLS --query q" \
+           "scm -m $M/tiny-word-mlm -" "fill-mask -m $M/tiny-word-mlm" "ner -m $M/tiny-char-proj" \
+           "qa -m $M/tiny-qa"; do
+    $ROFORMER $job --max-line-bytes 100 <"$TMP/capped" >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "${job%% *} --max-line-bytes 100: exit 1, line 2's error names the cap" \
+        sh -c "[ $rc -eq 1 ] && grep -qxF '{\"error\":\"line is longer than 100 bytes (--max-line-bytes)\",\"line\":2}' '$TMP/out'"
 done
 
 # ==== fill-mask: --top-k defaults to 5 ====
