@@ -70,6 +70,18 @@ check "rerank of 7 documents without --top-n: exit 0" \
 check "rerank without --top-n prints all 7, each index once" \
     sh -c "[ \$(wc -l <'$TMP/r7') -eq 7 ] && [ \$(grep -o '\"index\":[0-9]*' '$TMP/r7' | sort -u | wc -l) -eq 7 ]"
 
+# Equal scores keep input order: repeated documents, each in a batch of
+# its own (--batch-size 1) so that their scores are the same bits.
+printf '%s\n' 还行吧 很好 还行吧 很好 还行吧 >"$TMP/repeated"
+check "rerank --batch-size 1 of repeated documents: exit 0" \
+    run_ok "$TMP/r-ties" $ROFORMER rerank -m "$CLS" --query "$query" --batch-size 1 <"$TMP/repeated"
+check "rerank: equal scores (there are ties) keep input order" $PY -c '
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]
+ties = [(a, b) for a, b in zip(got, got[1:]) if a["score"] == b["score"]]
+assert len(got) == 5 and len(ties) == 3, got
+assert all(a["index"] < b["index"] for a, b in ties), got' "$TMP/r-ties"
+
 # ==== --threads past the cores: allowed, said once ====
 cores=$(getconf _NPROCESSORS_ONLN)
 more=$((cores + 1))
