@@ -2,12 +2,13 @@
 # test_job_options.sh — the job options docs/jobs.md states, each held at
 # the number the document gives: rerank's --positive-label (the label whose
 # probability or logit is the score, against softmax of `forward`'s pair
-# logits), --threads past the cores (one note on stderr), --batch-size's
-# range 1 to 4096 and its default of 8 (the batch count of --timings),
-# rerank without --top-n ranking every document, --max-line-bytes on every
-# command that reads lines, --compute on a CPU
-# without its instructions (one line, exit 1; compute.md), fill-mask's
-# default --top-k 5 and qa's default --max-answer-tokens 15.
+# logits), rerank ranking every document without --top-n and keeping input
+# order on equal scores, --threads past the cores (one note on stderr),
+# --batch-size's range 1 to 4096 and its default of 8 (the batch count of
+# --timings), --compute on a CPU without its instructions (one line, exit
+# 1; compute.md), --max-line-bytes on every command that reads lines,
+# scm's default cut at the model's maximum, fill-mask's default --top-k 5
+# and qa's default --max-answer-tokens 15.
 . tests/check.sh
 PY=/usr/bin/python3
 
@@ -144,6 +145,22 @@ for job in "classify -m $CLS" "similarity -m $M/tiny-word-mlm" "rerank -m $CLS -
     check "${job%% *} --max-line-bytes 100: exit 1, line 2's error names the cap" \
         sh -c "[ $rc -eq 1 ] && grep -qxF '{\"error\":\"line is longer than 100 bytes (--max-line-bytes)\",\"line\":2}' '$TMP/out'"
 done
+
+# ==== scm truncates at the model's maximum by default ====
+# jobs.md's Defaults: where the other jobs refuse an input past the model's
+# maximum, scm cuts its documents there (tiny-v2-mlm: 512 positions): the
+# result of --max-length 512, not of 500.
+long=$(awk 'BEGIN { for (i = 0; i < 60; i++) printf "今天天气很好，我们去公园散步。" }')
+printf '{"A": "%s", "B": "今天天气很好", "C": "短句子"}\n' "$long" >"$TMP/scm-long"
+$ROFORMER embed -m "$M/tiny-v2-mlm" "$long" >"$TMP/out" 2>/dev/null
+check "premise: embed refuses the ~900-token document (exit 1, an error line)" \
+    sh -c "[ $? -eq 1 ] && grep -q 'over the model.s maximum of 512' '$TMP/out'"
+for n in "" 512 500; do
+    check "scm${n:+ --max-length $n} of a triplet with that document: exit 0" \
+        run_ok "$TMP/scm$n" $ROFORMER scm -m "$M/tiny-v2-mlm" ${n:+--max-length $n} "$TMP/scm-long"
+done
+check "scm's default cut is the model's maximum: the bytes of --max-length 512" same "$TMP/scm" "$TMP/scm512"
+check "another cut gives other bytes (so the check above can fail)" sh -c "! cmp -s '$TMP/scm' '$TMP/scm500'"
 
 # ==== fill-mask: --top-k defaults to 5 ====
 check "fill-mask without --top-k: exit 0" \
