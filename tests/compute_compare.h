@@ -111,6 +111,54 @@ static void compare_argmax(const compare_rule *rule, const char *label, const ch
           margin, finite ? "" : ", a value not finite");
 }
 
+/* The cosine of two rows of D floats, in double. */
+static double row_cosine(const float *x, const float *y, size_t D)
+{
+    double dot = 0, xx = 0, yy = 0;
+    for (size_t i = 0; i < D; i++) {
+        dot += (double)x[i] * y[i];
+        xx += (double)x[i] * x[i];
+        yy += (double)y[i] * y[i];
+    }
+    return dot / sqrt(xx * yy);
+}
+
+/* The bound of `rule` against rows at known cosines: a row at the lowest
+ * cosine the documentation states passes it, a row moved as far as
+ * `rejected` fails it, so the bound is tight enough to see a change of
+ * that size. The moved row is x plus a vector orthogonal to x of |x|
+ * times tan(acos(c)). */
+static void compare_rule_bounds(const compare_rule *rule, double documented, double rejected)
+{
+    enum { D = 64 };
+    float x[D], u[D], y[D];
+    double xu = 0, xx = 0, uu = 0;
+    for (int i = 0; i < D; i++) {
+        x[i] = (float)sin(0.7 * i + 0.3);
+        u[i] = (float)cos(1.3 * i);
+        xu += (double)x[i] * u[i];
+        xx += (double)x[i] * x[i];
+    }
+    for (int i = 0; i < D; i++) {
+        u[i] -= (float)(xu / xx * x[i]);
+        uu += (double)u[i] * u[i];
+    }
+    const double at[2] = {documented, rejected};
+    double got[2];
+    for (int k = 0; k < 2; k++) {
+        double t = sqrt(1.0 / (at[k] * at[k]) - 1.0) * sqrt(xx / uu);
+        for (int i = 0; i < D; i++)
+            y[i] = (float)(x[i] + t * u[i]);
+        got[k] = row_cosine(x, y, D);
+    }
+    CHECK(fabs(got[0] - documented) < 1e-6 && got[0] >= rule->min_cosine,
+          "%s bound %.5f: a row at the documented lowest cosine %.6f (made %.6f) passes", rule->name,
+          rule->min_cosine, documented, got[0]);
+    CHECK(fabs(got[1] - rejected) < 1e-6 && !(got[1] >= rule->min_cosine),
+          "%s bound %.5f: a row at cosine %.6f (made %.6f) fails", rule->name, rule->min_cosine,
+          rejected, got[1]);
+}
+
 /* Case c's outputs h against its f32 outputs f: every real token's
  * cosine, and the argmax of the model's head. */
 static void compare_case(const compare_rule *rule, const char *label, const rf_hparams *hp,
@@ -124,16 +172,12 @@ static void compare_case(const compare_rule *rule, const char *label, const rf_h
             if (!c->mask[row])
                 continue;
             const float *x = f->last + row * D, *y = h->last + row * D;
-            double dot = 0, xx = 0, yy = 0;
             for (size_t i = 0; i < D; i++) {
-                dot += (double)x[i] * y[i];
-                xx += (double)x[i] * x[i];
-                yy += (double)y[i] * y[i];
                 float d = fabsf(x[i] - y[i]);
                 if (!(d <= s->max_diff))
                     s->max_diff = d;
             }
-            double cosine = dot / sqrt(xx * yy);
+            double cosine = row_cosine(x, y, D);
             if (!(cosine >= s->min_cosine))
                 s->min_cosine = cosine;
             CHECK(cosine >= rule->min_cosine, "%s %s[%d] token %d: cosine %.6f to f32", label,

@@ -5,11 +5,12 @@ A block is run when the line just before its opening fence is the HTML
 comment `<!-- runnable -->` (invisible on GitHub) and its info string is
 `sh` or `console`:
 
-  sh       the block is one shell script (sh -e); it passes when it exits 0.
+  sh       the block is one shell script (bash -e -o pipefail); it passes
+           when it exits 0.
   console  `$ command` lines, each followed by the output it must print
            (its stdout, then its stderr). A command whose quotes are not
            closed on its line goes on over the next lines. Each command
-           must exit 0 and print what is shown:
+           (bash -o pipefail) must exit 0 and print what is shown:
            - whitespace runs compare as one space;
            - `...` stands for any text (the rest of a long vector, say);
            - a number printed with k decimals matches within half a unit
@@ -143,7 +144,9 @@ def quotes_closed(cmd):
 
 
 def run(cmd, cwd, timeout, script=False):
-    args = ["sh", "-e", "-c", cmd] if script else ["sh", "-c", cmd]
+    # pipefail: `roformer ... | head` fails when roformer does, not only
+    # when the last command of the pipe does.
+    args = ["bash", "-o", "pipefail"] + (["-e"] if script else []) + ["-c", cmd]
     p = subprocess.run(args, cwd=cwd, capture_output=True, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 

@@ -6,7 +6,8 @@
  * classification and QA logits. Also on tiny-word-cls converted with
  * --dtype bf16, whose weights are then exactly what bf16 compute uses.
  *
- * Asserted: every row's cosine >= 0.999 (the issue's accuracy target), and
+ * Asserted: every row's cosine >= 0.9997 (docs/compute.md's lowest, with
+ * the margin the rule below states), and
  * every argmax that differs is a near tie in f32 (top two within
  * rule.argmax_tie). Prints the minimum cosine, the max |diff| and the argmax
  * agreement per model. On a CPU without AVX512_BF16 the context must be
@@ -25,13 +26,21 @@
 #include <math.h>
 #include <unistd.h>
 
-/* every real token within cosine 0.999 of f32; f32 logits whose top two
- * are within 0.02 may swap under bf16, in any head. These measure bf16's
- * rounding (2^-8 of each operand) through the model; the builds differ
- * only in the order of the float32 sums of the products (test_kernels
- * bounds them at (K + 1) 2^-24 of the sum of |products|), 2^-15 of bf16's
- * own error, so no build can move a cosine or a margin visibly. */
-static const compare_rule rule = {"bf16", 0.999, 0.02f, true};
+/* Every real token within the rule's cosine of f32; f32 logits whose top
+ * two are within 0.02 may swap under bf16, in any head. These measure
+ * bf16's rounding (2^-8 of each operand) through the model; the builds
+ * differ only in the order of the float32 sums of the products
+ * (test_kernels bounds them at (K + 1) 2^-24 of the sum of |products|),
+ * 2^-15 of bf16's own error, so no build can move a cosine or a margin
+ * visibly.
+ *
+ * The cosine is docs/compute.md's: the lowest stated is 0.999704
+ * (tiny-word-cls, on `amx` and `avx512bf16` alike; `f32fma` 0.99985). The
+ * bound 0.9997 leaves 4e-6 (1.4% of the 2.96e-4 that bf16 takes from the
+ * cosine) for the f32 reference's own last bits, which differ with
+ * OpenBLAS's kernels by about 1e-6 of a hidden state, and the summation
+ * order above. */
+static const compare_rule rule = {"bf16", 0.9997, 0.02f, true};
 
 static void check_model(const char *load_path, const char *case_dir, const char *label)
 {
@@ -59,6 +68,9 @@ static void check_reference_model(const char *dir, const char *name, void *user)
 
 int main(void)
 {
+    /* the bound passes the lowest documented cosine and fails a row moved
+       as far as the earlier bound 0.999 allowed */
+    compare_rule_bounds(&rule, 0.999704, 0.999);
     if (!rf_bf16_supported()) {
         refused_without_instructions(check_reference(), RF_COMPUTE_BF16, "bf16", "AVX512_BF16");
         return check_done();

@@ -90,6 +90,23 @@ check "the q8 file is smaller than the f32 one" \
 run info -m "$TMP/cls-q8.gguf"
 check "info on it exits 0" exit_is 0
 check "info: q8 storage" out_has "dtype:               q8"
+# converting.md: q8 is about a quarter of the f32 file where the weights are
+# most of it (tiny-v2-mlm: a character vocabulary, no jieba dictionary):
+# one byte per weight, an f32 scale per row, biases and norms in f32.
+run convert "$M/tiny-v2-mlm" -o "$TMP/v2.gguf"
+check "convert tiny-v2-mlm exits 0" exit_is 0
+run convert "$M/tiny-v2-mlm" -o "$TMP/v2-q8.gguf" --dtype q8
+check "convert tiny-v2-mlm --dtype q8 exits 0" exit_is 0
+check "tiny-v2-mlm: the q8 file is 25% to 30% of the f32 file" \
+    sh -c "f=\$(wc -c <'$TMP/v2.gguf'); q=\$(wc -c <'$TMP/v2-q8.gguf'); [ \$((100 * q)) -ge \$((25 * f)) ] && [ \$((100 * q)) -le \$((30 * f)) ]"
+# A checkpoint directory is converted in memory: the same numbers as its
+# GGUF file.
+printf '%s\n' 这家酒店服务很好 '{"text": "房间很大", "text_pair": "早餐一般"}' >"$TMP/cls.in"
+check "classify -m the directory: exit 0" \
+    run_ok "$TMP/cls-dir.out" "$ROFORMER" classify -m "$M/tiny-word-cls" <"$TMP/cls.in"
+check "classify -m its GGUF file: exit 0" \
+    run_ok "$TMP/cls-gguf.out" "$ROFORMER" classify -m "$TMP/cls.gguf" <"$TMP/cls.in"
+check "a directory and its GGUF file classify to the same bytes" same "$TMP/cls-dir.out" "$TMP/cls-gguf.out"
 printf '{"text": "这家酒店服务很好"}\n' >"$TMP/q8.in"
 "$ROFORMER" forward -m "$TMP/cls-q8.gguf" --compute int8 <"$TMP/q8.in" >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "forward --compute int8 on the q8 file exits 0" exit_is 0

@@ -157,6 +157,17 @@ $ echo '[0.7904681, 13]'
 ```console
 0.7904681
 ```
+
+<!-- runnable -->
+```sh
+false | head -c 100
+```
+
+<!-- runnable -->
+```console
+$ sh -c 'echo "{}"; exit 3' | head -c 100
+{}
+```
 EOF
 $PY tests/doc_commands.py --dir "$TMP" "$TMP/altered.md" >"$TMP/self" 2>&1
 check "checker: the unchanged block passes" grep -q "^ok $TMP/altered.md:4\$" "$TMP/self"
@@ -165,5 +176,10 @@ check "checker: a failing sh block fails" grep -q "^FAIL $TMP/altered.md:16: exi
 check "checker: fewer decimals and ... match" grep -q "^ok $TMP/altered.md:21\$" "$TMP/self"
 check "checker: integers match exactly" grep -q "^FAIL $TMP/altered.md:27: " "$TMP/self"
 check "checker: a console block needs a command" grep -q "^FAIL $TMP/altered.md:33: a console block with no" "$TMP/self"
+# A command that fails into a pipe fails its block, though the pipe's last
+# command (head) exits 0.
+check "checker: a sh block whose piped command fails fails" grep -q "^FAIL $TMP/altered.md:38: exit 1" "$TMP/self"
+check "checker: a console command whose piped command fails fails" \
+    grep -q "^FAIL $TMP/altered.md:43: .* exit 3" "$TMP/self"
 check "checker: exit status 1 on a failure" sh -c "! $PY tests/doc_commands.py --dir '$TMP' '$TMP/altered.md' >/dev/null"
 check_done

@@ -98,6 +98,15 @@ check "a second pull exits 0" exit_is 0
 check "a cached model makes no request" test "$(requests)" -eq "$n"
 HF_ENDPOINT=http://127.0.0.1:1 run info -m hf:test/tiny-word-mlm
 check "a cached model works with the hub unreachable" exit_is 0
+# the cache's place: $ROFORMER_CACHE, else $XDG_CACHE_HOME/roformer, else
+# ~/.cache/roformer
+env -u ROFORMER_CACHE XDG_CACHE_HOME="$TMP/xdg" "$ROFORMER" pull test/tiny-char-proj >"$TMP/out" 2>"$TMP/err"
+check "without ROFORMER_CACHE: the cache is \$XDG_CACHE_HOME/roformer" \
+    sh -c "[ $? -eq 0 ] && [ \"\$(cat '$TMP/out')\" = '$TMP/xdg/roformer/test/tiny-char-proj/main/model-f32.gguf' ] && [ -s '$TMP/xdg/roformer/test/tiny-char-proj/main/model-f32.gguf' ]"
+env -u ROFORMER_CACHE -u XDG_CACHE_HOME HOME="$TMP/home" "$ROFORMER" pull test/tiny-char-proj >"$TMP/out" 2>"$TMP/err"
+check "without either: the cache is ~/.cache/roformer" \
+    sh -c "[ $? -eq 0 ] && [ \"\$(cat '$TMP/out')\" = '$TMP/home/.cache/roformer/test/tiny-char-proj/main/model-f32.gguf' ] && [ -s '$TMP/home/.cache/roformer/test/tiny-char-proj/main/model-f32.gguf' ]"
+n=$(requests)
 run pull test/tiny-word-mlm --dtype f16
 check "pull --dtype f16 of a cached checkpoint exits 0" exit_is 0
 check "... into its own file" out_is "$C/test/tiny-word-mlm/main/model-f16.gguf"

@@ -7,7 +7,8 @@
  * converted with --dtype q8, whose int8 weights are then read from the
  * file as they are.
  *
- * Asserted: every row's cosine >= 0.995; sequence classification and QA
+ * Asserted: every row's cosine >= 0.998 (0.9977 with attention in bf16:
+ * the rules below say why); sequence classification and QA
  * argmax equal on every case; token classification equal on >= 98% of
  * tokens per model, every token that differs being a near tie in f32 (top
  * two within rule.argmax_tie, about what int8 moves a logit of these models by).
@@ -37,14 +38,26 @@
 #include <math.h>
 #include <unistd.h>
 
-/* every real token within cosine 0.995 of f32; f32 logits whose top two
- * are within 0.2 (about what int8 moves a logit of these models by) may
- * swap, in token classification only. These measure the quantization
+/* Every real token within the rule's cosine of f32; f32 logits whose top
+ * two are within 0.2 (about what int8 moves a logit of these models by)
+ * may swap, in token classification only. These measure the quantization
  * through the model; every build (AVX2, VNNI) computes the same integer
  * sums exactly and differs from another only in the float rounding of the
  * epilogue (test_kernels bounds it at 8 u of its terms), about 1e-6 of
- * what quantization moves, so the rules hold on every build alike. */
-static const compare_rule rule = {"int8", 0.995, 0.2f, false};
+ * what quantization moves, so the rules hold on every build alike.
+ *
+ * The cosines are docs/compute.md's. Attention in f32: the lowest stated
+ * is 0.99803 (tiny-word-cls from a q8 file; 0.99841 from f32 weights),
+ * the same to 6 digits on AVX2 (AMD Zen 3) as documented; the bound 0.998
+ * leaves 3e-5 for the f32 reference's own last bits, which differ with
+ * OpenBLAS's kernels by about 1e-6 of a hidden state. Attention in bf16
+ * (where the bf16 kernel is fast): for small errors 1 - cosine adds up,
+ * so int8's 1.97e-3 plus bf16 compute's 2.96e-4 (its lowest, 0.999704,
+ * with every product in bf16, attention's among them) gives 0.99773,
+ * bounded at 0.9977. */
+static const compare_rule rule_attention_f32 = {"int8", 0.998, 0.2f, false};
+static const compare_rule rule_attention_bf16 = {"int8", 0.9977, 0.2f, false};
+static const compare_rule *rule = &rule_attention_f32;
 
 #define MIN_TOKEN_AGREEMENT 0.98
 
@@ -74,7 +87,7 @@ static void check_model(const char *load_path, const char *case_dir, const char 
         CHECK(!p.other->attn_bf16,
               "%s: int8 compute keeps attention in f32 without a fast bf16 kernel", label);
     const rf_hparams *hp = rf_model_hparams(p.model);
-    compare_stats s = compare_cases(&rule, label, hp, case_dir, p.f32, p.other, COMPARE_BATCH);
+    compare_stats s = compare_cases(rule, label, hp, case_dir, p.f32, p.other, COMPARE_BATCH);
     if (hp->head == RF_HEAD_TOKEN_CLS)
         CHECK(s.agree >= MIN_TOKEN_AGREEMENT * s.total, "%s: token labels agree on %d of %d",
               label, s.agree, s.total);
@@ -159,8 +172,8 @@ static void check_q8(const char *dir, const char *label)
             ok = run(ctx[i], hp, &c, &o[i], &err) == RF_OK && ok;
         CHECK(ok, "%s %s: forward: %s", label, c.id, err.message);
         if (ok) {
-            compare_case(&rule, label, hp, &c, &o[0], &o[1], &s[0]);
-            compare_case(&rule, label, hp, &c, &o[0], &o[2], &s[1]);
+            compare_case(rule, label, hp, &c, &o[0], &o[1], &s[0]);
+            compare_case(rule, label, hp, &c, &o[0], &o[2], &s[1]);
         }
         for (int i = 0; i < 3; i++)
             free_outputs(&o[i]);
@@ -276,6 +289,10 @@ static void check_reference_model(const char *dir, const char *name, void *user)
 
 int main(void)
 {
+    /* each bound passes the lowest documented cosine and fails a row moved
+       as far as the earlier bound 0.995 allowed */
+    compare_rule_bounds(&rule_attention_f32, 0.99803, 0.995);
+    compare_rule_bounds(&rule_attention_bf16, 0.99773, 0.995);
     const char *ref = check_reference();
     if (!rf_int8_supported()) {
         refused_without_instructions(ref, RF_COMPUTE_INT8, "int8", "AVX2");
@@ -288,6 +305,8 @@ int main(void)
     if (!rf_attention_in_bf16())
         SKIP("int8 compute with attention in bf16 runs where the bf16 kernel is faster than f32 "
              "(AMX-BF16, AMD's AVX512_BF16, ARM64 BF16): checked with attention in f32");
+    else
+        rule = &rule_attention_bf16;
     for_each_reference_model(ref, "cases.jsonl", check_reference_model, NULL);
     return check_done();
 }

@@ -237,10 +237,16 @@ assert abs(sum(secs) - total) < 0.002 and abs(sum(pcts) - 100) < 0.2, m[0]
 ' "$TMP/t.err"
 
 # ==== --compute bf16 (CPUs with AVX512_BF16) and int8 (AVX2) ====
-# Each embedding within the compute type's cosine of f32's (docs/compute.md),
-# not the same numbers (so the type was in effect), the bad line failing
-# alone in its place.
-for spec in "bf16 avx512_bf16 AVX512_BF16 0.999" "int8 avx2 AVX2 0.995"; do
+# Each embedding within the compute type's cosine of f32's, not the same
+# numbers (so the type was in effect), the bad line failing alone in its
+# place. The bounds are docs/compute.md's lowest per-token cosines with the
+# margins of test_bf16.c and test_int8.c (0.9997 and 0.998, with attention
+# in bf16 0.9977); these embeddings are the model's pooler (tanh of an f32
+# Linear of [CLS]) over one such token, whose lowest cosine on these inputs
+# is 0.99937 under int8 on AVX2 (AMD Zen 3), inside the token's bound.
+int8_bound=0.998
+grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null && int8_bound=0.9977
+for spec in "bf16 avx512_bf16 AVX512_BF16 0.9997" "int8 avx2 AVX2 $int8_bound"; do
     set -- $spec
     if grep -qw "$2" /proc/cpuinfo 2>/dev/null; then
         $ROFORMER embed -m "$M/tiny-word-mlm" --compute "$1" <"$TMP/t.in" >"$TMP/$1.out" 2>/dev/null

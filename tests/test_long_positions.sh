@@ -51,6 +51,12 @@ check "linear x4 takes 4 x 512 tokens without --extend-positions" \
 ids 2049 >"$TMP/2049.jsonl"
 $ROFORMER forward -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 4 <"$TMP/2049.jsonl" >"$TMP/out" 2>/dev/null
 check "linear x4 refuses 2049 tokens: exit 1, an error line" sh -c "[ $? -eq 1 ] && grep -q '\"error\"' '$TMP/out'"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling ntk --rope-factor 4 <"$TMP/2049.jsonl" >"$TMP/out" 2>/dev/null
+check "ntk x4 refuses 2049 tokens too: exit 1, an error line naming the 2048 accepted" \
+    sh -c "[ $? -eq 1 ] && grep -q 'longer than the 2048 this context accepts' '$TMP/out'"
+check "linear x4 with --extend-positions goes further: 2049 tokens, exit 0" \
+    run_ok "$TMP/out" $ROFORMER forward -m "$M/tiny-v2-mlm" --head none --rope-scaling linear --rope-factor 4 \
+    --extend-positions <"$TMP/2049.jsonl"
 
 # ---- the checkpoint's default: config.json rope_scaling -> GGUF -> context ----
 mkdir "$TMP/scaled"
@@ -69,6 +75,39 @@ $ROFORMER convert "$M/tiny-v2-mlm" -o "$TMP/plain.gguf" >/dev/null 2>&1
 check "convert: a config without rope_scaling" [ $? -eq 0 ]
 check "info on it exits 0" run_ok "$TMP/info" $ROFORMER info -m "$TMP/plain.gguf"
 check "info: no rope_scaling line for a model without one" sh -c "! grep -q rope_scaling '$TMP/info'"
+# --rope-scaling none on a model whose file records linear x4: the trained
+# angles, so the outputs of the model converted without the scaling.
+check "the scaled model, 512 tokens: exit 0" \
+    run_ok "$TMP/scaled-default" $ROFORMER forward -m "$TMP/scaled.gguf" <"$TMP/512.jsonl"
+check "the scaled model, 512 tokens, --rope-scaling none: exit 0" \
+    run_ok "$TMP/scaled-none" $ROFORMER forward -m "$TMP/scaled.gguf" --rope-scaling none <"$TMP/512.jsonl"
+check "the unscaled model, 512 tokens: exit 0" \
+    run_ok "$TMP/plain-gguf" $ROFORMER forward -m "$TMP/plain.gguf" <"$TMP/512.jsonl"
+check "--rope-scaling none on a model recording linear x4: the unscaled model's outputs" \
+    same "$TMP/scaled-none" "$TMP/plain-gguf"
+check "the recorded linear x4 changes the outputs at 512 tokens (so the check above can fail)" \
+    sh -c "! cmp -s '$TMP/scaled-default' '$TMP/plain-gguf'"
+$ROFORMER forward -m "$TMP/scaled.gguf" --rope-scaling none <"$TMP/2048.jsonl" >"$TMP/out" 2>/dev/null
+check "--rope-scaling none on the scaled model takes 512 positions again: 2048 tokens exit 1, an error line" \
+    sh -c "[ $? -eq 1 ] && grep -q 'max_position_embeddings (512)' '$TMP/out'"
+
+# ---- the caps: --rope-factor at most 1024, --extend-positions 65,536 tokens ----
+check "--rope-factor 1024: exit 0" \
+    run_ok "$TMP/out" $ROFORMER embed -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 1024 x
+$ROFORMER embed -m "$M/tiny-v2-mlm" --rope-scaling linear --rope-factor 1025 x >/dev/null 2>"$TMP/err"; rc=$?
+check "--rope-factor 1025: exit 2, naming the bound" \
+    sh -c "[ $rc -eq 2 ] && grep -qF -- \"--rope-factor wants a number above 0 and at most 1024, not '1025'\" '$TMP/err'"
+check "--extend-positions --max-length 65536: exit 0" \
+    run_ok "$TMP/out" $ROFORMER embed -m "$M/tiny-v2-mlm" --extend-positions --max-length 65536 x
+$ROFORMER embed -m "$M/tiny-v2-mlm" --extend-positions --max-length 65537 x >/dev/null 2>"$TMP/err"; rc=$?
+check "--extend-positions --max-length 65537: exit 2, naming 65536" \
+    sh -c "[ $rc -eq 2 ] && grep -qF -- '--max-length 65537 is over the longest accepted, 65536' '$TMP/err'"
+# 65,537 ids are refused before any computing (65,536 would take minutes of
+# O(L^2) attention here; the --max-length check above accepts that length).
+ids 65537 >"$TMP/65537.jsonl"
+$ROFORMER forward -m "$M/tiny-v2-mlm" --head none --extend-positions <"$TMP/65537.jsonl" >"$TMP/out" 2>/dev/null
+check "--extend-positions, 65537 tokens: exit 1, an error line naming the 65536 accepted" \
+    sh -c "[ $? -eq 1 ] && grep -q 'sequence of 65537 tokens is longer than the 65536 this context accepts' '$TMP/out'"
 
 # ---- against the float64 reference ----
 require_python "numpy" "float64 reference at 2048/4096/8192"

@@ -247,12 +247,17 @@ static rf_status read_dir_file(converter *c, const char *name, size_t max, bool 
 {
     char *path = join(c->dir, name);
     bool missing = false;
+    rf_error why;
     rf_status st;
     if (!path)
         return rf_fail(c->err, RF_ERR_NOMEM, "out of memory");
-    st = read_text(path, max, text, len, &missing, c->err);
+    /* an optional file's absence is no failure: the caller's rf_error is
+       written only when the call fails */
+    st = read_text(path, max, text, len, &missing, &why);
     if (st && missing && optional)
         st = RF_OK;
+    else if (st && c->err)
+        *c->err = why;
     free(path);
     return st;
 }

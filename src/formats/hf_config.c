@@ -305,8 +305,11 @@ static rf_status parse_labels(const cJSON *root, rf_hf_config *c, const char *wh
         if (end == e->string || *end || id < 0 || id >= n)
             return rf_fail(err, RF_ERR_FORMAT, "%s: id2label key '%s' is not a label id 0..%d",
                            what, e->string, n - 1);
-        if (!cJSON_IsString(e) || strlen(e->valuestring) > MAX_LABEL_LEN)
+        if (!cJSON_IsString(e))
             return rf_fail(err, RF_ERR_FORMAT, "%s: id2label['%s'] must be a string", what, e->string);
+        if (strlen(e->valuestring) > MAX_LABEL_LEN)
+            return rf_fail(err, RF_ERR_LIMIT, "%s: id2label['%s'] is longer than %d bytes", what,
+                           e->string, MAX_LABEL_LEN);
         if (c->labels[id])
             return rf_fail(err, RF_ERR_FORMAT, "%s: id2label has label %ld twice", what, id);
         if (!(c->labels[id] = strdup(e->valuestring)))

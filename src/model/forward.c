@@ -33,6 +33,11 @@ static rf_status check_batch(const rf_context *ctx, const rf_batch *batch, rf_er
                        B, ctx->max_batch);
     if (L < 1)
         return rf_fail(err, RF_ERR_INPUT, "forward: sequence length %d, must be >= 1", L);
+    if (L > ctx->length_limit && ctx->length_limit > hp->max_position)
+        return rf_fail(err, RF_ERR_INPUT,
+                       "forward: sequence of %d tokens is longer than the %d this context "
+                       "accepts past max_position_embeddings (%d), extended or scaled",
+                       L, ctx->length_limit, hp->max_position);
     if (L > ctx->length_limit)
         return rf_fail(err, RF_ERR_INPUT,
                        "forward: sequence of %d tokens is longer than the model's "

@@ -23,7 +23,8 @@ class _ForwardMethods:
 
     def tokenize(self, texts, max_length=None, padding=False, return_tokens=False):
         """The model's tokenizer, as HF's tok(texts, truncation=True,
-        max_length=max_length): {"input_ids", "token_type_ids",
+        max_length=max_length) with the model's truncation_direction as its
+        truncation_side: {"input_ids", "token_type_ids",
         "attention_mask"} as lists (lists of lists for a list of texts; a
         pair is an (a, b) tuple). padding=True right-pads a batch ([PAD],
         type 0, mask 0) so it can go to forward(); return_tokens=True adds
@@ -33,6 +34,8 @@ class _ForwardMethods:
         items = [texts] if single else list(texts)
         if max_length is None:
             max_length = self.max_length or 0
+        # the end the model's truncation_direction cuts, as its jobs
+        side = C.RF_TRUNCATE_LEFT if self.truncation_direction == "left" else C.RF_TRUNCATE_RIGHT
         out = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
         if return_tokens:
             out["tokens"] = []
@@ -43,8 +46,9 @@ class _ForwardMethods:
                 a, b = _text_pair(x)
                 ab = _utf8(a)
                 bb = None if b is None else _utf8(b, "text pair")
-                st = C.rf_tokenize(self._state.handle, ab, len(ab), bb, 0 if bb is None else len(bb),
-                                   max_length, byref(enc), byref(err))
+                st = C.rf_tokenize_truncated(self._state.handle, ab, len(ab), bb,
+                                             0 if bb is None else len(bb), max_length, side,
+                                             byref(enc), byref(err))
                 if st != C.RF_OK:
                     raise Error(err.message.decode("utf-8", "replace"), _status_name(st),
                                 None if single else i)
