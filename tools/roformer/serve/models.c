@@ -26,6 +26,8 @@ typedef struct {
 
 typedef struct {
     serve_generation pub;     /* first: a serve_generation * is one of these */
+    char load_id[72];         /* names this load in cache keys: the file's sha256, or an
+                                 id no other load of this process has */
     atomic_int refs;
     weights *w;
     serve_runner **runners;   /* [n_runners], one per replica */
@@ -197,6 +199,12 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
                                                   : rf_model_max_input_length(model),
         .pooling = pooling, .sha256 = w->sha256, .loaded_at = w->loaded_at, .number = number};
     atomic_init(&g->refs, 1);
+    static atomic_int loads_without_sha;
+    if (w->sha256[0])
+        snprintf(g->load_id, sizeof g->load_id, "%s", w->sha256);
+    else
+        snprintf(g->load_id, sizeof g->load_id, "load %d",
+                 atomic_fetch_add(&loads_without_sha, 1) + 1);
 
     /* The batch's inputs run sorted by length in forward passes of the
        pipeline's default 8 sequences, which pad less than larger ones
@@ -212,6 +220,9 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
             serve_runner_free(*r);
             goto fail;
         }
+        /* after the warm-up, which is no request */
+        if (set->cache)
+            serve_runner_set_cache(*r, set->cache, e->index, number, g->load_id);
     }
     if (serve_batcher_start(runners, g->n_runners, set->max_batch_tokens,
                             set->max_batch_requests, on_batch, e, &g->pub.batcher) != 0) {
@@ -393,7 +404,10 @@ int serve_models_reload(serve_models *ms, serve_reload_result *results)
             pthread_mutex_lock(&e->lock);
             e->current = g;
             pthread_mutex_unlock(&e->lock);
-            /* requests already on the old one keep it until they finish */
+            /* requests already on the old one keep it until they finish; what
+               they compute is not kept (older than this drop) */
+            if (ms->settings.cache)
+                serve_cache_drop_owner(ms->settings.cache, i, g->pub.number);
             serve_generation_release(&old->pub);
             *res = (serve_reload_result){.ok = true};
             snprintf(res->message, sizeof res->message, "%s: reloaded %.200s (load %d, sha256 %.12s)",
