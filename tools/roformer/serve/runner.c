@@ -372,10 +372,7 @@ static void count_ran(const serve_units *all, serve_job **jobs, int n, const int
 static void slice_results(serve_units *all, serve_job **jobs, int n, int32_t D)
 {
     bool scm = all->kind == SERVE_KIND_SCM;
-    size_t P = all->probs ? (all->kind == SERVE_KIND_CLASSIFY || all->kind == SERVE_KIND_LOGITS
-                                 ? (size_t)all->N
-                                 : 1)
-                          : 0;
+    size_t P = serve_units_probs_per_input(all);
     for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
         serve_job *job = jobs[j];
         job->status = RF_OK;

@@ -29,8 +29,7 @@ int serve_units_encodings_per_input(serve_kind kind)
     return kind == SERVE_KIND_RERANK_COSINE ? 2 : 1;
 }
 
-/* Floats of one input's result in `probs`: 0 when the kind has none there. */
-static size_t probs_per_input(const serve_units *u)
+size_t serve_units_probs_per_input(const serve_units *u)
 {
     switch (u->kind) {
     case SERVE_KIND_CLASSIFY:
@@ -63,8 +62,9 @@ bool serve_units_alloc(serve_units *u, serve_kind kind, int32_t n, int32_t rows,
         u->offsets = malloc(sizeof *u->offsets * T);
         u->lengths = malloc(sizeof *u->lengths * T);
     }
-    if (probs_per_input(u))
-        u->probs = malloc(sizeof(float) * T * probs_per_input(u));
+    size_t P = serve_units_probs_per_input(u);
+    if (P)
+        u->probs = malloc(sizeof(float) * T * P);
     if (kind == SERVE_KIND_FILL_MASK)
         u->fill = calloc(T, sizeof *u->fill);
     if (kind == SERVE_KIND_NER)
@@ -76,7 +76,7 @@ bool serve_units_alloc(serve_units *u, serve_kind kind, int32_t n, int32_t rows,
         u->scm = calloc(T, sizeof *u->scm);
     }
     return u->texts && u->encs && u->items && (!(embeds(kind) || per_token) || u->vectors) &&
-           (!per_token || (u->offsets && u->lengths)) && (!probs_per_input(u) || u->probs) &&
+           (!per_token || (u->offsets && u->lengths)) && (!P || u->probs) &&
            (kind != SERVE_KIND_FILL_MASK || u->fill) && (kind != SERVE_KIND_NER || u->ner) &&
            (kind != SERVE_KIND_QA || u->qa) && (!scm || (u->triplets && u->scm));
 }
@@ -299,7 +299,7 @@ static bool unpack_ner(reader *r, const rf_model *model, rf_ner_result *e)
 void serve_units_pack(const serve_units *u, int32_t i, int32_t top_k, const rf_model *model,
                       serve_bytes *value)
 {
-    size_t D = (size_t)u->D, P = probs_per_input(u);
+    size_t D = (size_t)u->D, P = serve_units_probs_per_input(u);
     switch (u->kind) {
     case SERVE_KIND_EMBED:
     case SERVE_KIND_EMBED_IDS: put(value, u->vectors + (size_t)i * D, sizeof(float) * D); break;
@@ -334,7 +334,7 @@ bool serve_units_unpack(serve_units *u, int32_t i, const rf_model *model, const 
     case SERVE_KIND_LOGITS:
     case SERVE_KIND_RERANK:
     case SERVE_KIND_RERANK_COSINE:
-        memcpy(u->probs + (size_t)i * probs_per_input(u), value, len);
+        memcpy(u->probs + (size_t)i * serve_units_probs_per_input(u), value, len);
         return true;
     case SERVE_KIND_QA: memcpy(&u->qa[i], value, len); return true;
     case SERVE_KIND_SCM: memcpy(&u->scm[i], value, len); return true;
@@ -350,7 +350,7 @@ bool serve_units_unpack(serve_units *u, int32_t i, const rf_model *model, const 
 
 void serve_units_move(serve_units *dst, int32_t to, serve_units *src, int32_t from)
 {
-    size_t D = (size_t)dst->D, P = probs_per_input(dst);
+    size_t D = (size_t)dst->D, P = serve_units_probs_per_input(dst);
     dst->items[to] = src->items[from];
     if (dst->kind == SERVE_KIND_EMBED_ALL)
         memcpy(dst->vectors + (size_t)dst->offsets[to] * D,

@@ -44,6 +44,8 @@ typedef struct {
 
 int serve_units_inputs_per_unit(serve_kind kind);
 int serve_units_encodings_per_input(serve_kind kind);
+/* Floats of one input's result in u->probs: 0 when the kind keeps none there. */
+size_t serve_units_probs_per_input(const serve_units *u);
 
 /* Allocates u's arrays for `n` inputs of `kind` (rows: embed_all's rows);
  * false when out of memory (free it still). */
