@@ -313,6 +313,8 @@ done:
 static void share_results(serve_runner *r, serve_units *all, serve_job *const *unit_job,
                           const size_t *at, const int32_t *fate)
 {
+    if (r->keys.failed) /* no keys: every unit ran, none is kept */
+        return;
     for (int32_t i = 0; i < all->units; i++) {
         int32_t from = fate[i] >= 0 ? fate[i] : i;
         if (fate[i] == UNIT_CACHED || (fate[i] == UNIT_RUNS && !r->cache))
