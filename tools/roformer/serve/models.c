@@ -21,13 +21,13 @@ typedef struct {
     atomic_int refs;
     rf_model *model;
     char sha256[65];
+    char load_id[72];         /* names this load in cache keys: the file's sha256, or an
+                                 id no other load of this process has */
     time_t loaded_at;
 } weights;
 
 typedef struct {
     serve_generation pub;     /* first: a serve_generation * is one of these */
-    char load_id[72];         /* names this load in cache keys: the file's sha256, or an
-                                 id no other load of this process has */
     atomic_int refs;
     weights *w;
     serve_runner **runners;   /* [n_runners], one per replica */
@@ -81,6 +81,12 @@ static weights *weights_load(const char *path, rf_error *err)
     }
     atomic_init(&w->refs, 1);
     w->loaded_at = time(NULL);
+    static atomic_int loads_without_sha;
+    if (w->sha256[0])
+        snprintf(w->load_id, sizeof w->load_id, "%s", w->sha256);
+    else
+        snprintf(w->load_id, sizeof w->load_id, "load %d",
+                 atomic_fetch_add(&loads_without_sha, 1) + 1);
     return w;
 }
 
@@ -199,12 +205,6 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
                                                   : rf_model_max_input_length(model),
         .pooling = pooling, .sha256 = w->sha256, .loaded_at = w->loaded_at, .number = number};
     atomic_init(&g->refs, 1);
-    static atomic_int loads_without_sha;
-    if (w->sha256[0])
-        snprintf(g->load_id, sizeof g->load_id, "%s", w->sha256);
-    else
-        snprintf(g->load_id, sizeof g->load_id, "load %d",
-                 atomic_fetch_add(&loads_without_sha, 1) + 1);
 
     /* The batch's inputs run sorted by length in forward passes of the
        pipeline's default 8 sequences, which pad less than larger ones
@@ -222,7 +222,7 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
         }
         /* after the warm-up, which is no request */
         if (set->cache)
-            serve_runner_set_cache(*r, set->cache, e->index, number, g->load_id);
+            serve_runner_set_cache(*r, set->cache, e->index, number, w->load_id);
     }
     if (serve_batcher_start(runners, g->n_runners, set->max_batch_tokens,
                             set->max_batch_requests, on_batch, e, &g->pub.batcher) != 0) {
