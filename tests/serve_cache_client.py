@@ -180,8 +180,11 @@ def suite_counters(plain, cached):
            "%s -> %s" % (c0, c1))
     report("5 new inputs: the cache holds more bytes", c1["bytes"] > c0["bytes"],
            "%s -> %s" % (c0["bytes"], c1["bytes"]))
+    batched = metrics(cached).get("roformer_batch_inputs_sum")
     r2 = post(cached, "/embed", {"inputs": texts})
     c2 = cache_counts(cached)
+    report("the same 5 again: answered without a batch (roformer_batch_inputs_sum unchanged)",
+           batched is not None and metrics(cached).get("roformer_batch_inputs_sum") == batched)
     report("the same 5 again: 5 hits, no miss",
            c2["hits_total"] - c1["hits_total"] == 5 and c2["misses_total"] == c1["misses_total"],
            "%s -> %s" % (c1, c2))

@@ -174,22 +174,46 @@ static void maybe_grow(serve_cache *c)
 
 /* ==== The API ==== */
 
-bool serve_cache_get(serve_cache *c, int owner, const void *key, size_t key_len,
-                     serve_cache_read_fn read, void *arg)
+/* Looks key up with the lock held; a hit is read and made the newest. */
+static entry *lookup(serve_cache *c, const void *key, size_t key_len, serve_cache_read_fn read,
+                     void *arg)
 {
-    uint64_t hash = hash_bytes(key, key_len);
-    pthread_mutex_lock(&c->lock);
-    entry *e = find(c, hash, key, key_len);
+    entry *e = find(c, hash_bytes(key, key_len), key, key_len);
     if (e) {
         read(e->data + e->key_len, e->value_len, arg);
         unlink_lru(c, e);
         push_newest(c, e);
-        c->owners[owner].stats.hits++;
-    } else {
-        c->owners[owner].stats.misses++;
     }
+    return e;
+}
+
+bool serve_cache_get(serve_cache *c, int owner, const void *key, size_t key_len,
+                     serve_cache_read_fn read, void *arg)
+{
+    pthread_mutex_lock(&c->lock);
+    bool hit = lookup(c, key, key_len, read, arg) != NULL;
+    if (hit)
+        c->owners[owner].stats.hits++;
+    else
+        c->owners[owner].stats.misses++;
     pthread_mutex_unlock(&c->lock);
-    return e != NULL;
+    return hit;
+}
+
+bool serve_cache_find(serve_cache *c, const void *key, size_t key_len, serve_cache_read_fn read,
+                      void *arg)
+{
+    pthread_mutex_lock(&c->lock);
+    bool hit = lookup(c, key, key_len, read, arg) != NULL;
+    pthread_mutex_unlock(&c->lock);
+    return hit;
+}
+
+void serve_cache_count_hits(serve_cache *c, int owner, int64_t hits)
+{
+    pthread_mutex_lock(&c->lock);
+    c->owners[owner].stats.hits += hits;
+    pthread_mutex_unlock(&c->lock);
 }
 
 void serve_cache_put(serve_cache *c, int owner, int load, const void *key, size_t key_len,

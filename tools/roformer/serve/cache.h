@@ -45,6 +45,12 @@ typedef void (*serve_cache_read_fn)(const void *value, size_t len, void *arg);
 bool serve_cache_get(serve_cache *c, int owner, const void *key, size_t key_len,
                      serve_cache_read_fn read, void *arg);
 
+/* The same lookup without counting it, for a caller that may look again:
+ * it counts its hits once it knows (serve_cache_count_hits). */
+bool serve_cache_find(serve_cache *c, const void *key, size_t key_len, serve_cache_read_fn read,
+                      void *arg);
+void serve_cache_count_hits(serve_cache *c, int owner, int64_t hits);
+
 /* Puts a copy of key and value for `owner`, computed on that owner's load
  * `load`, evicting the least recently used entries to make room. Nothing
  * is put when the key is there already, when the entry alone would not

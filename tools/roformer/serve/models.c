@@ -230,6 +230,7 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
         goto fail;
     }
     serve_batcher_set_queue_timeout(g->pub.batcher, set->queue_timeout);
+    g->pub.cache_runner = set->cache ? runners[0] : NULL;
     return g;
 fail:
     generation_free(g);

@@ -51,6 +51,8 @@ typedef struct {
     int32_t max_input_length;   /* tokens per input */
     rf_pooling pooling;
     const char *sha256;         /* of the file: 64 hex digits; "" for a directory or hf: name */
+    const serve_runner *cache_runner; /* a replica whose cache answers a request all of
+                                         whose inputs it holds; NULL: no cache */
     time_t loaded_at;           /* when its file was loaded */
     int number;                 /* 1 for the first load, then one more per reload */
 } serve_generation;

@@ -12,6 +12,8 @@
  * (422), queue the job with those encodings (batcher.h): the
  * library runs them as they are (the *_encodings calls), so no text is
  * tokenized twice. Then the row's writer turns the results into JSON.
+ * With --cache-mb, a job the cache holds every input of is answered from
+ * it at once, here, and never queued.
  */
 #include "serve/routes.h"
 
@@ -1097,8 +1099,16 @@ serve_pending *serve_route_submit(const serve_server *s, int route_id, const cha
         return NULL;
     }
     serve_pending *p = handle_post(s, rt, body, len, resp, log);
-    if (!p)
+    if (!p) {
         serve_generation_release(g);
+    } else if (g->cache_runner && serve_runner_answer_cached(g->cache_runner, &p->job)) {
+        /* every input was in the cache: answered here, never queued (this
+           also gives the generation back) */
+        p->job.outcome = SERVE_JOB_RAN;
+        p->job.queued_at = p->job.started_at = cli_now_seconds();
+        serve_route_finish(p, resp, log);
+        return NULL;
+    }
     return p;
 }
 

@@ -411,6 +411,39 @@ static void slice_results(serve_units *all, serve_job **jobs, int n, int32_t D)
     }
 }
 
+bool serve_runner_answer_cached(const serve_runner *r, serve_job *job)
+{
+    if (!r->cache || job->n == 0)
+        return false;
+    int32_t rows = 0;
+    for (int32_t i = 0; job->kind == SERVE_KIND_EMBED_ALL && i < job->n; i++)
+        rows += job->lengths[i];
+    serve_units all;
+    serve_bytes key = {0};
+    size_t U = job->n > 0 ? (size_t)job->n : 1;
+    serve_job **unit_job = malloc(sizeof *unit_job * U);
+    bool hits = serve_units_alloc(&all, job->kind, job->n, rows, r->D, r->N) && unit_job;
+    if (hits)
+        join_jobs(&job, 1, &all, unit_job);
+    serve_key_context ctx = {.load_id = r->load_id, .compute = r->params.context.compute,
+                             .pooling = r->pooling, .max_length = r->params.max_length};
+    for (int32_t i = 0; hits && i < all.units; i++) {
+        key.len = 0;
+        serve_units_key(&all, i, job, &ctx, &key);
+        unpack_arg a = {.u = &all, .unit = i, .model = r->model};
+        hits = !key.failed && serve_cache_find(r->cache, key.p, key.len, read_cached, &a) && a.ok;
+    }
+    if (hits) {
+        serve_cache_count_hits(r->cache, r->owner, all.units);
+        job->ran_tokens = 0;
+        slice_results(&all, &job, 1, r->D);
+    }
+    serve_units_free(&all);
+    serve_bytes_free(&key);
+    free(unit_job);
+    return hits;
+}
+
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
     serve_kind kind = jobs[0]->kind;

@@ -29,6 +29,12 @@ void serve_runner_free(serve_runner *r);
 void serve_runner_set_cache(serve_runner *r, serve_cache *cache, int owner, int load,
                             const char *load_id);
 
+/* Answers `job` from the cache when it holds every one of its inputs:
+ * fills the job's results, status and ran_tokens (0) and returns true;
+ * otherwise leaves the job to be queued (and counts nothing). Any thread
+ * may call it: it reads only what r was created with. */
+bool serve_runner_answer_cached(const serve_runner *r, serve_job *job);
+
 /* Runs jobs[0..n), all sharing jobs[0]'s call (serve_jobs_share_call),
  * filling each job's results, status and ran_tokens. Returns the
  * forward-pass seconds spent. */
