@@ -220,6 +220,14 @@ static void read_cached(const void *value, size_t len, void *arg)
     a->ok = serve_units_unpack(a->u, a->unit, a->model, value, len);
 }
 
+/* What r's keys hold besides the inputs. */
+static serve_key_context key_context(const serve_runner *r)
+{
+    return (serve_key_context){.load_id = r->load_id ? r->load_id : "",
+                               .compute = r->params.context.compute, .pooling = r->pooling,
+                               .max_length = r->params.max_length};
+}
+
 /* Sets fate[i] for every unit: answered from the cache, run, or equal to a
  * unit that runs. Without keys (no cache and one unit, or out of memory)
  * every unit runs. */
@@ -233,9 +241,7 @@ static void plan_units(serve_runner *r, serve_units *all, serve_job *const *unit
         fate[i] = UNIT_RUNS;
     if (!r->cache && U < 2)
         return;
-    serve_key_context ctx = {.load_id = r->load_id ? r->load_id : "", .compute =
-                             r->params.context.compute, .pooling = r->pooling,
-                             .max_length = r->params.max_length};
+    serve_key_context ctx = key_context(r);
     for (int32_t i = 0; i < U; i++) {
         at[i] = r->keys.len;
         serve_units_key(all, i, unit_job[i], &ctx, &r->keys);
@@ -257,7 +263,9 @@ static void plan_units(serve_runner *r, serve_units *all, serve_job *const *unit
     for (int32_t k = 1; k < misses; k++) {
         int32_t prev = order[k - 1], i = order[k];
         size_t len = at[i + 1] - at[i];
-        if (len == at[prev + 1] - at[prev] && !memcmp(r->keys.p + at[i], r->keys.p + at[prev], len))
+        bool equal = len == at[prev + 1] - at[prev] &&
+                     !memcmp(r->keys.p + at[i], r->keys.p + at[prev], len);
+        if (equal)
             fate[i] = fate[prev] == UNIT_RUNS ? prev : fate[prev];
     }
 }
@@ -326,12 +334,14 @@ static void share_results(serve_runner *r, serve_units *all, serve_job *const *u
         r->value.len = 0;
         r->value.failed = false;
         serve_units_pack(all, from, unit_job[i]->top_k, r->model, &r->value);
-        if (r->value.failed)
-            continue;
-        if (fate[i] >= 0) {
-            unpack_arg a = {.u = all, .unit = i, .model = r->model};
+        unpack_arg a = {.u = all, .unit = i, .model = r->model};
+        if (fate[i] >= 0 && !r->value.failed)
             read_cached(r->value.p, r->value.len, &a);
-        } else {
+        if (fate[i] >= 0 && !a.ok) {
+            all->items[i] = (rf_item_status){.status = RF_ERR_NOMEM};
+            snprintf(all->items[i].error.message, sizeof all->items[i].error.message,
+                     "out of memory copying the result of an equal input");
+        } else if (fate[i] == UNIT_RUNS && !r->value.failed) {
             serve_cache_put(r->cache, r->owner, r->load, r->keys.p + at[i], at[i + 1] - at[i],
                             r->value.p, r->value.len);
         }
@@ -425,8 +435,7 @@ bool serve_runner_answer_cached(const serve_runner *r, serve_job *job)
     bool hits = serve_units_alloc(&all, job->kind, job->n, rows, r->D, r->N) && unit_job;
     if (hits)
         join_jobs(&job, 1, &all, unit_job);
-    serve_key_context ctx = {.load_id = r->load_id, .compute = r->params.context.compute,
-                             .pooling = r->pooling, .max_length = r->params.max_length};
+    serve_key_context ctx = key_context(r);
     for (int32_t i = 0; hits && i < all.units; i++) {
         key.len = 0;
         serve_units_key(&all, i, job, &ctx, &key);
