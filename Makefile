@@ -103,6 +103,13 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Isrc $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
 
+# The server's cache on its own: its one file, built into the test.
+$(BUILD)/tests/test_serve_cache_lru: tests/test_serve_cache_lru.c tools/roformer/serve/cache.c \
+                                     $(HEADERS) $(SERVE_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< tools/roformer/serve/cache.c \
+	    -lpthread
+
 $(BUILD)/examples/%: tools/examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)

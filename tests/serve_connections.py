@@ -41,8 +41,9 @@ import requests
 from serve_client import metrics, report
 
 LONG = "今天天气很好，我们去公园散步吧。" * 40  # far over any tiny model's input length
-# a request that keeps the engine busy: 32 long texts, cut to the limit
-BUSY_BODY = {"inputs": [LONG] * 32, "truncate": True}
+# a request that keeps the engine busy: 32 long texts, cut to the limit, each
+# its own (equal inputs of a batch run once)
+BUSY_BODY = {"inputs": ["%d %s" % (i, LONG) for i in range(32)], "truncate": True}
 HALF = (b"POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Content-Length: 100\r\n\r\n{\"inputs\": \"")
 

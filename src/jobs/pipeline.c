@@ -34,8 +34,14 @@ struct rf_pipeline {
     rf_encoding *encs;         /* [encs_cap] one per input of the current run */
     int32_t encs_cap;
     const rf_encoding *run_encs; /* the current run's encodings: encs, or the caller's */
-    int32_t *order;            /* [order_cap] encodings that run, longest first */
+    int32_t *order;            /* [order_cap] encodings that run, longest first, equal ones
+                                  side by side */
     size_t order_cap;
+    int32_t *first;            /* [first_cap] where each run of equal encodings starts in
+                                  order, then where the last one ends */
+    size_t first_cap;
+    int32_t *rows;             /* [rows_cap] the encodings of one batch */
+    size_t rows_cap;
 
     /* one batch, [B][L] row-major, B = batch_size */
     int32_t *ids, *types, *mask;
@@ -140,6 +146,8 @@ void rf_pipeline_free(rf_pipeline *pl)
         rf_encoding_free(&pl->encs[i]);
     free(pl->encs);
     free(pl->order);
+    free(pl->first);
+    free(pl->rows);
     free(pl->ids);
     free(pl->types);
     free(pl->mask);
@@ -209,13 +217,27 @@ static bool reserve(void **buf, size_t *cap, size_t count, size_t size)
 
 /* ==== Tokenizing ==== */
 
+/* Longest first; equal lengths by their token ids and type ids, so equal
+ * encodings end up side by side; then by index. */
 static int by_length_desc(const void *a, const void *b, void *encs_arg)
 {
     const rf_encoding *encs = encs_arg;
     int32_t ia = *(const int32_t *)a, ib = *(const int32_t *)b;
-    if (encs[ia].n != encs[ib].n)
-        return encs[ia].n > encs[ib].n ? -1 : 1;
-    return (ia > ib) - (ia < ib);
+    const rf_encoding *ea = &encs[ia], *eb = &encs[ib];
+    if (ea->n != eb->n)
+        return ea->n > eb->n ? -1 : 1;
+    int c = memcmp(ea->ids, eb->ids, sizeof *ea->ids * (size_t)ea->n);
+    if (!c)
+        c = memcmp(ea->type_ids, eb->type_ids, sizeof *ea->type_ids * (size_t)ea->n);
+    return c ? c : (ia > ib) - (ia < ib);
+}
+
+/* Whether two encodings run alike: the same tokens and segments (the mask
+ * is all ones; padding is the batch's). */
+static bool same_encoding(const rf_encoding *a, const rf_encoding *b)
+{
+    return a->n == b->n && !memcmp(a->ids, b->ids, sizeof *a->ids * (size_t)a->n) &&
+           !memcmp(a->type_ids, b->type_ids, sizeof *a->type_ids * (size_t)a->n);
 }
 
 /* Whether input i is a single text (not a pair): only those are cut into
@@ -322,11 +344,19 @@ static int32_t mask_positions(rf_pipeline *pl, int32_t B, int32_t L)
     return P;
 }
 
-static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32_t *rows,
+/* Runs B distinct encodings, group r's first, pl->order[groups[r]], for
+ * the equal encodings pl->order[groups[r] .. groups[r + 1]): each of them
+ * gets the row. */
+static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32_t *groups,
                            int32_t B, const rf_run_needs *needs, rf_row_fn fn, void *job,
                            rf_item_status *items, rf_error *err)
 {
     const rf_hparams *hp = rf_model_hparams(pl->model);
+    if (!reserve((void **)&pl->rows, &pl->rows_cap, (size_t)B, sizeof *pl->rows))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for a batch of %d", B);
+    int32_t *rows = pl->rows;
+    for (int32_t r = 0; r < B; r++)
+        rows[r] = pl->order[groups[r]];
     int32_t L = 0;
     for (int32_t r = 0; r < B; r++)
         if (encs[rows[r]].n > L)
@@ -423,25 +453,36 @@ static rf_status run_batch(rf_pipeline *pl, const rf_encoding *encs, const int32
             row.start_logits = pl->start + (size_t)r * L;
             row.end_logits = pl->end + (size_t)r * L;
         }
-        rf_error e;
-        st = fn(job, rows[r], &encs[rows[r]], &row, &e);
-        int32_t item = pl->run_item_of ? pl->run_item_of[rows[r]] : rows[r];
-        if (st != RF_OK && (st = rf_item_fail(items, item, st, e.message, err)) != RF_OK)
-            return st;
+        for (int32_t k = groups[r]; k < groups[r + 1]; k++) {
+            int32_t at = pl->order[k];
+            rf_error e;
+            st = fn(job, at, &encs[at], &row, &e);
+            int32_t item = pl->run_item_of ? pl->run_item_of[at] : at;
+            if (st != RF_OK && (st = rf_item_fail(items, item, st, e.message, err)) != RF_OK)
+                return st;
+        }
     }
     return RF_OK;
 }
 
-/* Runs the first n of pl->order (indices into encs, longest first) in
- * batches of batch_size. */
+/* Runs the first n of pl->order (indices into encs, longest first, equal
+ * ones side by side) in batches of batch_size distinct encodings: equal
+ * encodings run once, and each of them gets that run's row. */
 static rf_status run_sorted(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
                            const rf_run_needs *needs, rf_row_fn fn, void *job,
                            rf_item_status *items, rf_error *err)
 {
+    if (!reserve((void **)&pl->first, &pl->first_cap, (size_t)n + 1, sizeof *pl->first))
+        return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d inputs", n);
+    int32_t G = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (k == 0 || !same_encoding(&encs[pl->order[k]], &encs[pl->order[k - 1]]))
+            pl->first[G++] = k;
+    pl->first[G] = n;
     rf_status st = RF_OK;
-    for (int32_t b = 0; st == RF_OK && b < n; b += pl->params.batch_size) {
-        int32_t B = n - b < pl->params.batch_size ? n - b : pl->params.batch_size;
-        st = run_batch(pl, encs, pl->order + b, B, needs, fn, job, items, err);
+    for (int32_t b = 0; st == RF_OK && b < G; b += pl->params.batch_size) {
+        int32_t B = G - b < pl->params.batch_size ? G - b : pl->params.batch_size;
+        st = run_batch(pl, encs, pl->first + b, B, needs, fn, job, items, err);
     }
     return st;
 }

@@ -6,6 +6,9 @@
  * `batch_size`, right-pads each batch to its longest row (pad id, type 0,
  * mask 0), runs rf_forward and hands each input's slice of the outputs to
  * the job's row callback, addressed by the input's original index.
+ * Equal encodings of one call (the same token ids and type ids) run once:
+ * each of them gets that one row, so a batch of duplicates costs what its
+ * distinct inputs cost (rf_pipeline_stats.tokens counts those).
  */
 #ifndef RF_PIPELINE_H
 #define RF_PIPELINE_H

@@ -83,7 +83,10 @@ static const char usage[] =
     "  --max-connections-per-client N  open connections per client address (default 256)\n"
     "  --request-timeout SECONDS     close a connection silent this long, or a request whose\n"
     "                                body is still arriving this long after its headers\n"
-    "                                (default 30)\n";
+    "                                (default 30)\n"
+    "  --cache-mb N                  keep up to N MiB of results, each input's by model,\n"
+    "                                job, options and token ids; a hit answers the bytes\n"
+    "                                a recompute would (default 0: no cache)\n";
 
 /* The command line into the server's settings; -1 when the command should
  * go on, else the exit code. */
@@ -114,6 +117,7 @@ static int parse_args(serve_server *s, cli_args *a, int argc, char **argv)
         .max_connections = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS, 1024),
         .max_connections_per_client = cli_arg_int(a, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, 256),
         .request_timeout = cli_arg_int(a, CLI_OPT_REQUEST_TIMEOUT, 30),
+        .cache_mb = cli_arg_int(a, CLI_OPT_CACHE_MB, 0),
     };
     if (!a->given[CLI_OPT_MODEL])
         return cli_usage_error("serve", "-m MODEL is required");
@@ -294,7 +298,9 @@ int cmd_serve(int argc, char **argv)
     cp.n_threads = replica_threads(s->threads, s->replicas);
     s->metrics = serve_metrics_create(serve_route_names(), serve_route_count(),
                                       (const char *const *)names, n_models);
-    if (!s->metrics) {
+    if (s->cache_mb > 0)
+        s->cache = serve_cache_create((size_t)s->cache_mb << 20, n_models);
+    if (!s->metrics || (s->cache_mb > 0 && !s->cache)) {
         cli_error("out of memory");
         goto done;
     }
@@ -303,7 +309,8 @@ int cmd_serve(int argc, char **argv)
         .pooling_given = args.given[CLI_OPT_POOLING],
         .pooling = (rf_pooling)cli_arg_int(&args, CLI_OPT_POOLING, 0),
         .max_batch_tokens = s->max_batch_tokens, .max_batch_requests = s->max_batch_requests,
-        .queue_timeout = s->queue_timeout_ms / 1000.0, .metrics = s->metrics};
+        .queue_timeout = s->queue_timeout_ms / 1000.0, .metrics = s->metrics,
+        .cache = s->cache};
     int loaded = serve_models_load((const char *const *)names, paths, n_models, &settings,
                                    &s->models);
     if (loaded != 0) {
@@ -362,6 +369,7 @@ done:
     serve_http_stop(http, 0);
     serve_models_free(s->models);
     serve_metrics_free(s->metrics);
+    serve_cache_free(s->cache);
     for (int i = 0; i < n_models; i++) {
         free(names[i]);
         free(pulled[i]);

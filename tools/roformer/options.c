@@ -249,6 +249,7 @@ static const option options[] = {
     {"--max-connections-per-client", NULL, CLI_OPT_MAX_CONNECTIONS_PER_CLIENT, INT, 1, 1 << 20,
      .commands = CMD_SERVE},
     {"--request-timeout", NULL, CLI_OPT_REQUEST_TIMEOUT, INT, 1, 86400, .commands = CMD_SERVE},
+    {"--cache-mb", NULL, CLI_OPT_CACHE_MB, INT, 0, 1 << 20, .commands = CMD_SERVE},
 
     /* bench */
     {"--seq-len", NULL, CLI_OPT_SEQ_LEN, COUNT, 1, 1 << 20, .commands = CMD_BENCH, BENCH_OWN},

@@ -49,6 +49,8 @@ typedef struct serve_job {
     const rf_text *texts;
     int32_t n;          /* texts */
     int32_t tokens;     /* their real tokens, for --max-batch-tokens */
+    const int32_t *input_tokens; /* [n] each text's (rerank: pair's) share of `tokens`;
+                                    NULL: not counted */
     int32_t top_k;      /* fill-mask */
     int32_t max_answer_tokens, doc_stride; /* qa: rf_qa's arguments */
     const rf_encoding *encs;      /* [n] what runs: the texts as the request tokenized
@@ -70,6 +72,9 @@ typedef struct serve_job {
     rf_qa_result *qa;
     rf_scm_result *scm;           /* scm: [n / 3], one per triplet */
     rf_item_status *items;        /* [n] each input's outcome (scm: [n / 3], each triplet's) */
+    int32_t ran_tokens;           /* of input_tokens, those that ran: not answered from
+                                     the cache, nor copied from an equal input of the
+                                     batch */
     rf_status status;             /* RF_OK unless the whole run failed */
     rf_error error;
 

@@ -294,6 +294,33 @@ static void print_tei(FILE *f, const serve_metrics *m, const int64_t *queued)
     print_batch_histograms(f, m, batch_names, batch_helps);
 }
 
+/* The cache's series (--cache-mb), per model. */
+static void print_cache(FILE *f, const serve_metrics *m, const serve_gauges *g)
+{
+    static const struct {
+        const char *name, *type, *help;
+        size_t at;
+    } series[] = {
+        {"roformer_cache_hits_total", "counter", "inputs answered from the cache",
+         offsetof(serve_cache_stats, hits)},
+        {"roformer_cache_misses_total", "counter", "inputs looked up and not found in the cache",
+         offsetof(serve_cache_stats, misses)},
+        {"roformer_cache_evictions_total", "counter",
+         "results dropped, least recently used first, to stay within --cache-mb",
+         offsetof(serve_cache_stats, evictions)},
+        {"roformer_cache_bytes", "gauge",
+         "bytes the cache holds for the model: keys, values and each entry's bookkeeping",
+         offsetof(serve_cache_stats, bytes)},
+    };
+    int64_t v[64];
+    for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
+        print_header(f, series[s].name, series[s].type, series[s].help);
+        for (int k = 0; k < m->n_models && k < 64; k++)
+            v[k] = *(const int64_t *)((const char *)&g->models[k].cache + series[s].at);
+        print_per_model(f, m, series[s].name, v);
+    }
+}
+
 char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
 {
     char *text = NULL;
@@ -369,6 +396,7 @@ char *serve_metrics_render(serve_metrics *m, const serve_gauges *g)
                                               "real tokens per batch",
                                               "forward-pass time per batch"};
     print_batch_histograms(f, m, batch_names, batch_helps);
+    print_cache(f, m, g);
     print_tei(f, m, queued);
     pthread_mutex_unlock(&m->lock);
     free(queued);

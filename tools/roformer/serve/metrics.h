@@ -15,6 +15,7 @@
 #ifndef RF_SERVE_METRICS_H
 #define RF_SERVE_METRICS_H
 
+#include "serve/cache.h"
 #include "serve/log.h"
 
 #include <stdbool.h>
@@ -45,6 +46,7 @@ void serve_metrics_dropped(serve_metrics *m, int model, serve_drop_reason reason
 typedef struct {
     int queued;     /* jobs waiting for the batcher */
     int running;    /* jobs in the batches the engine is running; 0: idle */
+    serve_cache_stats cache; /* its results kept across requests (zeros: no cache) */
 } serve_queue_gauges;
 
 /* The server's state at the moment /metrics is asked. */

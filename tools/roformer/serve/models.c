@@ -21,6 +21,8 @@ typedef struct {
     atomic_int refs;
     rf_model *model;
     char sha256[65];
+    char load_id[72];         /* names this load in cache keys: the file's sha256, or an
+                                 id no other load of this process has */
     time_t loaded_at;
 } weights;
 
@@ -79,6 +81,12 @@ static weights *weights_load(const char *path, rf_error *err)
     }
     atomic_init(&w->refs, 1);
     w->loaded_at = time(NULL);
+    static atomic_int loads_without_sha;
+    if (w->sha256[0])
+        snprintf(w->load_id, sizeof w->load_id, "%s", w->sha256);
+    else
+        snprintf(w->load_id, sizeof w->load_id, "load %d",
+                 atomic_fetch_add(&loads_without_sha, 1) + 1);
     return w;
 }
 
@@ -212,6 +220,9 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
             serve_runner_free(*r);
             goto fail;
         }
+        /* after the warm-up, which is no request */
+        if (set->cache)
+            serve_runner_set_cache(*r, set->cache, e->index, number, w->load_id);
     }
     if (serve_batcher_start(runners, g->n_runners, set->max_batch_tokens,
                             set->max_batch_requests, on_batch, e, &g->pub.batcher) != 0) {
@@ -219,6 +230,7 @@ static generation *generation_start(model_entry *e, weights *w, int number, rf_e
         goto fail;
     }
     serve_batcher_set_queue_timeout(g->pub.batcher, set->queue_timeout);
+    g->pub.cache_runner = set->cache ? runners[0] : NULL;
     return g;
 fail:
     generation_free(g);
@@ -393,7 +405,10 @@ int serve_models_reload(serve_models *ms, serve_reload_result *results)
             pthread_mutex_lock(&e->lock);
             e->current = g;
             pthread_mutex_unlock(&e->lock);
-            /* requests already on the old one keep it until they finish */
+            /* requests already on the old one keep it until they finish; what
+               they compute is not kept (older than this drop) */
+            if (ms->settings.cache)
+                serve_cache_drop_owner(ms->settings.cache, i, g->pub.number);
             serve_generation_release(&old->pub);
             *res = (serve_reload_result){.ok = true};
             snprintf(res->message, sizeof res->message, "%s: reloaded %.200s (load %d, sha256 %.12s)",

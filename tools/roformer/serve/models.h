@@ -22,6 +22,7 @@
 
 #include "roformer.h"
 #include "serve/batcher.h"
+#include "serve/cache.h"
 #include "serve/metrics.h"
 
 #include <stdbool.h>
@@ -39,6 +40,8 @@ typedef struct {
     int32_t max_batch_tokens, max_batch_requests;
     double queue_timeout;       /* seconds a job may wait queued; 0: no limit */
     serve_metrics *metrics;     /* batches are counted here, under the model's index */
+    serve_cache *cache;         /* results kept across requests (--cache-mb), under the
+                                   model's index; NULL: none */
 } serve_model_settings;
 
 /* One load of one model, as a request runs on it. */
@@ -48,6 +51,8 @@ typedef struct {
     int32_t max_input_length;   /* tokens per input */
     rf_pooling pooling;
     const char *sha256;         /* of the file: 64 hex digits; "" for a directory or hf: name */
+    const serve_runner *cache_runner; /* a replica whose cache answers a request all of
+                                         whose inputs it holds; NULL: no cache */
     time_t loaded_at;           /* when its file was loaded */
     int number;                 /* 1 for the first load, then one more per reload */
 } serve_generation;
@@ -82,7 +87,8 @@ void serve_generation_release(serve_generation *g);
 
 /* Loads every model's file again (one reload at a time) and makes what
  * loaded current; results[i] says what happened to model i (and is logged,
- * one line per model). Returns how many reloaded. */
+ * one line per model). A model that reloaded loses its cached results.
+ * Returns how many reloaded. */
 int serve_models_reload(serve_models *ms, serve_reload_result *results);
 
 #endif

@@ -12,6 +12,8 @@
  * (422), queue the job with those encodings (batcher.h): the
  * library runs them as they are (the *_encodings calls), so no text is
  * tokenized twice. Then the row's writer turns the results into JSON.
+ * With --cache-mb, a job the cache holds every input of is answered from
+ * it at once, here, and never queued.
  */
 #include "serve/routes.h"
 
@@ -412,6 +414,8 @@ static void handle_metrics(const serve_server *s, const serve_gauges *http, serv
         queues[i] = (serve_queue_gauges){.queued = serve_batcher_queued(gen->batcher),
                                          .running = serve_batcher_running(gen->batcher)};
         serve_generation_release(gen);
+        if (s->cache)
+            serve_cache_get_stats(s->cache, i, &queues[i].cache);
     }
     g.models = queues;
     char *text = queues ? serve_metrics_render(s->metrics, &g) : NULL;
@@ -531,11 +535,13 @@ static serve_kind kind_of(const serve_server *s, const route *rt, const serve_re
 }
 
 /* Checks token-id inputs against the vocabulary and, when they are to run
- * (not /decode), against --max-input-length; sums them into *tokens and
+ * (not /decode), against --max-input-length; counts them into each[i], sums
+ * them into *tokens and
  * points encs[i] at them (ids as given, type 0, mask 1: `plain` holds
  * max_input_length zeros then as many ones). Returns 0 or -1 with *err. */
 static int count_ids(const serve_server *s, const route *rt, const serve_request *r,
-                     rf_encoding *encs, int32_t *plain, int32_t *tokens, serve_error *err)
+                     rf_encoding *encs, int32_t *plain, int32_t *each, int32_t *tokens,
+                     serve_error *err)
 {
     int32_t V = rf_model_hparams(s->model)->vocab_size;
     *tokens = 0;
@@ -552,7 +558,7 @@ static int count_ids(const serve_server *s, const route *rt, const serve_request
                               field, r->n_ids[i], s->max_input_length);
         encs[i] = (rf_encoding){.ids = r->ids[i], .type_ids = plain,
                                 .mask = plain + s->max_input_length, .n = r->n_ids[i]};
-        *tokens += r->n_ids[i];
+        *tokens += each[i] = r->n_ids[i];
     }
     return 0;
 }
@@ -601,10 +607,11 @@ static int count_text(const serve_server *s, const route *rt, const serve_reques
     return 0;
 }
 
-/* Tokenizes every text into encs[] as the job will run it and sums their
- * tokens (count_text). Returns 0 or -1 with *err set. */
+/* Tokenizes every text into encs[] as the job will run it, counts its
+ * tokens into each[i] (count_text) and sums them. Returns 0 or -1 with
+ * *err set. */
 static int count_tokens(const serve_server *s, const route *rt, const serve_request *r,
-                        rf_encoding *encs, int32_t *tokens, serve_error *err)
+                        rf_encoding *encs, int32_t *each, int32_t *tokens, serve_error *err)
 {
     if (r->window > s->max_input_length)
         return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
@@ -614,7 +621,7 @@ static int count_tokens(const serve_server *s, const route *rt, const serve_requ
         int32_t counted;
         if (count_text(s, rt, r, i, NULL, &r->texts[i], &encs[i], &counted, err))
             return -1;
-        *tokens += counted;
+        *tokens += each[i] = counted;
     }
     return 0;
 }
@@ -623,10 +630,12 @@ static int count_tokens(const serve_server *s, const route *rt, const serve_requ
  * apart: the query (every pair's text) once into encs[n], document i into
  * encs[i]. sides[2i] and sides[2i + 1] are views of pair i's two
  * encodings, as rf_similarity_encodings reads them; the query's tokens
- * count once for every pair, as it runs once for each. Returns 0 or -1
+ * count once for every pair, as it runs once for each (each[i]: pair i's).
+ * Returns 0 or -1
  * with *err set. */
 static int count_sides(const serve_server *s, const route *rt, const serve_request *r,
-                       rf_encoding *encs, rf_encoding *sides, int32_t *tokens, serve_error *err)
+                       rf_encoding *encs, rf_encoding *sides, int32_t *each, int32_t *tokens,
+                       serve_error *err)
 {
     int32_t n = r->n_texts, query_tokens = 0;
     *tokens = 0;
@@ -640,7 +649,7 @@ static int count_sides(const serve_server *s, const route *rt, const serve_reque
         int32_t counted;
         if (count_text(s, rt, r, i, NULL, &doc, &encs[i], &counted, err))
             return -1;
-        *tokens += query_tokens + counted;
+        *tokens += each[i] = query_tokens + counted;
         sides[2 * i] = encs[n];
         sides[2 * i + 1] = encs[i];
     }
@@ -791,6 +800,7 @@ struct serve_pending {
     rf_encoding *sides; /* cosine rerank: [2n] views of encs, each pair's query and document */
     int32_t *plain;     /* the token-id inputs' type ids and mask */
     int32_t *lengths;   /* embed_all: [n] tokens of each text */
+    int32_t *counted;   /* [n] each input's tokens, as counted */
     int32_t n, tokens;
     serve_job job;
 };
@@ -808,6 +818,7 @@ static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *
     serve_kind kind = kind_of(s, p->rt, r);
     p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
                          .encs = p->sides ? p->sides : p->encs, .tokens = p->tokens,
+                         .input_tokens = p->counted,
                          .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
                          .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
                          .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
@@ -843,6 +854,7 @@ static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *
     }
     log->queue_seconds = job->started_at - job->queued_at;
     log->inference_seconds = job->forward_seconds;
+    log->tokens = job->ran_tokens; /* what was answered from the cache cost none */
 
     if (job->status != RF_OK) {
         serve_fail(err, 500, "Backend", "%.240s", job->error.message);
@@ -879,6 +891,7 @@ void serve_route_pending_free(serve_pending *p)
             rf_ner_result_free(&job->ner[i]);
     }
     free(p->lengths);
+    free(p->counted);
     free(job->items);
     free(job->vectors);
     free(job->probs);
@@ -959,6 +972,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     bool by_sides = rt->kind != NO_JOB && kind_of(s, rt, r) == SERVE_KIND_RERANK_COSINE;
     p->n_encs = by_sides && n > 0 ? n + 1 : n;
     rf_encoding *encs = p->encs = calloc((size_t)p->n_encs, sizeof *encs);
+    p->counted = calloc((size_t)n + 1, sizeof *p->counted);
     /* + 1: an empty request still gets an array, so NULL means out of memory */
     p->sides = by_sides ? calloc((size_t)2 * n + 1, sizeof *p->sides) : NULL;
     /* the token-id inputs' type ids (zeros) and mask (ones) */
@@ -970,7 +984,7 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     double t0 = cli_now_seconds();
     log->batch = r->batch;
     log->characters = characters(r);
-    if (!encs || (r->ids && !plain) || (by_sides && !p->sides)) {
+    if (!encs || !p->counted || (r->ids && !plain) || (by_sides && !p->sides)) {
         serve_fail(&err, 500, "Backend", "out of memory");
         respond_error(resp, log, &err);
     } else if (rt->head != RF_HEAD_NONE && hp->head != rt->head) {
@@ -981,9 +995,9 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
                    r->dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r->ids      ? count_ids(s, rt, r, encs, plain, &tokens, &err)
-               : by_sides ? count_sides(s, rt, r, encs, p->sides, &tokens, &err)
-                          : count_tokens(s, rt, r, encs, &tokens, &err)) {
+    } else if (r->ids      ? count_ids(s, rt, r, encs, plain, p->counted, &tokens, &err)
+               : by_sides ? count_sides(s, rt, r, encs, p->sides, p->counted, &tokens, &err)
+                          : count_tokens(s, rt, r, encs, p->counted, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = cli_now_seconds() - t0;
@@ -1085,8 +1099,16 @@ serve_pending *serve_route_submit(const serve_server *s, int route_id, const cha
         return NULL;
     }
     serve_pending *p = handle_post(s, rt, body, len, resp, log);
-    if (!p)
+    if (!p) {
         serve_generation_release(g);
+    } else if (g->cache_runner && serve_runner_answer_cached(g->cache_runner, &p->job)) {
+        /* every input was in the cache: answered here, never queued (this
+           also gives the generation back) */
+        p->job.outcome = SERVE_JOB_RAN;
+        p->job.queued_at = p->job.started_at = cli_now_seconds();
+        serve_route_finish(p, resp, log);
+        return NULL;
+    }
     return p;
 }
 

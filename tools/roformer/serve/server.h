@@ -46,10 +46,12 @@ typedef struct {
     int32_t request_timeout;      /* seconds: a connection silent this long is closed, and a
                                      request whose body is still arriving this long after
                                      its headers */
+    int32_t cache_mb;             /* --cache-mb: MiB of results kept; 0: no cache */
 
     /* objects */
     serve_models *models;
     serve_metrics *metrics;
+    serve_cache *cache;           /* NULL without --cache-mb */
 
     /* a request's model (see above) */
     const rf_model *model;
