@@ -199,7 +199,7 @@ int main(void)
     /* 1x128 on 64 threads, the shape one block per thread left short of a
        panel each: bf16 and int8 keep every thread busy */
     rf_partition p = rf_linear_int8_partition(128, D, D, 64);
-    CHECK(p.n_blocks == 64 && rf_partition_efficiency(&p) >= 0.95,
+    CHECK(p.n_blocks % 64 == 0 && rf_partition_efficiency(&p) >= 0.95,
           "int8 1x128 on 64 threads: %d blocks, mean/max %.3f", p.n_blocks,
           rf_partition_efficiency(&p));
     free(seen);

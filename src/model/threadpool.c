@@ -62,7 +62,7 @@ struct rf_pool {
     int n_started;
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* a new region (or shutdown) was published */
-    pthread_cond_t done;       /* the last worker finished its share */
+    pthread_cond_t done;       /* the last worker found no task left */
     unsigned long generation;  /* bumped once per region (atomic) */
     int n_done;                /* workers finished in this region (atomic) */
     int next_task;             /* the region's next task to take (atomic) */
