@@ -9,6 +9,8 @@
  * by a function target attribute and picked at run time, so one plain `cc`
  * build runs on every x86-64 CPU. Built by scripts/sgemm_cores.sh; not a test.
  *
+ *   fma_peak [ROUNDS]   (default 100000000 rounds a run; AMX: 2000000)
+ *
  * Likewise the limits of the int8 and bf16 compute types' products, where
  * the CPU has their instructions (a line names what is missing where it
  * does not): the AVX2 int8 build's instruction sequence, 256-bit VPDPBUSD
@@ -25,6 +27,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -214,9 +217,10 @@ static double now_s(void)
 /* Best of five runs (the least disturbed by anything else on the core), in
  * G operations per second, `per_instruction` operations per instruction
  * and chain. */
+static long iters = 100000000;
+
 static double peak_rate(float (*chains)(long), int per_instruction, float *checksum)
 {
-    const long iters = 100000000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now_s();
@@ -348,8 +352,11 @@ static void int8_bf16_peaks(float *checksum)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* fewer rounds fit a run in one scheduler slice on a crowded machine */
+    if (argc > 1)
+        iters = atol(argv[1]) > 0 ? atol(argv[1]) : iters;
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
         printf("# fp32 FMA peak: this CPU has no AVX2 with FMA; not measured\n");
