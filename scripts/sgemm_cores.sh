@@ -4,7 +4,10 @@
 # which of the two is the CPU's peak, the one to read sgemm rates against;
 # also the int8 VPDPBUSD and bf16 VDPBF16PS peaks where the CPU has
 # AVX512-VNNI and AVX512_BF16, and the AMX TDPBSSD and TDPBF16PS peaks where
-# it has AMX, the limits of the int8 and bf16 products),
+# it has AMX, the limits of the int8 and bf16 products; the AVX2 int8
+# build's instruction sequence and the 256-bit VPDPBUSD and VDPBF16PS; each
+# one the CPU lacks is a line that names what is missing; on ARM64 the
+# FMLA, SDOT, SMMLA and BFDOT peaks, tests/bench/dot_peak_arm64.c),
 # and sgemm GFLOP/s on this machine for each OpenBLAS core type the
 # CPU can run (the one OpenBLAS detects, Haswell, and SkylakeX when the CPU has
 # AVX-512F), with 1 and 2 OpenBLAS threads and with 2 threads that each run a
@@ -22,6 +25,10 @@ case $(uname -m) in
 x86_64)
     cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror tests/bench/fma_peak.c -o build/fma_peak
     ./build/fma_peak
+    ;;
+aarch64)
+    cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror tests/bench/dot_peak_arm64.c -o build/dot_peak_arm64
+    ./build/dot_peak_arm64
     ;;
 esac
 cores="detected Haswell"

@@ -32,6 +32,20 @@ check "bench runs (exit 0)" test $? -eq 0
 check "bench JSON: 3 x 40" json_ok "$TMP/out" 3 40 120 2
 check "human lines name the BLAS core" grep -q '^blas: OpenBLAS core ' "$TMP/out"
 
+# peak_share: the pass's multiply-adds at the probed per-core peaks times
+# the threads, over its time; a pass cannot beat its instructions' peak, so
+# it is in (0, 1]. f32 runs on FMA, which every x86-64 CPU with the flag
+# has a probe for; elsewhere it may be null (no probe).
+peak_ok() { # file
+    tail -n 1 "$1" | /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+p = j["peak_share"]
+assert (p is None and sys.argv[1] == "no") or (isinstance(p, float) and 0 < p <= 1), j
+' "$(grep -qw fma /proc/cpuinfo 2>/dev/null && [ "$(uname -m)" = x86_64 ] && echo yes || echo no)"
+}
+check "bench JSON: peak_share in (0, 1]" peak_ok "$TMP/out"
+
 # parallel_regions: wakes of the workers per forward pass, none on one
 # thread; partition_efficiency: the planner's balance of the products.
 # small-fp16 (2 layers) at 1 x 128 in f32: per layer at most the Q|K|V

@@ -1,6 +1,7 @@
 # test_bench_programs.sh — the measuring programs of tests/bench/, which
 # docs/performance.md's commands build by hand and no rule builds, still
-# compile against today's headers; and raw_products, linked to the library
+# compile against today's headers (each on the architecture of its
+# intrinsics); and raw_products, linked to the library
 # under test, measures every base-layer shape with the products this CPU
 # runs (a rate above zero, the build named).
 . tests/check.sh
@@ -11,6 +12,11 @@ for f in tests/bench/*.c; do
     # the x86-64 instruction benches compile only there
     if grep -q '<immintrin.h>' "$f" && [ "$(uname -m)" != x86_64 ]; then
         check_skip "$f: x86-64 intrinsics, not on $(uname -m)"
+        continue
+    fi
+    # the ARM64 ones only there
+    if grep -q '<arm_neon.h>' "$f" && [ "$(uname -m)" != aarch64 ]; then
+        check_skip "$f: ARM64 intrinsics, not on $(uname -m)"
         continue
     fi
     check "$f compiles" ${CC:-cc} $flags -fsyntax-only "$f"

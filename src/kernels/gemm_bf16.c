@@ -119,9 +119,11 @@ static rf_bf16_gemm_fn *gemm_kernel(void)
     return rf_bf16_backend_get()->gemm;
 }
 
+/* Several blocks per thread where they stay large: a thread the host
+ * stops leaves its later blocks to the others (partition.h). */
 rf_partition rf_linear_bf16_partition(int M, int N, int K, int n_threads)
 {
-    return rf_partition_plan(M, N, K, NR, 1, n_threads);
+    return rf_partition_plan_shared(M, N, K, NR, 1, n_threads, RF_PARTITION_MAX_PER_THREAD);
 }
 
 void rf_bf16_prepare_rows(const float *X, int K, int r0, int r1, uint16_t *scratch)
@@ -187,8 +189,11 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
                     uint16_t *scratch)
 {
     int n_threads = rf_parallel_threads(pool);
-    /* a block may read any row: round them all first */
-    struct round_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? n_threads : 1,
+    /* a block may read any row: round them all first, in blocks of rows
+       that a held thread can leave to the others */
+    int blocks = RF_PARTITION_MAX_PER_THREAD * n_threads < M ? RF_PARTITION_MAX_PER_THREAD * n_threads
+                                                             : M;
+    struct round_job round = {.X = X, .M = M, .K = K, .n_blocks = n_threads < M ? blocks : 1,
                               .Xb = scratch};
     rf_parallel_run(pool, round.n_blocks, round_task, &round);
     rf_linear_bf16_prepared(pool, M, K, W_packed, b, N, act, post, Y, scratch);

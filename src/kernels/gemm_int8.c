@@ -199,9 +199,11 @@ void rf_int8_pack_rows(const int8_t *Wq, int n0, int n, int K, size_t ldw, int8_
 
 /* ==== The threaded Linear ==== */
 
+/* Several blocks per thread where they stay large: a thread the host
+ * stops leaves its later blocks to the others (partition.h). */
 rf_partition rf_linear_int8_partition(int M, int N, int K, int n_threads)
 {
-    return rf_partition_plan(M, N, K, PANEL, 1, n_threads);
+    return rf_partition_plan_shared(M, N, K, PANEL, 1, n_threads, RF_PARTITION_MAX_PER_THREAD);
 }
 
 /* The scratch's parts for M rows of K inputs: quantized rows, scales,
@@ -275,8 +277,11 @@ void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const
                     void *scratch)
 {
     int n_threads = rf_parallel_threads(pool);
-    /* a block may read any row: quantize them all first */
-    struct prepare_job prepare = {X, M, K, n_threads < M ? n_threads : 1, scratch};
+    /* a block may read any row: quantize them all first, in blocks of rows
+       that a held thread can leave to the others */
+    int blocks = RF_PARTITION_MAX_PER_THREAD * n_threads < M ? RF_PARTITION_MAX_PER_THREAD * n_threads
+                                                             : M;
+    struct prepare_job prepare = {X, M, K, n_threads < M ? blocks : 1, scratch};
     rf_parallel_run(pool, prepare.n_blocks, prepare_task, &prepare);
     rf_linear_int8_prepared(pool, M, K, W, b, N, act, post, Y, scratch);
 }

@@ -3,6 +3,7 @@
  * columns in panel-major order, cut into runs of equal work.
  */
 #include "kernels/partition.h"
+#include "roformer.h"
 
 /* A product below this many multiply-adds runs as one block, and no block
  * is made smaller than RF_PARTITION_MIN_BLOCK_MACS: a wake and a barrier
@@ -10,7 +11,17 @@
 #define RF_PARTITION_MIN_MACS (1L << 18)
 #define RF_PARTITION_MIN_BLOCK_MACS (1L << 16)
 
+/* More blocks than threads are made only of at least this many units,
+ * so that no block is much more than another (see the header). */
+#define RF_PARTITION_MIN_SHARED_UNITS 8
+
 rf_partition rf_partition_plan(int M, int N, int K, int panel, int row_grain, int n_threads)
+{
+    return rf_partition_plan_shared(M, N, K, panel, row_grain, n_threads, 1);
+}
+
+rf_partition rf_partition_plan_shared(int M, int N, int K, int panel, int row_grain, int n_threads,
+                                      int per_thread)
 {
     rf_partition p = {.M = M, .N = N, .K = K, .panel = panel, .row_grain = row_grain,
                       .row_units = (M + row_grain - 1) / row_grain,
@@ -24,6 +35,18 @@ rf_partition rf_partition_plan(int M, int N, int K, int panel, int row_grain, in
     if (blocks > macs / RF_PARTITION_MIN_BLOCK_MACS)
         blocks = macs / RF_PARTITION_MIN_BLOCK_MACS;
     p.n_blocks = blocks > 1 ? (int)blocks : 1;
+    if (p.n_blocks < n_threads)
+        return p;
+    /* a whole number of blocks per thread, each of enough units and
+       multiply-adds */
+    int64_t rounds = per_thread < RF_PARTITION_MAX_PER_THREAD ? per_thread
+                                                              : RF_PARTITION_MAX_PER_THREAD;
+    if (rounds > units / RF_PARTITION_MIN_SHARED_UNITS / n_threads)
+        rounds = units / RF_PARTITION_MIN_SHARED_UNITS / n_threads;
+    if (rounds > macs / RF_PARTITION_MIN_BLOCK_MACS / n_threads)
+        rounds = macs / RF_PARTITION_MIN_BLOCK_MACS / n_threads;
+    if (rounds > 1)
+        p.n_blocks = (int)(rounds * n_threads);
     return p;
 }
 
@@ -79,10 +102,17 @@ int rf_partition_block(const rf_partition *p, int block, rf_rect out[3])
 
 int64_t rf_partition_max_macs(const rf_partition *p)
 {
-    int64_t max = 0;
+    /* threads of equal speed: each block goes, in order, to the thread
+       that is free first (the lowest-numbered of those free together) */
+    int threads = p->n_blocks < p->n_threads ? p->n_blocks : p->n_threads;
+    threads = threads < RF_MAX_THREADS ? threads : RF_MAX_THREADS;
+    int64_t busy[RF_MAX_THREADS] = {0}, max = 0;
     for (int b = 0; b < p->n_blocks; b++) {
-        int64_t w = work_before(p, first_unit(p, b + 1)) - work_before(p, first_unit(p, b));
-        max = w > max ? w : max;
+        int free = 0;
+        for (int t = 1; t < threads; t++)
+            free = busy[t] < busy[free] ? t : free;
+        busy[free] += work_before(p, first_unit(p, b + 1)) - work_before(p, first_unit(p, b));
+        max = busy[free] > max ? busy[free] : max;
     }
     return max * p->K;
 }

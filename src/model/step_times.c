@@ -1,7 +1,7 @@
 /*
  * step_times.c — the step timer of a context (see step_times.h): clock
  * reads around each step on the calling thread, and an rf_parallel that
- * wraps the pool's to time each region and thread 0's share of it.
+ * wraps the pool's to time each region and thread 0's own tasks in it.
  */
 #include "model/step_times.h"
 #include "base/clock.h"

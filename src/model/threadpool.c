@@ -3,9 +3,14 @@
  * (see threadpool.h).
  *
  * Each rf_pool_run publishes (fn, arg, n_tasks) and bumps a generation
- * counter; workers see the new generation, run their share of tasks and
- * count themselves done. Workers live until rf_pool_free, so a forward
- * pass never creates threads.
+ * counter; workers see the new generation, take tasks from a shared
+ * counter until none is left and count themselves done. Workers live until
+ * rf_pool_free, so a forward pass never creates threads.
+ *
+ * Tasks are taken, not dealt: on a shared machine the host may stop any
+ * thread for a while, and a thread given a fixed share would hold the
+ * whole region until it ran again. Taken one at a time from a counter,
+ * the held thread delays only the task it is in; the others take the rest.
  *
  * A layer runs several short regions in a row (the Linear products,
  * attention, the FFN's blocks) with a little serial work between them. A
@@ -57,9 +62,12 @@ struct rf_pool {
     int n_started;
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* a new region (or shutdown) was published */
-    pthread_cond_t done;       /* the last worker finished its share */
+    pthread_cond_t done;       /* the last worker found no task left */
     unsigned long generation;  /* bumped once per region (atomic) */
     int n_done;                /* workers finished in this region (atomic) */
+    int next_task;             /* the region's next task to take (atomic) */
+    int slow_thread;           /* rf_pool_slow_thread_for_test: its thread, */
+    long slow_ns;              /* and the pause before each of its tasks (0: none) */
     long caller_spin_ns;       /* the calling thread's spin budget */
     int64_t regions;           /* regions that woke the workers (the caller's own) */
     int shutdown;              /* (atomic) */
@@ -128,10 +136,19 @@ static int spin_until(const int *counter, int target, long *budget)
     }
 }
 
-static void run_share(rf_pool *pool, rf_task_fn fn, void *arg, int n_tasks, int thread)
+/* Takes the region's tasks one at a time until none is left. */
+static void run_tasks(rf_pool *pool, rf_task_fn fn, void *arg, int n_tasks, int thread)
 {
-    for (int t = thread; t < n_tasks; t += pool->n_threads)
-        fn(arg, t, thread);
+    for (;;) {
+        int task = __atomic_fetch_add(&pool->next_task, 1, __ATOMIC_RELAXED);
+        if (task >= n_tasks)
+            return;
+        if (pool->slow_ns && thread == pool->slow_thread) {
+            struct timespec pause = {pool->slow_ns / 1000000000L, pool->slow_ns % 1000000000L};
+            nanosleep(&pause, NULL);
+        }
+        fn(arg, task, thread);
+    }
 }
 
 /* noinline: the buffer lies below the caller's frame, where the kernels'
@@ -164,7 +181,7 @@ static void *worker_main(void *p)
         if (__atomic_load_n(&pool->shutdown, __ATOMIC_ACQUIRE))
             break;
         seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
-        run_share(pool, pool->fn, pool->arg, pool->n_tasks, thread);
+        run_tasks(pool, pool->fn, pool->arg, pool->n_tasks, thread);
         if (__atomic_add_fetch(&pool->n_done, 1, __ATOMIC_ACQ_REL) == pool->n_threads - 1) {
             /* under the lock, so a caller about to sleep is already waiting */
             pthread_mutex_lock(&pool->lock);
@@ -251,6 +268,12 @@ double rf_pool_workers_cpu_seconds(const rf_pool *pool)
     return seconds;
 }
 
+void rf_pool_slow_thread_for_test(rf_pool *pool, int thread, long pause_ns)
+{
+    pool->slow_thread = thread;
+    pool->slow_ns = pause_ns;
+}
+
 int64_t rf_pool_regions(const rf_pool *pool)
 {
     return pool ? pool->regions : 0;
@@ -270,12 +293,13 @@ void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg)
     pool->arg = arg;
     pool->n_tasks = n_tasks;
     __atomic_store_n(&pool->n_done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool->next_task, 0, __ATOMIC_RELAXED);
     pthread_mutex_lock(&pool->lock);
     __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
-    run_share(pool, fn, arg, n_tasks, 0);
+    run_tasks(pool, fn, arg, n_tasks, 0);
 
     int workers = pool->n_threads - 1;
     if (!spin_until(&pool->n_done, workers, &pool->caller_spin_ns)) {

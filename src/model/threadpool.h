@@ -4,11 +4,13 @@
  * cores.
  *
  * rf_pool_run(pool, n_tasks, fn, arg) calls fn(arg, task, thread) once for
- * every task in [0, n_tasks) and returns when all are done. Task i runs on
- * thread i % n_threads (static assignment: a 2-way GEMM split puts one half
- * on each core, and the `thread` index picks per-thread scratch). The
- * calling thread is thread 0 and works too. A NULL pool, or a pool of one
- * thread, runs every task on the caller, in order.
+ * every task in [0, n_tasks) and returns when all are done. The threads
+ * take the tasks in order from a shared counter, so which thread runs a
+ * task, and how many tasks a thread runs, change from run to run: a task
+ * must give the same result on any thread, and `thread` only picks the
+ * scratch the task may use while it runs. The calling thread is thread 0
+ * and works too. A NULL pool, or a pool of one thread, runs every task on
+ * the caller, in order.
  *
  * A pool is driven by one thread at a time (the one that owns the context).
  */
@@ -31,6 +33,10 @@ void rf_pool_run(rf_pool *pool, int n_tasks, rf_task_fn fn, void *arg);
 /* The regions rf_pool_run has run on more than one thread since the pool
  * was made: each a wake of the workers and a wait for the last of them. */
 int64_t rf_pool_regions(const rf_pool *pool);
+/* For tests: `thread` sleeps pause_ns before each task it takes (0: no
+ * pause), as a thread the host stops now and then; results must not
+ * change. */
+void rf_pool_slow_thread_for_test(rf_pool *pool, int thread, long pause_ns);
 /* Touches RF_STACK_RESERVE bytes of the calling thread's stack below its
  * current frame, so that the kernels' stack buffers (tile tails, partial
  * sums: tens of KiB, some only on a shorter input's edge path) are never

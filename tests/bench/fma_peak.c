@@ -9,9 +9,12 @@
  * by a function target attribute and picked at run time, so one plain `cc`
  * build runs on every x86-64 CPU. Built by scripts/sgemm_cores.sh; not a test.
  *
+ *   fma_peak [ROUNDS]   (default 100000000 rounds a run; AMX: 2000000)
+ *
  * Likewise the limits of the int8 and bf16 compute types' products, where
- * the CPU has their instructions (a line says so where it does not):
- * 512-bit VPDPBUSD (AVX512-VNNI: 16 lanes x 4 int8 multiply-adds each) and
+ * the CPU has their instructions (a line names what is missing where it
+ * does not): the AVX2 int8 build's instruction sequence, 256-bit VPDPBUSD
+ * (AVX512-VNNI with AVX512VL, or AVX-VNNI) and VDPBF16PS, 512-bit VPDPBUSD (AVX512-VNNI: 16 lanes x 4 int8 multiply-adds each) and
  * 512-bit VDPBF16PS (AVX512_BF16: 16 lanes x 2 bf16 multiply-adds each),
  * twelve independent accumulators each, in G multiply-adds per second; and
  * the AMX tile units' TDPBSSD (int8) and TDPBF16PS (bf16) where the CPU has
@@ -20,9 +23,11 @@
  * multiply-adds per instruction.
  */
 #include <cpuid.h>
+#include <stdbool.h>
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -114,6 +119,94 @@ __attribute__((target("avx512f,avx512bf16"))) static float dpbf16_chains(long it
     return _mm512_cvtss_f32(sum);
 }
 
+/* 256-bit VPDPBUSD: AVX512-VNNI with AVX512VL, or AVX-VNNI (the same
+ * instruction, VEX-encoded, on CPUs without AVX-512). */
+__attribute__((target("avx512f,avx512vl,avx512vnni"))) static float dpbusd_ymm_chains(long iters)
+{
+    const __m256i u8 = _mm256_set1_epi8(3), s8 = _mm256_set1_epi8(-2);
+#define DECLARE(i) __m256i a##i = _mm256_set1_epi32(i);
+#define STEP(i)                                                                                    \
+    a##i = _mm256_dpbusd_epi32(a##i, u8, s8);                                                      \
+    __asm__ volatile("" : "+v"(a##i));
+#define SUM(i) sum = _mm256_add_epi32(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m256i sum = _mm256_setzero_si256();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return (float)_mm256_extract_epi32(sum, 0);
+}
+
+__attribute__((target("avxvnni"))) static float dpbusd_avxvnni_chains(long iters)
+{
+    const __m256i u8 = _mm256_set1_epi8(3), s8 = _mm256_set1_epi8(-2);
+#define DECLARE(i) __m256i a##i = _mm256_set1_epi32(i);
+#define STEP(i)                                                                                    \
+    a##i = _mm256_dpbusd_avx_epi32(a##i, u8, s8);                                                  \
+    __asm__ volatile("" : "+x"(a##i));
+#define SUM(i) sum = _mm256_add_epi32(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m256i sum = _mm256_setzero_si256();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return (float)_mm256_extract_epi32(sum, 0);
+}
+
+__attribute__((target("avx512f,avx512vl,avx512bf16"))) static float dpbf16_ymm_chains(long iters)
+{
+    const __m256bh x = (__m256bh)_mm256_set1_epi16(0x3f80), y = (__m256bh)_mm256_set1_epi16(0x3380);
+#define DECLARE(i) __m256 a##i = _mm256_set1_ps(i);
+#define STEP(i)                                                                                    \
+    a##i = _mm256_dpbf16_ps(a##i, x, y);                                                           \
+    __asm__ volatile("" : "+v"(a##i));
+#define SUM(i) sum = _mm256_add_ps(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m256 sum = _mm256_setzero_ps();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return _mm256_cvtss_f32(sum);
+}
+
+/* AVX2 has no int8 dot product: the int8 `avx2` build's exact form per 4
+ * inputs x 8 channels is VPSIGNB twice (|x|, the weights' sign),
+ * VPMADDUBSW, VPMADDWD and VPADDD; the chains run that sequence. */
+__attribute__((target("avx2"))) static float int8_avx2_chains(long iters)
+{
+    const __m256i x = _mm256_set1_epi32(0x01fe03fd), ones = _mm256_set1_epi16(1);
+#define DECLARE(i) __m256i a##i = _mm256_set1_epi32(i), w##i = _mm256_set1_epi8((char)(i + 1));
+#define STEP(i)                                                                                    \
+    {                                                                                              \
+        __m256i ax = _mm256_sign_epi8(x, w##i), sw = _mm256_sign_epi8(w##i, x);                    \
+        a##i = _mm256_add_epi32(a##i, _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sw), ones));      \
+        __asm__ volatile("" : "+x"(a##i), "+x"(w##i));                                            \
+    }
+#define SUM(i) sum = _mm256_add_epi32(sum, a##i);
+    FOR_EACH_CHAIN(DECLARE)
+    for (long n = 0; n < iters; n++) {
+        FOR_EACH_CHAIN(STEP)
+    }
+    __m256i sum = _mm256_setzero_si256();
+    FOR_EACH_CHAIN(SUM)
+#undef DECLARE
+#undef STEP
+#undef SUM
+    return (float)_mm256_extract_epi32(sum, 0);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -124,9 +217,10 @@ static double now_s(void)
 /* Best of five runs (the least disturbed by anything else on the core), in
  * G operations per second, `per_instruction` operations per instruction
  * and chain. */
+static long iters = 100000000;
+
 static double peak_rate(float (*chains)(long), int per_instruction, float *checksum)
 {
-    const long iters = 100000000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now_s();
@@ -220,6 +314,25 @@ static double amx_rate(float (*tiles)(long), int per_instruction, float *checksu
 /* The int8 and bf16 products' instructions, where the CPU has them. */
 static void int8_bf16_peaks(float *checksum)
 {
+    printf("# int8 AVX2 form (VPSIGNB x2, VPMADDUBSW, VPMADDWD, VPADDD), one core (%d chains): "
+           "%.1f G multiply-adds/s\n", CHAINS, peak_rate(int8_avx2_chains, 8 * 4, checksum));
+    bool vnni_vl = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512vnni");
+    if (vnni_vl)
+        printf("# int8 VPDPBUSD peak, one core (256-bit, EVEX, %d chains): %.1f G multiply-adds/s\n",
+               CHAINS, peak_rate(dpbusd_ymm_chains, 8 * 4, checksum));
+    else if (__builtin_cpu_supports("avxvnni"))
+        printf("# int8 VPDPBUSD peak, one core (256-bit, AVX-VNNI, %d chains): %.1f G "
+               "multiply-adds/s\n", CHAINS, peak_rate(dpbusd_avxvnni_chains, 8 * 4, checksum));
+    else
+        printf("# int8 VPDPBUSD 256-bit peak: not available (no AVX512-VNNI with AVX512VL, "
+               "no AVX-VNNI)\n");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bf16"))
+        printf("# bf16 VDPBF16PS peak, one core (256-bit, %d chains): %.1f G multiply-adds/s\n",
+               CHAINS, peak_rate(dpbf16_ymm_chains, 8 * 2, checksum));
+    else
+        printf("# bf16 VDPBF16PS 256-bit peak: not available (no AVX512_BF16 with AVX512VL)\n");
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vnni"))
         printf("# int8 VPDPBUSD peak, one core (512-bit, %d chains): %.1f G multiply-adds/s\n",
@@ -239,8 +352,11 @@ static void int8_bf16_peaks(float *checksum)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* fewer rounds fit a run in one scheduler slice on a crowded machine */
+    if (argc > 1)
+        iters = atol(argv[1]) > 0 ? atol(argv[1]) : iters;
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
         printf("# fp32 FMA peak: this CPU has no AVX2 with FMA; not measured\n");

@@ -24,6 +24,7 @@
  * bf16 weights and touches the context's buffers for the first time),
  * whatever --warmup says.
  */
+#include "peak_probe.h"
 #include "cli.h"
 #include "options.h"
 
@@ -62,6 +63,54 @@ typedef struct {
     int skip_padding;
     rf_context_params context; /* --threads, --compute, the position options */
 } bench_args;
+
+/* The instruction a kernel build is made of, as peak_probe.h names it;
+ * false for a build the probe does not measure (AMX tiles, ARM64). */
+static bool build_instruction(const char *build, peak_instruction *out)
+{
+    static const struct {
+        const char *build;
+        peak_instruction instruction;
+    } builds[] = {{"avx2", PEAK_INT8_AVX2}, {"vnni", PEAK_INT8_VNNI},
+                  {"avx512bf16", PEAK_BF16_AVX512}, {"f32fma", PEAK_F32_FMA}};
+    for (size_t i = 0; i < sizeof builds / sizeof builds[0]; i++)
+        if (strcmp(build, builds[i].build) == 0) {
+            *out = builds[i].instruction;
+            return true;
+        }
+    return false;
+}
+
+/* The share of the peak one forward pass of `seconds` reached: the time
+ * its layers' multiply-adds (the Linear products, attention's two
+ * products) take at the probed per-core peaks of the instructions that
+ * run them, times the threads, over the pass's time. -1 where a peak is
+ * not probed on this CPU. */
+static double peak_share(const rf_hparams *hp, rf_compute_type compute, rf_kernel_info kernels,
+                         const int32_t *lengths, int batch, int seq_len, bool packed,
+                         long threads, double seconds)
+{
+    double D = hp->hidden_size, F = hp->intermediate_size, tokens = 0.0, attention = 0.0;
+    for (int b = 0; b < batch; b++) {
+        double L = packed ? lengths[b] : seq_len;
+        tokens += L;
+        attention += 2.0 * L * L * D; /* Q K^T and P V, all heads */
+    }
+    double linear = tokens * (4.0 * D * D + 2.0 * D * F);
+    peak_instruction linear_by = PEAK_F32_FMA, attention_by = PEAK_F32_FMA;
+    if (compute == RF_COMPUTE_INT8 && !build_instruction(kernels.int8, &linear_by))
+        return -1.0;
+    if (compute == RF_COMPUTE_BF16 && !build_instruction(kernels.bf16, &linear_by))
+        return -1.0;
+    if (compute != RF_COMPUTE_F32 && strcmp(kernels.attention, "bf16") == 0 &&
+        !build_instruction(kernels.bf16, &attention_by))
+        return -1.0;
+    double linear_peak = peak_probe(linear_by), attention_peak = peak_probe(attention_by);
+    if (linear_peak <= 0.0 || attention_peak <= 0.0 || seconds <= 0.0)
+        return -1.0;
+    double at_peak = hp->num_layers * (linear / linear_peak + attention / attention_peak);
+    return at_peak / (double)threads / seconds;
+}
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -320,6 +369,13 @@ int cmd_bench(int argc, char **argv)
     printf("one-time: load %.1f ms, context %.1f ms, first batch %.1f ms\n", load_ms, context_ms,
            first_ms);
     printf("peak RSS: %ld MB\n", peak_rss_mb());
+    double share = peak_share(hp, cp.compute, kernels, lengths, batch, seq_len, a.skip_padding,
+                              threads, med * 1e-3);
+    if (share > 0.0)
+        printf("peak share: %.1f%% of the probed per-core peaks times %ld threads\n",
+               100.0 * share, threads);
+    else
+        printf("peak share: no probe for this CPU's kernels\n");
     double per = steps.forwards > 0 ? 1.0 / (double)steps.forwards : 0.0;
     double outside = steps.forward_ms > 0 ? 1.0 - steps.products_ms / steps.forward_ms : 0.0;
     printf("median run by step, ms: products %.2f, attention %.2f, norms %.2f, quantize %.2f, "
@@ -363,6 +419,10 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddNumberToObject(j, "outside_products_share", outside);
     cJSON_AddNumberToObject(j, "parallel_regions", regions);
     cJSON_AddNumberToObject(j, "partition_efficiency", balance);
+    if (share > 0.0)
+        cJSON_AddNumberToObject(j, "peak_share", share);
+    else
+        cJSON_AddNullToObject(j, "peak_share");
     cJSON *arr = cJSON_AddArrayToObject(j, "ms");
     for (int r = 0; arr && r < runs; r++)
         cJSON_AddItemToArray(arr, cJSON_CreateNumber(ms[r]));
