@@ -270,6 +270,9 @@ def suite_first_model(url, pid):
     check("POST /models/b/embed while --max-concurrent-requests 1 is taken",
           lambda: requests.post(url + "/models/b/embed", json={"inputs": TEXT}, headers=auth,
                                 timeout=30), "/embed", 429, "overloaded")
+    r = requests.post(url + "/models/a/embed", json={"inputs": TEXT}, headers=auth, timeout=30)
+    report("--max-concurrent-requests holds for the server as a whole: a request to a while "
+           "b's holds the slot is 429", r.status_code == 429, r.status_code)
     before = metrics(url, auth)
     held.sendall(body[5:])
     status, _ = read_status(held)
@@ -325,6 +328,87 @@ def suite_unknown_fields(url, pid):
             report("POST %s with unknown fields inside its objects: the same bytes" % path,
                    plain.status_code == 200 and inner.status_code == 200 and
                    plain.content == inner.content, "%d %r" % (inner.status_code, inner.text[:150]))
+
+
+def suite_prefix_wins(url, pid):
+    """Models cls and mlm (hidden sizes alike, weights not): under
+    /models/NAME/ the prefix chooses, "model" is only echoed."""
+    def vectors(path, model):
+        r = requests.post(url + path, json={"input": [TEXT], "model": model}, timeout=60)
+        j = r.json() if r.status_code == 200 else {}
+        return [d["embedding"] for d in j.get("data", [])], j.get("model")
+    cls, _ = vectors("/v1/embeddings", "cls")
+    mlm, _ = vectors("/v1/embeddings", "mlm")
+    got, echoed = vectors("/models/cls/v1/embeddings", "mlm")
+    report("/models/cls/v1/embeddings with \"model\": \"mlm\": cls's vectors, \"mlm\" echoed",
+           cls and cls != mlm and got == cls and echoed == "mlm", (echoed, got[:1]))
+    got, echoed = vectors("/models/mlm/v1/embeddings", "nobody")
+    report("/models/mlm/v1/embeddings with a \"model\" not served: mlm's vectors, the name echoed",
+           mlm and got == mlm and echoed == "nobody", echoed)
+
+
+def suite_bad_neighbours(url, pid):
+    """Good and bad requests at once, under /models/cls/: each good one gets
+    what it gets alone (within 1e-5, as serving.md's Batching says of
+    neighbours), each bad one its own refusal."""
+    good = [{"inputs": [TEXT, s]} for s in ("不推荐", "很好", "价格便宜，性价比高", "hello world")]
+    alone = [requests.post(url + "/models/cls/embed", json=b, timeout=60).json() for b in good]
+    bad = [(b"{\"inputs\": ", 422), (json.dumps({"inputs": []}).encode(), 422),
+           (json.dumps({"inputs": LONG}).encode(), 422),
+           (json.dumps({"inputs": [TEXT] * 40}).encode(), 413),
+           (json.dumps({"inputs": "\u4eca", "truncate": "yes"}).encode(), 422)]
+    jobs = [("good", i) for i in range(len(good))] * 4 + [("bad", i) for i in range(len(bad))] * 4
+
+    def send(job):
+        kind, i = job
+        if kind == "good":
+            r = requests.post(url + "/models/cls/embed", json=good[i], timeout=60)
+            return r.status_code == 200 and all(
+                max(abs(a - b) for a, b in zip(x, y)) <= 1e-5 for x, y in zip(r.json(), alone[i]))
+        r = requests.post(url + "/models/cls/embed", data=bad[i][0], timeout=60,
+                          headers={"Content-Type": "application/json"})
+        return r.status_code == bad[i][1]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        results = list(pool.map(send, jobs))
+    report("%d good and %d bad requests at once: every good one as it is alone (within 1e-5), "
+           "every bad one refused with its own status" % (len(good) * 4, len(bad) * 4),
+           all(results), [j for j, ok in zip(jobs, results) if not ok])
+
+
+# ==== --request-timeout: silent connections closed ====
+
+def closed_after(sock, seconds):
+    """Seconds until the server closes `sock` (reads end-of-file or a
+    reset), at most `seconds`; None when it is still open then."""
+    t = time.monotonic()
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except socket.timeout:
+        return None
+    except OSError:
+        pass
+    return time.monotonic() - t
+
+
+def suite_idle(url, pid, timeout_s):
+    timeout_s = float(timeout_s)
+    silent = socket.create_connection(host_port(url), timeout=10)
+    between = socket.create_connection(host_port(url), timeout=10)
+    status = health_on(between)
+    t = time.monotonic()
+    took = [closed_after(silent, timeout_s + 5), None]
+    took[1] = closed_after(between, max(0.1, timeout_s + 5 - (time.monotonic() - t)))
+    took[1] = took[1] and time.monotonic() - t
+    silent.close()
+    between.close()
+    report("--request-timeout %g: a connection that sends nothing is closed after it "
+           "(within %g to %g s)" % (timeout_s, timeout_s - 1, timeout_s + 5),
+           took[0] is not None and took[0] >= timeout_s - 1, took[0])
+    report("--request-timeout %g: a connection silent after its request (answered %d) is closed "
+           "after it too" % (timeout_s, status),
+           status == 200 and took[1] is not None and took[1] >= timeout_s - 1, took[1])
 
 
 # ==== te_request_failure by err, te_request_tokenization_duration ====

@@ -44,6 +44,17 @@ names=""
 for i in $(seq 17); do names="$names -m m$i=$MODEL"; done
 # shellcheck disable=SC2086  # one word per -m and name
 refused "17 models" "is given more than 16 times" $names
+# numbers out of range: docs/serving.md's Flags give --threads 0 to 256 and
+# --max-input-length 2 to 1048576; every other count is from 1
+refused "--threads 257" "--threads wants an integer from 0 to 256" -m "$MODEL" --threads 257
+refused "--max-input-length 1" "--max-input-length wants an integer from 2 to 1048576" \
+    -m "$MODEL" --max-input-length 1
+refused "--max-input-length 1048577" "--max-input-length wants an integer from 2 to 1048576" \
+    -m "$MODEL" --max-input-length 1048577
+for flag in --max-concurrent-requests --max-client-batch-size --payload-limit --max-connections \
+        --request-timeout; do
+    refused "$flag 0" "$flag wants an integer from 1" -m "$MODEL" "$flag" 0
+done
 # a value whose part before '=' is no name is a path whole
 n64=$(printf '%064d' 0 | tr 0 n)
 exits_with 1 "-m NAME=PATH with a NAME of 65 characters is read as a path: exit 1" \
@@ -103,22 +114,32 @@ if start first "a=$MODEL" -m "b=$MODEL" --api-key secret --max-concurrent-reques
     client first_model; stop first
 else check "two-model server starts" false; fi
 
-# ==== Unknown fields, on every POST route of four heads ====
+# ==== Unknown fields, on every POST route of four heads; a model named
+# by a prefix and by "model"; bad requests beside good ones ====
 if start fields "cls=$MODEL" -m "mlm=$M/tiny-word-mlm" -m "ner=$M/tiny-char-proj" \
         -m "qa=$M/tiny-qa" --max-input-length 64; then
-    client unknown_fields; stop fields
+    client unknown_fields; client prefix_wins; client bad_neighbours; stop fields
 else check "four-model server starts" false; fi
 
 # ==== te_request_failure, te_request_tokenization_duration ====
-if start te "$MODEL" --max-concurrent-requests 1 --max-input-length 64; then
-    client te_failures; stop te
+if start te "$MODEL" --max-concurrent-requests 1 --max-input-length 64 --request-timeout 3; then
+    client te_failures; client idle 3; stop te
 else check "te server starts" false; fi
 
 # ==== x-* times ====
 # (batches of 32 x 512 tokens keep the engine busy longer than their
 # tokenizing keeps the HTTP threads)
-if start times "$MODEL" --threads 1 --max-batch-requests 32 --max-input-length 512; then
+if start times "$MODEL" --threads 1 --max-batch-requests 32 --max-input-length 512 \
+        --log-format json; then
     client times; stop times
+    check "--log-format json: a line per request with its time, status, inputs, tokens, queue and inference ms" $PY -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ran = [l for l in lines if l["path"] == "/embed" and l["status"] == 200]
+assert ran and all(isinstance(l.get(k), (int, float)) for l in ran
+                   for k in ("ms", "inputs", "tokens", "queue_ms", "inference_ms")), lines[:3]
+assert all(l["queue_ms"] + l["inference_ms"] <= l["ms"] for l in ran), ran
+assert max(l["queue_ms"] for l in ran) >= 100, ran' "$TMP/times.log"
 else check "times server starts" false; fi
 
 # ==== Clients gone: 499 ====
