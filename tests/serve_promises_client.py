@@ -98,6 +98,8 @@ def suite_drain(url, pid):
     held = raw_request(port, "/embed", body, send_all=False, key="")
     report("the held request has begun (roformer_requests_in_flight 1)",
            wait_for(lambda: metrics(url).get("roformer_requests_in_flight") == 1, 30))
+    report("before the signal, roformer_draining 0", "\nroformer_draining 0\n" in
+           sessions["watch"].get(url + "/metrics", timeout=10).text)
     os.kill(pid, signal.SIGTERM)
     try:
         drained = wait_for(lambda: "\nroformer_draining 1\n" in
@@ -254,6 +256,18 @@ def suite_first_model(url, pid):
                "status %d; a %s, b %s" % (r.status_code,
                                           moved(before, after, series % ("a", route, status)),
                                           moved(before, after, series % ("b", route, status))))
+    text = requests.get(url + "/metrics", headers=auth, timeout=10).text
+    samples = [l for l in text.splitlines() if l and not l.startswith("#")]
+    unlabelled = [l for l in samples if not l.startswith(("roformer_requests_in_flight ",
+                                                         "roformer_draining "))
+                  and not l.split(" ")[0].split("{", 1)[-1].startswith('model="')]
+    report("two models: every /metrics series but roformer_requests_in_flight and "
+           "roformer_draining has model=\"NAME\" as its first label",
+           samples and not unlabelled and "roformer_requests_in_flight 0" in samples and
+           "roformer_draining 0" in samples, unlabelled[:5])
+    report("... both models' series there (roformer_queue_size of a and of b)",
+           'roformer_queue_size{model="a"} 0' in samples and
+           'roformer_queue_size{model="b"} 0' in samples)
     check("POST /models/b/embed without the key",
           lambda: requests.post(url + "/models/b/embed", json={"inputs": TEXT}, timeout=30),
           "/embed", 401, "other")
@@ -425,6 +439,10 @@ def suite_te_failures(url, pid):
         report("%s: %d, te_request_failure{err=\"%s\"} one more, no other err" % (what, status, err),
                r.status_code == status and moves == {e: (1 if e == err else 0) for e in errs},
                "status %d, moves %s" % (r.status_code, moves))
+    text = requests.get(url + "/metrics", timeout=10).text
+    labelled = [l for l in text.splitlines() if 'model="' in l]
+    report("one model: no series has a model label", "roformer_queue_size 0" in text and
+           not labelled, labelled[:3])
     only("validation", "POST /embed with bad JSON",
          lambda: requests.post(url + "/embed", data=b"{\"inputs\": ", timeout=30), 422)
     only("validation", "POST /embed of an input over --max-input-length",
@@ -513,6 +531,12 @@ def suite_times(url, pid):
     report("x-tokenization-time is what te_request_tokenization_duration counted (within 1 ms)",
            abs(t.get("x-tokenization-time", -9) - tok) <= 1, (t, tok))
 
+    r = requests.post(url + "/v1/embeddings", json={"input": [TEXT, "不推荐", "hello world"]},
+                      timeout=60)
+    usage = r.json().get("usage", {}) if r.status_code == 200 else {}
+    report("x-compute-tokens is the tokens usage counts (/v1/embeddings)",
+           usage.get("prompt_tokens", 0) > 6 and
+           r.headers.get("x-compute-tokens") == str(usage["prompt_tokens"]), (usage, r.headers))
     # a body near --payload-limit: its tokenizing takes time of its own
     big = {"inputs": [LONG * 8] * 32, "truncate": True}
     r, t, wall = timed_post(url, big)
