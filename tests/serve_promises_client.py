@@ -28,12 +28,18 @@ Suites:
   reload FILE    two reloads at once run one after the other; file_sha256
                  is FILE's checksum for a file and null for a directory.
   hf_sha FILE    an hf: model's file_sha256 is its pulled copy FILE's.
+  prefix_wins    under /models/NAME/ the prefix picks the model, "model"
+                 is only echoed.
+  bad_neighbours good and bad requests at once: the good ones as alone.
+  examples DOC.. the curl examples of the docs answer as shown.
+  idle SECONDS   --request-timeout closes silent connections.
 
 Every wait polls with a deadline."""
 import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -387,6 +393,36 @@ def suite_bad_neighbours(url, pid):
     report("%d good and %d bad requests at once: every good one as it is alone (within 1e-5), "
            "every bad one refused with its own status" % (len(good) * 4, len(bad) * 4),
            all(results), [j for j, ok in zip(jobs, results) if not ok])
+
+
+def close_to(a, b, tol):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close_to(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close_to(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= tol
+    return a == b
+
+
+def suite_examples(url, pid, *docs):
+    """The curl examples of README.md and docs/serving.md (a `-d BODY` and
+    the `# ANSWER` comment after it), against tiny-word-cls as the first
+    model: the same answer, scores within 1e-6 (the examples print 7 or 8
+    significant digits of the f32 scores)."""
+    for doc in docs:
+        # a curl command (lines joined at a trailing backslash), then "# ANSWER"
+        text = open(doc, encoding="utf-8").read().replace("\\\n", " ")
+        found = re.findall(r"^(curl -s [^\n]*)\n# (\[.*\])$", text, re.M)
+        report("%s has its curl examples with answers" % os.path.basename(doc), found, doc)
+        for command, answer in found:
+            path = re.search(r"(?:localhost|127\.0\.0\.1):8080(/[\w/-]*)", command).group(1)
+            body = re.search(r"-d '(\{[^']*\})'", command).group(1)
+            r = requests.post(url + path, data=body.encode(), timeout=60,
+                              headers={"Content-Type": "application/json"})
+            report("%s: POST %s %s answers as shown" % (os.path.basename(doc), path, body[:40]),
+                   r.status_code == 200 and close_to(r.json(), json.loads(answer), 1e-6),
+                   "%d %s, shown %s" % (r.status_code, r.text[:200], answer))
 
 
 # ==== --request-timeout: silent connections closed ====

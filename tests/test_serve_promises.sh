@@ -115,10 +115,12 @@ if start first "a=$MODEL" -m "b=$MODEL" --api-key secret --max-concurrent-reques
 else check "two-model server starts" false; fi
 
 # ==== Unknown fields, on every POST route of four heads; a model named
-# by a prefix and by "model"; bad requests beside good ones ====
+# by a prefix and by "model"; bad requests beside good ones; the docs'
+# curl examples (cls, tiny-word-cls, is the first model) ====
 if start fields "cls=$MODEL" -m "mlm=$M/tiny-word-mlm" -m "ner=$M/tiny-char-proj" \
         -m "qa=$M/tiny-qa" --max-input-length 64; then
-    client unknown_fields; client prefix_wins; client bad_neighbours; stop fields
+    client unknown_fields; client prefix_wins; client bad_neighbours
+    client examples README.md docs/serving.md; stop fields
 else check "four-model server starts" false; fi
 
 # ==== te_request_failure, te_request_tokenization_duration ====
