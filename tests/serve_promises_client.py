@@ -475,6 +475,9 @@ def suite_te_failures(url, pid):
         report("%s: %d, te_request_failure{err=\"%s\"} one more, no other err" % (what, status, err),
                r.status_code == status and moves == {e: (1 if e == err else 0) for e in errs},
                "status %d, moves %s" % (r.status_code, moves))
+    info = requests.get(url + "/info", timeout=10).json()
+    report("/info tokenization_workers = max_concurrent_requests (1)",
+           info.get("tokenization_workers") == info.get("max_concurrent_requests") == 1, info)
     text = requests.get(url + "/metrics", timeout=10).text
     labelled = [l for l in text.splitlines() if 'model="' in l]
     report("one model: no series has a model label", "roformer_queue_size 0" in text and
@@ -649,6 +652,7 @@ def suite_gone(url, pid, log):
 # ==== reload: one at a time; file_sha256 ====
 
 def suite_reload(url, pid, path):
+    started = time.time()  # the server loaded its files before this
     info = requests.get(url + "/models/file/info", timeout=10).json()
     report("/info of a .gguf model: file_sha256 is the file's sha256",
            info.get("file_sha256") == sha256(path) and info.get("load") == 1, info.get("file_sha256"))
@@ -675,6 +679,13 @@ def suite_reload(url, pid, path):
         load += 2
     info = requests.get(url + "/models/file/info", timeout=10).json()
     report("/info after them: load %d" % load, info.get("load") == load, info.get("load"))
+    models = {m["id"]: m for m in requests.get(url + "/v1/models", timeout=10).json()["data"]}
+    created = models.get("file", {}).get("created", 0)
+    loaded_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created))
+    report("/v1/models created: when the file was loaded last (a reload), as /info's loaded_at says",
+           int(started) <= created <= time.time() and info.get("loaded_at") == loaded_at,
+           "created %s (%s), loaded_at %s, reloads began at %.0f" % (created, loaded_at,
+                                                                    info.get("loaded_at"), started))
 
 
 def suite_hf_sha(url, pid, path):

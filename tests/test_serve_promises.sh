@@ -81,9 +81,13 @@ assert len(ids) == 16 and ids[0] == sys.argv[2] and len(ids[0]) == 64, ids' "$ou
         -d '{"inputs": "今天天气很好"}' "$URL/models/${n64%?????}.A_9-/embed")
     check "... answering under /models/NAME/ for that name" [ "$out" = 200 ]
     out=$(curl -s --max-time 30 "$URL/models/m16/info")
-    check "... with --max-input-length 1536, the model's maximum" $PY -c '
+    check "... with --max-input-length 1536, the model's maximum; /info's models names all 16" \
+        $PY -c '
 import json, sys
-assert json.loads(sys.argv[1])["max_input_length"] == 1536' "$out"
+info = json.loads(sys.argv[1])
+assert info["max_input_length"] == 1536 and info["model_id"] == "m16", info
+assert info["models"] == [sys.argv[2]] + ["m%d" % i for i in range(2, 17)], info["models"]' \
+        "$out" "${n64%?????}.A_9-"
     stop sixteen
 else
     check "the server of 16 models starts" false
