@@ -645,8 +645,15 @@ def suite_gone(url, pid, log):
     report("both counted as roformer_requests_dropped_total{reason=\"client_gone\"}",
            poll_until(10, lambda: metrics(url).get(gone, 0) - dropped == 2),
            metrics(url).get(gone, 0) - dropped)
-    lines = [l for l in open(log, encoding="utf-8", errors="replace") if " POST /embed 499 " in l]
-    report("each is logged with status 499 (client closed request)", len(lines) == 2, lines)
+    # "its log line, when written, says 499": libmicrohttpd may close a
+    # resumed connection whose client is gone before the server sees it
+    # again, and then no line is written
+    statuses = [l.split(" ")[3] for l in open(log, encoding="utf-8", errors="replace")
+                if " POST /embed " in l]
+    report("the log's lines of POST /embed: one 200 per answer (%d), the clients gone's (those "
+           "written, at most 2) say 499, no other status" % (n + 1),
+           statuses.count("200") == n + 1 and statuses.count("499") <= 2 and
+           set(statuses) <= {"200", "499"}, statuses)
 
 
 # ==== reload: one at a time; file_sha256 ====

@@ -101,6 +101,7 @@ if start late "$MODEL" --max-input-length 64 --max-batch-requests 32 --queue-tim
 else check "queue-timeout server starts" false; fi
 
 # ==== --max-connections with a soft open-file limit below it ====
+# (dash's and bash's ulimit take -S and -H)
 soft=$(ulimit -Sn); hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -ge 1000 ]; then
     ulimit -Sn 64
@@ -162,13 +163,15 @@ else check "reload server starts" false; fi
 
 # ==== An hf: model from a stand-in hub (tests/hub_server.py) ====
 mkdir -p "$TMP/hub" && ln -s "$(cd "$MODEL" && pwd)" "$TMP/hub/tiny-word-cls"
-timeout 300 $PY tests/hub_server.py --root "$TMP/hub" --port-file "$TMP/port" \
-    --log "$TMP/hub.log" --timeout 240 &
+# (it stops by itself after --timeout seconds)
+$PY tests/hub_server.py --root "$TMP/hub" --port-file "$TMP/port" --log "$TMP/hub.log" \
+    --timeout 240 &
 pids="$pids $!"
 i=0
 while [ ! -s "$TMP/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -s "$TMP/port" ]; then
-    export HF_ENDPOINT="http://127.0.0.1:$(cat "$TMP/port")" ROFORMER_CACHE="$TMP/cache"
+    HF_ENDPOINT="http://127.0.0.1:$(cat "$TMP/port")" ROFORMER_CACHE="$TMP/cache"
+    export HF_ENDPOINT ROFORMER_CACHE
     if start hf hf:test/tiny-word-cls; then
         client hf_sha "$TMP/cache/test/tiny-word-cls/main/model-f32.gguf"; stop hf
     else check "hf: server starts" false; fi
