@@ -395,7 +395,7 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     if (g->sha256[0])
         cJSON_AddStringToObject(o, "file_sha256", g->sha256);
     else
-        cJSON_AddNullToObject(o, "file_sha256"); /* a directory or an hf: name */
+        cJSON_AddNullToObject(o, "file_sha256"); /* a HuggingFace directory */
     cJSON_AddStringToObject(o, "loaded_at", when);
     cJSON_AddNumberToObject(o, "load", g->number);
     cJSON *names = cJSON_AddArrayToObject(o, "models");
