@@ -24,10 +24,10 @@
 # test: tests/test_mutants.sh runs it, so that a drifted source shows in
 # make test). MUTANTS_PICK=N runs N mutations chosen by MUTANTS_SEED (CI
 # gives the commit's hash, so each commit runs its own three); MUTANTS_ONLY
-# names the IDs to run. MUTANTS_JOBS is make's -j (default 2),
-# MUTANTS_TEST_TIMEOUT each test's limit in seconds (default 300: a mutant
-# that hangs is caught when its test is killed). The log of each mutation
-# goes to build/mutants/ID.log.
+# names the IDs to run. MUTANTS_JOBS is make's -j and tests/run.sh's
+# (default 2), MUTANTS_TEST_TIMEOUT each test's limit in seconds (default
+# 300: a mutant that hangs is caught when its test is killed). The log of
+# each mutation goes to build/mutants/ID.log.
 #
 # Prints one line per mutation, then "N caught, N survived" (", N list
 # errors" when there are some); exit status 1 on any survivor or error.
@@ -154,7 +154,7 @@ run_tests() {
         esac
     done
     RF_PYTEST_SELECT="${py# }" RF_TEST_SCRIPTS="$(echo $scripts | tr ' ' '\n' | sort -u | tr '\n' ' ')" \
-        TEST_TIMEOUT="${MUTANTS_TEST_TIMEOUT:-300}" sh tests/run.sh "$build" $bins
+        TEST_TIMEOUT="${MUTANTS_TEST_TIMEOUT:-300}" sh tests/run.sh -j "$jobs" "$build" $bins
 }
 
 # ==== The unmutated tree: every named test must pass on it ====
