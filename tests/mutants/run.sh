@@ -11,14 +11,15 @@
 #   ID  FILE  PATTERN  REPLACEMENT  TESTS  WHY
 # PATTERN is exact text (no regular expression) that must occur exactly
 # once in FILE; it is replaced by REPLACEMENT. A pattern found nowhere or
-# more than once, a FILE that is not there, a mutant that does not build
-# (it would test the compiler, not the tests) and a named test that fails
-# on the unmutated tree are errors of the list, reported "error" and
-# counted apart. TESTS are space-separated: build/tests/test_NAME (a C
-# test), tests/test_NAME.sh (a shell test on build/roformer), or
-# tests/python/FILE.py[::TEST] (that part of the Python package's tests,
-# run by tests/test_python.sh on build/libroformer.so). WHY is the promise
-# a user sees broken. Lines starting with # and empty lines are skipped.
+# more than once, a FILE that is not there and a mutant that does not
+# build (it would test the compiler, not the tests) are errors of the
+# list, reported "error" and counted apart. TESTS are space-separated:
+# build/tests/test_NAME (a C test), tests/test_NAME.sh (a shell test on
+# build/roformer), or tests/python/FILE.py[::TEST] (that part of the
+# Python package's tests, run by tests/test_python.sh on
+# build/libroformer.so and build/roformer). WHY is the promise a user sees
+# broken. Lines starting with # and empty lines are skipped. The named
+# tests must pass on the unmutated tree first: if one fails, nothing runs.
 #
 # --check only checks every pattern against the sources (no build, no
 # test: tests/test_mutants.sh runs it, so that a drifted source shows in
@@ -109,11 +110,11 @@ fi
 targets() {
     for t in $1; do
         case $t in
-        tests/python/*) echo "$build/libroformer.so" ;;
+        tests/python/*) echo "$build/libroformer.so $build/roformer" ;; # the tests run the CLI too
         *.sh) echo "$build/roformer" ;;
         *) echo "$t" ;;
         esac
-    done | sort -u
+    done | tr ' ' '\n' | sort -u
 }
 jobs=${MUTANTS_JOBS:-2}
 all_tests=$(printf '%s' "$valid" | cut -f5 | tr ' ' '\n' | sort -u | tr '\n' ' ')
@@ -141,6 +142,12 @@ for f in * .[!.]*; do
 done
 rm -rf "$scratch/tree/$build/mutants"
 here=$(pwd)
+# a reference or data folder named relative to the tree: the same folder
+# from the copy
+for v in ROFORMER_REFERENCE ROFORMER_DATA; do
+    eval "p=\${$v:-}"
+    case $p in '' | /*) ;; *) [ -d "$p" ] && export "$v=$(cd "$p" && pwd)" ;; esac
+done
 cd "$scratch/tree" || exit 2
 
 # run_tests TESTS: runs them (tests/run.sh), exit status 0 when all passed.
@@ -182,7 +189,7 @@ while IFS= read -r l; do
         verdict=survived detail="$why"
         survived=$((survived + 1))
     else
-        verdict=caught detail=$(grep -m 1 -E '^(FAIL|CRASH|TIMEOUT) ' "$log" | cut -c1-60)
+        verdict=caught detail=$(grep -a -m 1 -E '^(FAIL|CRASH|TIMEOUT) ' "$log" | cut -c1-60)
         caught=$((caught + 1))
     fi
     # the original back, newer than what the mutant built: the next make

@@ -1,7 +1,8 @@
-"""Malformed inputs raise the exceptions docs/python.md promises, before
-anything runs: a text pair that is not two texts is a TypeError (a
-two-tuple is one input, a pair), and qa's question and context lists of
-different lengths a ValueError."""
+"""Malformed inputs raise the exceptions docs/python.md promises: a text
+pair that is not two texts is a TypeError (a two-tuple is one input, a
+pair), qa's question and context lists of different lengths a ValueError,
+and a failing input a roformer.Error whose index is its position in a
+list, None for an input given alone."""
 
 import pytest
 import roformer
@@ -23,3 +24,12 @@ def test_qa_lists_of_different_lengths():
             with pytest.raises(ValueError, match="same length"):
                 m.qa(questions, contexts)
         assert len(m.qa(["谁？"], ["张三在北京。"])) == 1
+
+
+def test_the_index_of_a_failing_input(mlm):
+    with pytest.raises(roformer.Error) as e:
+        mlm.fill_mask("no mask here")
+    assert e.value.index is None and not str(e.value).startswith("inputs[")
+    with pytest.raises(roformer.Error) as e:
+        mlm.fill_mask(["[MASK]好", "no mask here"])
+    assert e.value.index == 1 and str(e.value).startswith("inputs[1]: ")
