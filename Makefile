@@ -191,7 +191,7 @@ fuzz-smoke: fuzz-build
 valgrind: all
 	sh tests/valgrind.sh $(BUILD)
 
-# The mutation run (tests/mutants/run.sh, docs/architecture.md "Tests"): each
+# The mutation run (tests/mutants/run.sh, docs/architecture.md "Mutations"): each
 # mutation of the list applied alone to a copy of the tree, its named tests
 # run on it; one they pass is a promise no test holds. MUTANTS_PICK=N runs N
 # of them, drawn by MUTANTS_SEED (CI gives the commit's hash).

@@ -2,7 +2,9 @@
 # jobs: pytest over tests/python, its result mapped to this suite's summary
 # line (each pytest test is one check). Debian's /usr/bin/python3 with
 # python3-numpy and python3-pytest; without them, or without the reference
-# fixtures, the tests are counted as skipped and say why.
+# fixtures, the tests are counted as skipped and say why. RF_PYTEST_SELECT,
+# when set, names the test files (or FILE::TEST) to run instead of all
+# (tests/mutants/run.sh).
 . tests/check.sh
 build=$(dirname "$ROFORMER")
 PY=/usr/bin/python3
