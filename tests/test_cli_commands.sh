@@ -10,8 +10,8 @@ unknown() { # unknown WORD: exit 2, the word named, the usage on stderr, nothing
     run "$1" --help
     check "'roformer $1': exit 2" [ "$rc" -eq 2 ]
     check "'roformer $1': named as an unknown command, with the usage" \
-        sh -c "grep -qF \"unknown command '$1'\" '$TMP/err' && grep -q '^usage: roformer' '$TMP/err' &&
-               [ ! -s '$TMP/out' ]"
+        sh -c "grep -qF \"unknown command '$1'\" '$TMP/err' &&
+               grep -q '^usage: roformer' '$TMP/err' && [ ! -s '$TMP/out' ]"
 }
 unknown emb
 unknown e

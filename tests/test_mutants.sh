@@ -52,10 +52,12 @@ row() { printf '%s\n' "$1$tab$2$tab$3$tab$4${tab}build/tests/test_value$tab$5"; 
 rc=$?
 check "--check: exit status 1 on list errors" [ $rc -eq 1 ]
 has() { grep -q "$1" "$2" || { echo "  no line '$1' in:" >&2; cat "$2" >&2; return 1; }; }
-check "--check: a pattern found nowhere is an error" has '^error *none .*occurs 0 times' "$TMP/check"
+check "--check: a pattern found nowhere is an error" \
+    has '^error *none .*occurs 0 times' "$TMP/check"
 check "--check: a pattern found twice is an error" has '^error *twice .*occurs 2 times' "$TMP/check"
 check "--check: a missing file is an error" has '^error *nofile .*no such file' "$TMP/check"
-check "--check: a line without six fields is an error" has '^error *short .*6 tab-separated' "$TMP/check"
+check "--check: a line without six fields is an error" \
+    has '^error *short .*6 tab-separated' "$TMP/check"
 check "--check: the three good patterns are found, four errors counted" \
     has '^3 patterns found once, 4 list errors$' "$TMP/check"
 check "--check: the working tree is left as it was" \
@@ -70,14 +72,19 @@ check "run: a mutant that does not build is an error, not caught" \
     has '^error *build .*does not build' "$TMP/run"
 check "run: the summary line" has '^1 caught, 1 survived, 5 list errors$' "$TMP/run"
 check "run: the working tree's source is not mutated" \
-    sh -c "[ \"\$(cat '$toy/src/value.txt')\" = 'value 1' ] && grep -q '^a note' '$toy/src/notes.txt'"
+    sh -c "[ \"\$(cat '$toy/src/value.txt')\" = 'value 1' ] &&
+           grep -q '^a note' '$toy/src/notes.txt'"
 check "run: one log per mutation run" test -s "$toy/build/mutants/value.log"
 
 # ==== The draw: the same seed, the same mutations ====
-pick() { (cd "$toy" && MUTANTS_PICK=2 MUTANTS_SEED=$1 sh "$runner" --check list.tsv 2>&1 | grep -c '^\(found\|error\)'); }
-check "MUTANTS_PICK=2 draws two mutations" [ "$(pick abc)" -eq 2 ]
-draw() { (cd "$toy" && MUTANTS_PICK=3 MUTANTS_SEED=$1 sh "$runner" --check list.tsv 2>&1 | awk '{ print $2 }'); }
-check "the same seed draws the same mutations" [ "$(draw 1234)" = "$(draw 1234)" ]
+# check_draw N SEED: the IDs --check lists with MUTANTS_PICK=N, one a line
+check_draw() {
+    (cd "$toy" && MUTANTS_PICK=$1 MUTANTS_SEED=$2 sh "$runner" --check list.tsv 2>&1) |
+        awk '/^(found|error) / { print $2 }'
+}
+check "MUTANTS_PICK=2 draws two mutations" [ "$(check_draw 2 abc | wc -l)" -eq 2 ]
+check "the same seed draws the same mutations" [ "$(check_draw 3 1234)" = "$(check_draw 3 1234)" ]
 check "MUTANTS_ONLY runs the IDs named" \
-    sh -c "cd '$toy' && MUTANTS_ONLY='value note' sh '$runner' --check list.tsv | grep -q '^2 patterns found once, 0 list errors$'"
+    sh -c "cd '$toy' && MUTANTS_ONLY='value note' sh '$runner' --check list.tsv |
+           grep -q '^2 patterns found once, 0 list errors$'"
 check_done

@@ -23,8 +23,8 @@ case "$build" in
 esac
 export ROFORMER_LIBRARY="$build/libroformer.so" PYTHONPATH="tools/python:tests/python"
 export ROFORMER_REFERENCE="${REF:-../shared/reference}" TMPDIR="$TMP"
-timeout 840 $PY -m pytest -q -rfEs -p no:cacheprovider ${not_run:+--deselect "$not_run"} ${RF_PYTEST_SELECT:-tests/python} \
-    >"$TMP/pytest.log" 2>&1
+timeout 840 $PY -m pytest -q -rfEs -p no:cacheprovider ${not_run:+--deselect "$not_run"} \
+    ${RF_PYTEST_SELECT:-tests/python} >"$TMP/pytest.log" 2>&1
 rc=$?
 sed -n 's/^FAILED /FAIL test_python: /p; s/^ERROR /FAIL test_python: /p; s/^SKIPPED \[[0-9]*\] /SKIP test_python: /p' \
     "$TMP/pytest.log"

@@ -9,7 +9,10 @@
 . tests/check.sh
 
 require_reference "the serve status codes"
-command -v curl >/dev/null || { check_skip "curl absent: the serve status codes"; check_done; exit; }
+if ! command -v curl >/dev/null; then
+    check_skip "curl absent: the serve status codes"
+    check_done; exit
+fi
 . tests/serve_helpers.sh
 
 # ask STATUS WHAT CURL_ARGS...: the response has STATUS; its body is in $TMP/body.
@@ -19,7 +22,11 @@ ask() {
     check "$what: $want" [ "$got" = "$want" ]
     [ "$got" = "$want" ] || echo "  got $got: $(head -c 300 "$TMP/body")" >&2
 }
-body_has() { grep -qF -- "$1" "$TMP/body" || { echo "  body: $(head -c 300 "$TMP/body")" >&2; return 1; }; }
+body_has() {
+    grep -qF -- "$1" "$TMP/body" && return 0
+    echo "  body: $(head -c 300 "$TMP/body")" >&2
+    return 1
+}
 
 if ! start statuses "$REF/models/tiny-word-cls" --api-key k --max-client-batch-size 4 \
         --payload-limit 1000; then

@@ -66,10 +66,13 @@ if [ -n "${MUTANTS_ONLY:-}" ]; then
     lines=$(printf '%s\n' "$lines" | awk -F'\t' -v only=" $MUTANTS_ONLY " 'index(only, " " $1 " ")')
 fi
 if [ -n "${MUTANTS_PICK:-}" ]; then
-    case $MUTANTS_PICK in *[!0-9]*) echo "mutants: MUTANTS_PICK wants a number, not '$MUTANTS_PICK'" >&2; exit 2 ;; esac
+    case $MUTANTS_PICK in
+    *[!0-9]*) echo "mutants: MUTANTS_PICK wants a number, not '$MUTANTS_PICK'" >&2; exit 2 ;;
+    esac
     # each ID ranked by the hash of the seed and the ID: a stable draw per seed
     lines=$(printf '%s\n' "$lines" | while IFS= read -r l; do
-        echo "$(printf '%s:%s' "${MUTANTS_SEED:-}" "$(field 1 "$l")" | sha256sum | cut -c1-16)$tab$l"
+        rank=$(printf '%s:%s' "${MUTANTS_SEED:-}" "$(field 1 "$l")" | sha256sum | cut -c1-16)
+        echo "$rank$tab$l"
     done | sort | head -n "$MUTANTS_PICK" | cut -f2-)
 fi
 
@@ -81,7 +84,8 @@ report() { # report VERDICT ID FILE DETAIL
 while IFS= read -r l; do
     [ -n "$l" ] || continue
     id=$(field 1 "$l") file=$(field 2 "$l") pat=$(field 3 "$l") tests=$(field 5 "$l")
-    if [ "$(printf '%s\n' "$l" | awk -F'\t' '{ print NF }')" -ne 6 ] || [ -z "$pat" ] || [ -z "$tests" ]; then
+    n_fields=$(printf '%s\n' "$l" | awk -F'\t' '{ print NF }')
+    if [ "$n_fields" -ne 6 ] || [ -z "$pat" ] || [ -z "$tests" ]; then
         report error "$id" "$file" "wants 6 tab-separated fields, a pattern and tests"
         errors=$((errors + 1)); continue
     fi
@@ -160,7 +164,8 @@ run_tests() {
         *) bins="$bins $t" ;;
         esac
     done
-    RF_PYTEST_SELECT="${py# }" RF_TEST_SCRIPTS="$(echo $scripts | tr ' ' '\n' | sort -u | tr '\n' ' ')" \
+    scripts=$(echo $scripts | tr ' ' '\n' | sort -u | tr '\n' ' ')
+    RF_PYTEST_SELECT="${py# }" RF_TEST_SCRIPTS="$scripts" \
         TEST_TIMEOUT="${MUTANTS_TEST_TIMEOUT:-300}" sh tests/run.sh -j "$jobs" "$build" $bins
 }
 
