@@ -10,6 +10,7 @@
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
 #   make fuzz-smoke   the same, a minute each (FUZZ_SMOKE_SECONDS; CI)
 #   make valgrind     the CLI on the reference models under valgrind: no errors, no leaks
+#   make mutants      each mutation of tests/mutants/list.tsv must fail its named tests
 
 PREFIX ?= /usr/local
 # The Python package (tools/python/roformer) goes where Debian's python3
@@ -196,6 +197,15 @@ fuzz-smoke: fuzz-build
 
 valgrind: all
 	sh tests/valgrind.sh $(BUILD)
+
+# The mutation run (tests/mutants/run.sh, docs/architecture.md "Mutations"): each
+# mutation of the list applied alone to a copy of the tree, its named tests
+# run on it; one they pass is a promise no test holds. MUTANTS_PICK=N runs N
+# of them, drawn by MUTANTS_SEED (CI gives the commit's hash).
+.PHONY: mutants
+mutants: all
+	MUTANTS_PICK="$(MUTANTS_PICK)" MUTANTS_SEED="$(MUTANTS_SEED)" MUTANTS_JOBS=$(JOBS) \
+	    sh tests/mutants/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \

@@ -406,6 +406,16 @@ static void gguf_cases(void)
     at = after_gguf_string(b, n, "roformer.embedding_length");
     check_put_le(b + at + 4, 47, 4);
     expect_gguf(b, n, RF_ERR_FORMAT, "hidden size 47 is not 2 heads of an even size", "odd hidden size");
+    at = after_gguf_string(b, n, "roformer.attention.layer_norm_epsilon");
+    const float bad_eps[] = {0.0f, 1.0f};
+    for (int i = 0; i < 2; i++) {
+        uint32_t bits;
+        memcpy(&bits, &bad_eps[i], sizeof bits);
+        RESET();
+        check_put_le(b + at + 4, bits, 4); /* after the key: its type, then the float32 */
+        expect_gguf(b, n, RF_ERR_FORMAT, "layer_norm_epsilon must be in (0, 1)",
+                    i ? "epsilon 1" : "epsilon 0");
+    }
     RESET();
     at = after_gguf_string(b, n, "roformer.hidden_act");
     b[at + 4 + 8] = 'X';
@@ -424,6 +434,10 @@ static void gguf_cases(void)
     check_put_le(b + at + 4 + 8, 95, 8);
     expect_gguf(b, n, RF_ERR_SHAPE, "tensor 'blk.0.ffn_up.weight' has shape [48,95], expected [48,96]",
                 "wrong tensor shape");
+    RESET();
+    check_put_le(b + at + 4 + 8, 0, 8);
+    expect_gguf(b, n, RF_ERR_FORMAT, "tensor 'blk.0.ffn_up.weight' has a zero dimension",
+                "zero dimension");
     RESET();
     check_put_le(b + at, 1, 4); /* one dim: every later field shifts */
     {

@@ -5,9 +5,11 @@
  * vectors, the jobs on caller-made encodings, and the thread limit.
  * Expected values are worked out by hand from the reference models'
  * config.json (tiny-word-mlm: a tanh pooler, max_position 1536;
- * tiny-word-cls: no pooler, labels negative / neutral / positive).
+ * tiny-word-cls: no pooler, labels negative / neutral / positive), and
+ * a config.json's missing keys from HF's RoFormerConfig defaults.
  */
 #include "check.h"
+#include "formats/hf_config.h"
 #include "roformer.h"
 
 #include <math.h>
@@ -173,9 +175,39 @@ done:
     rf_model_free(cls);
 }
 
+/* A config.json without the size keys: HF's RoFormerConfig defaults
+ * (vocab_size 50000, hidden_size 768, 12 layers of 12 heads,
+ * intermediate_size 3072, max_position_embeddings 1536, type_vocab_size
+ * 2, layer_norm_eps 1e-12, hidden_act "gelu", embedding_size = hidden_size). */
+static void test_config_defaults(void)
+{
+    static const char config[] = "{\"model_type\": \"roformer\"}";
+    rf_hf_config c;
+    rf_error err;
+    rf_status st = rf_hf_config_parse(config, sizeof config - 1, "config.json", NULL, 0, NULL,
+                                      RF_TOKENIZER_AUTO, &c, &err);
+    CHECK(st == RF_OK, "a config.json of model_type alone: %s", err.message);
+    if (st != RF_OK)
+        return;
+    const rf_hparams *hp = &c.hp;
+    CHECK(hp->vocab_size == 50000 && hp->hidden_size == 768 && hp->embedding_size == 768 &&
+              hp->num_layers == 12 && hp->num_heads == 12 && hp->intermediate_size == 3072,
+          "HF's sizes: vocab %d, hidden %d, embedding %d, %d layers, %d heads, ffn %d",
+          hp->vocab_size, hp->hidden_size, hp->embedding_size, hp->num_layers, hp->num_heads,
+          hp->intermediate_size);
+    CHECK(hp->max_position == 1536 && hp->type_vocab_size == 2,
+          "HF's max_position_embeddings 1536 (%d), type_vocab_size 2 (%d)", hp->max_position,
+          hp->type_vocab_size);
+    CHECK(hp->layer_norm_eps == 1e-12f && hp->hidden_act == RF_ACT_GELU,
+          "HF's layer_norm_eps 1e-12 (%g), hidden_act gelu (%d)", hp->layer_norm_eps,
+          (int)hp->hidden_act);
+    rf_hf_config_free(&c);
+}
+
 int main(void)
 {
     test_plain_rules();
+    test_config_defaults();
     test_qa_window_tokens();
     test_scm_score();
     REFERENCE_OR_SKIP(ref, "the defaults on models");

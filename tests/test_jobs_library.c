@@ -18,6 +18,38 @@
 
 static rf_text txt(const char *s) { return (rf_text){s, strlen(s), NULL, 0}; }
 
+/* A normalized embedding is the vector divided by its length, computed
+ * here in double (bound 1e-6: float rounding of components under 1); the
+ * similarity of two texts is the cosine of their vectors (bound 1e-5, the
+ * batched = alone bound of test_embed: similarity runs its own batch). */
+static void check_unit_and_cosine(rf_pipeline *pl, int32_t D)
+{
+    rf_error err;
+    rf_text two[2] = {txt("今天天气很好"), txt("北京是中国的首都")};
+    float *v = malloc(sizeof(float) * 2 * (size_t)D), *u = malloc(sizeof(float) * 2 * (size_t)D);
+    CHECK(rf_embed(pl, two, 2, RF_POOLING_MEAN, false, v, NULL, &err) == RF_OK &&
+              rf_embed(pl, two, 2, RF_POOLING_MEAN, true, u, NULL, &err) == RF_OK,
+          "embed: %s", err.message);
+    double len[2] = {0, 0}, dot = 0, worst = 0;
+    for (int32_t d = 0; d < D; d++) {
+        len[0] += (double)v[d] * v[d];
+        len[1] += (double)v[D + d] * v[D + d];
+        dot += (double)v[d] * v[D + d];
+    }
+    for (int r = 0; r < 2; r++)
+        for (int32_t d = 0; d < D; d++)
+            worst = fmax(worst, fabs(u[r * D + d] - v[r * D + d] / sqrt(len[r])));
+    CHECK(worst < 1e-6, "normalized = the vector / its length (max |diff| %g)", worst);
+    rf_text pair = {two[0].text, two[0].text_len, two[1].text, two[1].text_len};
+    float sim = NAN;
+    double cosine = dot / sqrt(len[0] * len[1]);
+    CHECK(rf_similarity(pl, &pair, 1, RF_POOLING_MEAN, &sim, NULL, &err) == RF_OK &&
+              fabs(sim - cosine) < 1e-5,
+          "similarity = the cosine of the two vectors: %.7f, want %.7f", sim, cosine);
+    free(v);
+    free(u);
+}
+
 static void test_embed(const rf_model *m)
 {
     rf_error err;
@@ -52,6 +84,7 @@ static void test_embed(const rf_model *m)
               fabsf(cos[0] - 1) < 1e-5f && isnan(cos[1]) && items[1].status == RF_ERR_INPUT &&
               strstr(items[1].error.message, "text_b"),
           "similarity: identical texts 1, bad text_b fails alone ('%s')", items[1].error.message);
+    check_unit_and_cosine(pl, D);
     CHECK(rf_classify(pl, in, 1, out, NULL, &err) == RF_ERR_UNSUPPORTED,
           "classify on an MLM model: unsupported");
     CHECK(rf_classify_logits(pl, in, 1, out, NULL, &err) == RF_ERR_UNSUPPORTED,
@@ -203,10 +236,19 @@ static void test_classify_logits(const rf_model *m, const char *ref)
     CHECK(items[5].status == RF_ERR_INPUT && isnan(logits[5 * N]) && items[4].status == RF_OK,
           "classify logits: a bad input fails alone, its row NaN");
     CHECK(rf_classify(pl, in, 5, probs, NULL, &err) == RF_OK, "classify: %s", err.message);
+    /* the softmax computed here in double; bound 1e-6: float rounding of
+       probabilities under 1 */
     diff = 0;
     for (int i = 0; i < 5; i++) {
+        const float *x = logits + i * N;
+        double max = x[0], sum = 0;
         float p[N];
-        rf_softmax(logits + i * N, N, p);
+        for (int k = 1; k < N; k++)
+            max = fmax(max, x[k]);
+        for (int k = 0; k < N; k++)
+            sum += exp(x[k] - max);
+        for (int k = 0; k < N; k++)
+            p[k] = (float)(exp(x[k] - max) / sum);
         diff = check_max_nan(diff, check_max_abs_diff(p, probs + i * N, N));
     }
     CHECK(diff < 1e-6f, "rf_classify = softmax of rf_classify_logits (max |diff| %g)", diff);

@@ -1015,6 +1015,22 @@ static void test_rope(void)
     CHECK(ok, "rope table equals (float)sin/cos of the float64 angle");
     CHECK(float_angle_differs, "rope table differs from float32 angles somewhere (it is float64)");
     CHECK(s[0] == 0.0f && c[0] == 1.0f && s[half - 1] == 0.0f, "rope position 0 is the identity");
+    /* --rope-scaling linear F rotates position p as p / F (F = 4: position
+       8 as 2, exactly); ntk F keeps the positions and raises the base to
+       10000 F^(Dh / (Dh - 2)); none changes neither */
+    double base, divisor;
+    float s4[9 * 32], c4[9 * 32];
+    rf_rope_scaled(RF_ROPE_SCALING_LINEAR, 4.0, Dh, &base, &divisor);
+    rf_rope_table(s4, c4, 9, Dh, base, divisor);
+    CHECK(!memcmp(s4 + 8 * half, s + 2 * half, sizeof(float) * half) &&
+              !memcmp(c4 + 8 * half, c + 2 * half, sizeof(float) * half),
+          "linear scaling by 4: position 8 is rotated as position 2 (base %g, divisor %g)", base,
+          divisor);
+    rf_rope_scaled(RF_ROPE_SCALING_NTK, 4.0, Dh, &base, &divisor);
+    CHECK(divisor == 1.0 && fabs(base / (10000.0 * pow(4.0, 64.0 / 62.0)) - 1.0) < 1e-12,
+          "ntk scaling by 4: base %g (want 10000 * 4^(64/62)), divisor %g", base, divisor);
+    rf_rope_scaled(RF_ROPE_SCALING_NONE, 4.0, Dh, &base, &divisor);
+    CHECK(base == 10000.0 && divisor == 1.0, "no scaling: base %g, divisor %g", base, divisor);
 
     int L = 11, H = 3, T = 2 * L, ld = H * Dh + 5;
     /* whole rows of one sequence at a time */

@@ -2,7 +2,9 @@
 # jobs: pytest over tests/python, its result mapped to this suite's summary
 # line (each pytest test is one check). Debian's /usr/bin/python3 with
 # python3-numpy and python3-pytest; without them, or without the reference
-# fixtures, the tests are counted as skipped and say why.
+# fixtures, the tests are counted as skipped and say why. RF_PYTEST_SELECT,
+# when set, names the test files (or FILE::TEST) to run instead of all
+# (tests/mutants/run.sh).
 . tests/check.sh
 build=$(dirname "$ROFORMER")
 PY=/usr/bin/python3
@@ -21,8 +23,8 @@ case "$build" in
 esac
 export ROFORMER_LIBRARY="$build/libroformer.so" PYTHONPATH="tools/python:tests/python"
 export ROFORMER_REFERENCE="${REF:-../shared/reference}" TMPDIR="$TMP"
-timeout 840 $PY -m pytest -q -rfEs -p no:cacheprovider ${not_run:+--deselect "$not_run"} tests/python \
-    >"$TMP/pytest.log" 2>&1
+timeout 840 $PY -m pytest -q -rfEs -p no:cacheprovider ${not_run:+--deselect "$not_run"} \
+    ${RF_PYTEST_SELECT:-tests/python} >"$TMP/pytest.log" 2>&1
 rc=$?
 sed -n 's/^FAILED /FAIL test_python: /p; s/^ERROR /FAIL test_python: /p; s/^SKIPPED \[[0-9]*\] /SKIP test_python: /p' \
     "$TMP/pytest.log"
