@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """file_cycles.py [options] OBJ_DIR DIR... — finds cycles between the
-modules of the given source trees, and dependencies that reach up a layer.
+modules of the given source trees, and dependencies that reach up a layer
+or across from one folder of a layer to another.
 
 A module is a .c file and the .h file of the same name (model.c and
 model.h are one module; a header with no .c, or a .c with no header, is a
@@ -22,9 +23,8 @@ Options:
   --nm NM                         the nm to read the objects with (a cross nm)
 
 Prints each cycle with its edges, each upward and each sideways
-dependency, then
-"no cycles or upward dependencies between N modules" (or the count found);
-exits 1 if any was found."""
+dependency, then "no cycles, upward or sideways dependencies between N
+modules" (or the count found); exits 1 if any was found."""
 
 import os
 import re
