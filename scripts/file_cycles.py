@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """file_cycles.py [options] OBJ_DIR DIR... — finds cycles between the
-modules of the given source trees, and dependencies that reach up a layer.
+modules of the given source trees, and dependencies that reach up a layer
+or across from one folder of a layer to another.
 
 A module is a .c file and the .h file of the same name (model.c and
 model.h are one module; a header with no .c, or a .c with no header, is a
@@ -13,15 +14,17 @@ A cycle is a strongly connected set of more than one module: two modules
 that need each other, even through others. With --layer options (lowest
 first), every module must be in a layer (its path starts with one of the
 layer's prefixes; the longest prefix wins) and may depend on its own layer
-(without a cycle) and those below, never on one above.
+(without a cycle) and those below, never on one above. The prefixes of one
+layer are siblings: a module under one of them never depends on a module
+under another, so no two folders need each other.
 
 Options:
   --layer NAME=PREFIX[,PREFIX...]  one layer, lowest first
   --nm NM                         the nm to read the objects with (a cross nm)
 
-Prints each cycle with its edges and each upward dependency, then
-"no cycles or upward dependencies between N modules" (or the count found);
-exits 1 if any was found."""
+Prints each cycle with its edges, each upward and each sideways
+dependency, then "no cycles, upward or sideways dependencies between N
+modules" (or the count found); exits 1 if any was found."""
 
 import os
 import re
@@ -113,14 +116,15 @@ def cycles(nodes, edges):
     return out
 
 
-def layer_of(mod, layers):
-    """Index of the layer whose longest prefix starts mod, or None."""
-    best, best_len = None, -1
+def place_of(mod, layers):
+    """(layer index, prefix) of the longest prefix that starts mod, or
+    (None, None)."""
+    best, prefix = None, None
     for i, (_, prefixes) in enumerate(layers):
         for p in prefixes:
-            if mod.startswith(p) and len(p) > best_len:
-                best, best_len = i, len(p)
-    return best
+            if mod.startswith(p) and (prefix is None or len(p) > len(prefix)):
+                best, prefix = i, p
+    return best, prefix
 
 
 def parse_args(argv):
@@ -159,20 +163,25 @@ def main():
                 print("  %s %s %s" % (a, how, b))
         found += 1
     if layers:
-        where = {m: layer_of(m, layers) for m in mods}
-        for m in sorted(m for m in mods if where[m] is None):
+        where = {m: place_of(m, layers) for m in mods}
+        for m in sorted(m for m in mods if where[m][0] is None):
             print("no layer: %s" % m)
             found += 1
         for a, b, how in sorted(file_edges):
-            la, lb = where[module(a)], where[module(b)]
-            if la is None or lb is None or la >= lb:
+            (la, pa), (lb, pb) = where[module(a)], where[module(b)]
+            if la is None or lb is None or la > lb:
                 continue
-            print("upward: %s (%s) %s %s (%s)" % (a, layers[la][0], how, b, layers[lb][0]))
-            found += 1
+            if la < lb:
+                print("upward: %s (%s) %s %s (%s)" % (a, layers[la][0], how, b, layers[lb][0]))
+                found += 1
+            elif pa != pb:
+                print("sideways: %s (%s) %s %s (%s)" % (a, pa, how, b, pb))
+                found += 1
     if found:
-        print("%d cycles or upward dependencies between %d modules" % (found, len(mods)))
+        print("%d faults (cycles, upward or sideways dependencies) between %d modules"
+              % (found, len(mods)))
     else:
-        print("no cycles or upward dependencies between %d modules" % len(mods))
+        print("no cycles, upward or sideways dependencies between %d modules" % len(mods))
     return 1 if found else 0
 
 

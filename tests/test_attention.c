@@ -26,7 +26,7 @@
  * (rf_v_exp_for_bf16, within 5e-7 where the f32 one is within 2 ulp):
  * 2 (5e-7) A more.
  */
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/simd.h"
 #include "kernels/softmax.h"

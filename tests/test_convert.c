@@ -14,7 +14,7 @@
 #include "safetensors_read.h"
 #include "formats/checkpoint_open.h"
 #include "formats/convert.h"
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
 #include "tokenizer_fixture.h"

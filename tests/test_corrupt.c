@@ -15,7 +15,7 @@
 #include "check.h"
 #include "formats/checkpoint_open.h"
 #include "formats/convert.h"
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "formats/gguf.h"
 #include "model/model.h"
 #include "formats/pickle.h"

@@ -4,7 +4,7 @@
  * value surviving a widen + narrow round trip.
  */
 #include "check.h"
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 
 #include <math.h>
 

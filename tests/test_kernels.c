@@ -6,7 +6,7 @@
  * each product's epilogue post (block_post.h) sees every output element
  * once, with its final value.
  */
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "kernels/activations.h"
 #include "model/attention.h"
 #include "kernels/amx_emulator.h"

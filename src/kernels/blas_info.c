@@ -5,7 +5,8 @@
  * Debian's OpenBLAS is built with DYNAMIC_ARCH: it picks a kernel family
  * ("core") from CPUID once, when the library is loaded, and 0.3.21 does not
  * know AMD Zen 4/5, so on those AVX-512 CPUs it falls back to the AVX2
- * Haswell/Zen kernels at about half the sgemm speed. The environment
+ * Haswell/Zen kernels, whose registers are half as wide (the figure:
+ * docs/performance.md, "Figures from the code's comments"). The environment
  * variable OPENBLAS_CORETYPE overrides the choice, but only if it is set
  * before the library initialises — the CLI therefore sets it and re-executes
  * itself (tools/roformer/blas_core.c); a program linking the library sets it

@@ -8,7 +8,7 @@
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/activations.h"
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16_backend.h"
 #include "kernels/linalg.h"

@@ -7,7 +7,7 @@
  * nearest even; VCVTNE2PS2BF16 also takes subnormal inputs as zero.
  */
 #include "kernels/gemm_bf16_backend.h"
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "kernels/simd.h"
 
 #include <string.h>

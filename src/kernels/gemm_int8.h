@@ -21,12 +21,11 @@
  * |Xq| * (+-Wq) = Xq * Wq, and a pair sums to at most 2 * 127 * 127 =
  * 32258 < 32767, so nothing saturates and the sum is exact. (ONNX
  * Runtime's AVX2 u8 x s8 form, with u8 activations up to 255, can
- * saturate there: run that way, with Xq + 128 as the unsigned operand,
- * about 0.06% of the pair sums of test_int8's checkpoints saturate (the
- * per-channel and per-row scales put codes near both ends of the range),
- * which takes their hidden states' cosine to f32 down to 0.81. The price
- * of the exact sums is one VPSIGNB per product and 7 bits of magnitude
- * for the inputs instead of 8.)
+ * saturate there, and with these per-channel and per-row scales, which
+ * put codes near both ends of the range, it does often enough to fail the
+ * accuracy tests: docs/performance.md, "ONNX Runtime's saturating form".
+ * The price of the exact sums is one VPSIGNB per product and 7 bits of
+ * magnitude for the inputs instead of 8.)
  *
  * Packed weights and quantized rows: int8_layout.h.
  *

@@ -29,6 +29,8 @@
 /* Mark the AVX2 (with FMA) and AVX-512 builds of a kernel. */
 #define RF_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define RF_TARGET_AVX512 __attribute__((target("avx512f")))
+/* Mark the F16C build of the f16 widening (fp16.c). */
+#define RF_TARGET_F16C __attribute__((target("avx,f16c")))
 #else
 #define RF_SIMD_X86 0
 #endif

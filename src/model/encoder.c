@@ -198,27 +198,63 @@ struct layer_matrix {
                            (ctx)->bf16_layers ? (ctx)->bf16_layers[i].which : NULL,     \
                            (ctx)->int8_layers ? &(ctx)->int8_layers[i].which : NULL})
 
-/* A layer's Linear: Y = act(X W^T + b), then post on each finished block,
- * in the context's compute type; one products step. `prepared`: X's rows
- * are already rounded / quantized (add_norm). `rows`: the sequences' rows,
- * which the f32 product computes each on its own (linalg.h); the bf16 and
- * int8 kernels give a row the same result whatever rows come with it. */
-static void layer_linear(rf_context *ctx, const float *X, int M, int K, struct layer_matrix W,
-                         const float *b, int N, rf_activation act, const rf_block_post *post,
-                         const rf_row_segments *rows, float *Y, bool prepared)
+/* A layer's products, in the order layer_forward runs them. The layer and
+ * the planner's balance (rf_encoder_partition_efficiency) both read this
+ * one list. */
+enum layer_product_id { PRODUCT_QKV, PRODUCT_ATTN_OUT, PRODUCT_FFN_UP, PRODUCT_FFN_DOWN,
+                        N_LAYER_PRODUCTS };
+
+/* Y = act(X W^T + b), Y (M, N), X (M, K), W (N, K). ffn_block: the product
+ * runs on the FFN's blocks of ffn_rows rows (context.h), else on all T
+ * rows at once. */
+struct layer_product {
+    struct layer_matrix W;
+    const float *b;
+    int N, K;
+    rf_activation act;
+    bool ffn_block;
+};
+
+static void layer_products(const rf_context *ctx, int layer,
+                           struct layer_product p[N_LAYER_PRODUCTS])
+{
+    const rf_hparams *hp = &ctx->model->hp;
+    const rf_layer_weights *lw = &ctx->model->w.layers[layer];
+    int D = hp->hidden_size, F = hp->intermediate_size;
+    p[PRODUCT_QKV] = (struct layer_product){LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
+                                            3 * D, D, RF_ACT_LINEAR, false};
+    p[PRODUCT_ATTN_OUT] = (struct layer_product){LAYER_MATRIX(ctx, lw, layer, attn_out),
+                                                 lw->attn_out_b, D, D, RF_ACT_LINEAR, false};
+    p[PRODUCT_FFN_UP] = (struct layer_product){LAYER_MATRIX(ctx, lw, layer, ffn_up), lw->ffn_up_b,
+                                               F, D, hp->hidden_act, true};
+    p[PRODUCT_FFN_DOWN] = (struct layer_product){LAYER_MATRIX(ctx, lw, layer, ffn_down),
+                                                 lw->ffn_down_b, D, F, RF_ACT_LINEAR, true};
+}
+
+/* A layer's product p on M rows of X: Y = act(X W^T + b), then post on
+ * each finished block, in the context's compute type; one products step.
+ * `prepared`: X's rows are already rounded / quantized (add_norm).
+ * `rows`: the sequences' rows, which the f32 product computes each on its
+ * own (linalg.h); the bf16 and int8 kernels give a row the same result
+ * whatever rows come with it. */
+static void layer_linear(rf_context *ctx, const struct layer_product *p, const float *X, int M,
+                         const rf_block_post *post, const rf_row_segments *rows, float *Y,
+                         bool prepared)
 {
     const rf_parallel *par = rf_step_parallel(&ctx->steps);
+    const struct layer_matrix *W = &p->W;
+    int N = p->N, K = p->K;
     rf_step_begin(&ctx->steps, RF_STEP_PRODUCTS);
-    if (W.bf16 && prepared)
-        rf_linear_bf16_prepared(par, M, K, W.bf16, b, N, act, post, Y, ctx->x_bf16);
-    else if (W.bf16)
-        rf_linear_bf16(par, X, M, K, W.bf16, b, N, act, post, Y, ctx->x_bf16);
-    else if (W.int8 && prepared)
-        rf_linear_int8_prepared(par, M, K, W.int8, b, N, act, post, Y, ctx->x_int8);
-    else if (W.int8)
-        rf_linear_int8(par, X, M, K, W.int8, b, N, act, post, Y, ctx->x_int8);
+    if (W->bf16 && prepared)
+        rf_linear_bf16_prepared(par, M, K, W->bf16, p->b, N, p->act, post, Y, ctx->x_bf16);
+    else if (W->bf16)
+        rf_linear_bf16(par, X, M, K, W->bf16, p->b, N, p->act, post, Y, ctx->x_bf16);
+    else if (W->int8 && prepared)
+        rf_linear_int8_prepared(par, M, K, W->int8, p->b, N, p->act, post, Y, ctx->x_int8);
+    else if (W->int8)
+        rf_linear_int8(par, X, M, K, W->int8, p->b, N, p->act, post, Y, ctx->x_int8);
     else
-        rf_linear(par, X, M, K, W.f32, b, N, act, post, rows, Y);
+        rf_linear(par, X, M, K, W->f32, p->b, N, p->act, post, rows, Y);
     rf_step_end(&ctx->steps);
 }
 
@@ -227,16 +263,17 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     const rf_hparams *hp = &ctx->model->hp;
     const rf_layer_weights *lw = &ctx->model->w.layers[layer];
     rf_pool *pool = ctx->pool;
-    int D = hp->hidden_size, F = hp->intermediate_size, H = hp->num_heads;
+    int D = hp->hidden_size, H = hp->num_heads;
     rf_row_segments seqs = {ctx->seq_off, B};
+    struct layer_product prod[N_LAYER_PRODUCTS];
+    layer_products(ctx, layer, prod);
 
     /* pass 1: Q, K, V projections (one product on the stacked weights),
        rotary position embedding in its epilogue */
     struct qkv_rope rope = {.ctx = ctx, .B = B, .rotated = (hp->rotary_value ? 3 : 2) * D,
                             .Dh = D / H};
     rf_block_post rope_post = {qkv_rope_block, &rope};
-    layer_linear(ctx, ctx->x, T, D, LAYER_MATRIX(ctx, lw, layer, attn_qkv), lw->attn_qkv_b,
-                 3 * D, RF_ACT_LINEAR, &rope_post, &seqs, ctx->qkv,
+    layer_linear(ctx, &prod[PRODUCT_QKV], ctx->x, T, &rope_post, &seqs, ctx->qkv,
                  layer > 0 || !ctx->model->w.embd_proj_w);
 
     /* pass 2: attention per (sequence, head, query block) */
@@ -251,8 +288,7 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     rf_step_end(&ctx->steps);
 
     /* pass 3: output projection, residual, LayerNorm (v2: RMS norm) */
-    layer_linear(ctx, ctx->attn, T, D, LAYER_MATRIX(ctx, lw, layer, attn_out), lw->attn_out_b, D,
-                 RF_ACT_LINEAR, NULL, &seqs, ctx->attn_proj, false);
+    layer_linear(ctx, &prod[PRODUCT_ATTN_OUT], ctx->attn, T, NULL, &seqs, ctx->attn_proj, false);
     /* the FFN's first product reads these rows when it runs in one block */
     bool ffn_prepared = T <= ctx->ffn_rows;
     add_norm(ctx, T, ctx->x, ctx->attn_proj, lw->attn_norm_w, lw->attn_norm_b, D, ffn_prepared);
@@ -263,10 +299,9 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     for (int r0 = 0; r0 < T; r0 += ctx->ffn_rows) {
         int rows = T - r0 < ctx->ffn_rows ? T - r0 : ctx->ffn_rows;
         const rf_row_segments *block_seqs = rows == T ? &seqs : NULL;
-        layer_linear(ctx, ctx->x + (size_t)r0 * D, rows, D, LAYER_MATRIX(ctx, lw, layer, ffn_up),
-                     lw->ffn_up_b, F, hp->hidden_act, NULL, block_seqs, ctx->ffn, ffn_prepared);
-        layer_linear(ctx, ctx->ffn, rows, F, LAYER_MATRIX(ctx, lw, layer, ffn_down),
-                     lw->ffn_down_b, D, RF_ACT_LINEAR, NULL, block_seqs,
+        layer_linear(ctx, &prod[PRODUCT_FFN_UP], ctx->x + (size_t)r0 * D, rows, NULL, block_seqs,
+                     ctx->ffn, ffn_prepared);
+        layer_linear(ctx, &prod[PRODUCT_FFN_DOWN], ctx->ffn, rows, NULL, block_seqs,
                      ctx->ffn_proj + (size_t)r0 * D, false);
     }
     /* the next layer's Q|K|V product reads these rows */
@@ -290,10 +325,12 @@ static int64_t int8_max_macs(int M, int N, int K, int n_threads)
     return rf_partition_max_macs(&p);
 }
 
+typedef int64_t (*max_macs_fn)(int M, int N, int K, int n_threads);
+
 /* Adds `count` products of M x N x K as the driver shares them: their
  * mean and their busiest thread's multiply-adds. */
-static void add_balance(int64_t (*max_macs)(int, int, int, int), int n_threads, int count, int M,
-                        int N, int K, double *mean, double *max)
+static void add_balance(max_macs_fn max_macs, int n_threads, int count, int M, int N, int K,
+                        double *mean, double *max)
 {
     if (count == 0 || M == 0)
         return;
@@ -301,24 +338,35 @@ static void add_balance(int64_t (*max_macs)(int, int, int, int), int n_threads, 
     *max += (double)count * max_macs(M, N, K, n_threads);
 }
 
+/* Adds `count` runs on M rows of each of a layer's products that runs on
+ * the FFN's blocks (ffn_block) or on all rows at once (!ffn_block). */
+static void add_layer_balance(max_macs_fn max_macs, int n_threads, const struct layer_product *prod,
+                              bool ffn_block, int count, int M, double *mean, double *max)
+{
+    for (int i = 0; i < N_LAYER_PRODUCTS; i++)
+        if (prod[i].ffn_block == ffn_block)
+            add_balance(max_macs, n_threads, count, M, prod[i].N, prod[i].K, mean, max);
+}
+
 double rf_encoder_partition_efficiency(const rf_context *ctx, int T)
 {
     const rf_hparams *hp = &ctx->model->hp;
-    int D = hp->hidden_size, E = hp->embedding_size, F = hp->intermediate_size;
+    int D = hp->hidden_size, E = hp->embedding_size;
     int n = rf_pool_threads(ctx->pool), R = ctx->ffn_rows;
-    int64_t (*plan)(int, int, int, int) = ctx->compute == RF_COMPUTE_BF16   ? bf16_max_macs
-                                          : ctx->compute == RF_COMPUTE_INT8 ? int8_max_macs
-                                                                            : rf_linear_max_macs;
+    max_macs_fn plan = ctx->compute == RF_COMPUTE_BF16   ? bf16_max_macs
+                       : ctx->compute == RF_COMPUTE_INT8 ? int8_max_macs
+                                                         : rf_linear_max_macs;
     double mean = 0.0, max = 0.0;
     int L = hp->num_layers;
+    struct layer_product prod[N_LAYER_PRODUCTS];
+    layer_products(ctx, 0, prod);
     if (ctx->model->w.embd_proj_w)
         add_balance(rf_linear_max_macs, n, 1, T, D, E, &mean, &max);
-    add_balance(plan, n, L, T, 3 * D, D, &mean, &max);
-    add_balance(plan, n, L, T, D, D, &mean, &max);
-    add_balance(plan, n, L * (T / R), R, F, D, &mean, &max);
-    add_balance(plan, n, L * (T / R), R, D, F, &mean, &max);
-    add_balance(plan, n, L, T % R, F, D, &mean, &max);
-    add_balance(plan, n, L, T % R, D, F, &mean, &max);
+    /* every layer: its products on all T rows, then the FFN's on their
+       blocks of R rows, and on the last T % R */
+    add_layer_balance(plan, n, prod, false, L, T, &mean, &max);
+    add_layer_balance(plan, n, prod, true, L * (T / R), R, &mean, &max);
+    add_layer_balance(plan, n, prod, true, L, T % R, &mean, &max);
     return max > 0.0 ? mean / max : 1.0;
 }
 

@@ -7,12 +7,12 @@
  * so the build needs no -march flag; the scalar loop (fp16.h) is the
  * reference and the fallback. Both are exact.
  */
-#include "formats/fp16.h"
+#include "kernels/fp16.h"
 #include "kernels/cpu.h"
+#include "kernels/simd.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if RF_SIMD_X86
 #include <immintrin.h>
-#define RF_X86 1
 #endif
 
 static uint16_t load_u16(const uint8_t *p)
@@ -20,9 +20,8 @@ static uint16_t load_u16(const uint8_t *p)
     return (uint16_t)(p[0] | p[1] << 8);
 }
 
-#ifdef RF_X86
-__attribute__((target("avx,f16c"))) static size_t widen_f16_f16c(const uint8_t *src, float *dst,
-                                                                   size_t n)
+#if RF_SIMD_X86
+RF_TARGET_F16C static size_t widen_f16_f16c(const uint8_t *src, float *dst, size_t n)
 {
     size_t k = 0;
     for (; k + 8 <= n; k += 8)
@@ -30,8 +29,7 @@ __attribute__((target("avx,f16c"))) static size_t widen_f16_f16c(const uint8_t *
     return k;
 }
 
-__attribute__((target("avx2"))) static size_t widen_bf16_avx2(const uint8_t *src, float *dst,
-                                                               size_t n)
+RF_TARGET_AVX2 static size_t widen_bf16_avx2(const uint8_t *src, float *dst, size_t n)
 {
     size_t k = 0;
     for (; k + 8 <= n; k += 8) {
@@ -46,7 +44,7 @@ void rf_widen_f16(const void *src, float *dst, size_t n)
 {
     const uint8_t *s = src;
     size_t k = 0;
-#ifdef RF_X86
+#if RF_SIMD_X86
     if (rf_cpu_has(RF_CPU_F16C))
         k = widen_f16_f16c(s, dst, n);
 #endif
@@ -58,7 +56,7 @@ void rf_widen_bf16(const void *src, float *dst, size_t n)
 {
     const uint8_t *s = src;
     size_t k = 0;
-#ifdef RF_X86
+#if RF_SIMD_X86
     if (rf_cpu_has(RF_CPU_AVX2))
         k = widen_bf16_avx2(s, dst, n);
 #endif
