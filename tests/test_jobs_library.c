@@ -38,7 +38,7 @@ static void check_unit_and_cosine(rf_pipeline *pl, int32_t D)
     }
     for (int r = 0; r < 2; r++)
         for (int32_t d = 0; d < D; d++)
-            worst = fmax(worst, fabs(u[r * D + d] - v[r * D + d] / sqrt(len[r])));
+            worst = check_max_nan(worst, fabs(u[r * D + d] - v[r * D + d] / sqrt(len[r])));
     CHECK(worst < 1e-6, "normalized = the vector / its length (max |diff| %g)", worst);
     rf_text pair = {two[0].text, two[0].text_len, two[1].text, two[1].text_len};
     float sim = NAN;
@@ -244,7 +244,7 @@ static void test_classify_logits(const rf_model *m, const char *ref)
         double max = x[0], sum = 0;
         float p[N];
         for (int k = 1; k < N; k++)
-            max = fmax(max, x[k]);
+            max = x[k] > max ? x[k] : max;
         for (int k = 0; k < N; k++)
             sum += exp(x[k] - max);
         for (int k = 0; k < N; k++)
