@@ -4,6 +4,7 @@
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make ARCH=aarch64 the ARM64 cross build in build-arm64/ (docs/arm64.md)
 #   make test-arm64   that build's tests under qemu-aarch64-static
+#   make test-x86 CPU=NAME  the native build's tests under qemu-x86_64-static -cpu NAME
 #   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR; the default
 #                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
@@ -65,7 +66,7 @@ HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/rof
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
-.PHONY: all test test-build test-arm64 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
+.PHONY: all test test-build test-arm64 test-x86 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -142,6 +143,26 @@ test-arm64:
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
 	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
+
+# The native build's tests under qemu-x86_64-static -cpu $(CPU) (tests/run_x86.sh;
+# docs/reliability.md, "CPU classes"): the kernels and OpenBLAS choose from the
+# emulated CPUID, so CPU=Haswell-v4 is the AVX2 class (int8 avx2, bf16 refused)
+# and CPU=Nehalem the class without AVX (f32 on OpenBLAS's Nehalem core, int8
+# and bf16 refused). Every test that computes numbers with code that depends
+# on the CPU runs, test_int8 and test_bf16 on three reference models. Left
+# out: what measures the process rather than the CPU's arithmetic, which
+# under qemu is qemu's: test_step_times (time), test_page_faults (page
+# faults), test_file_pages (resident pages), test_no_alloc (malloc calls);
+# test_blas_core, whose re-execution would leave qemu for the host's CPU; the
+# tokenizer, hub and fuzz-replay tests, and the shell tests of the server,
+# the Python package and the benches, which have no CPU-dependent code or
+# read the host's /proc/cpuinfo (which qemu-user does not emulate).
+X86_TESTS := partition kernels parity int8 bf16 info_kernels check_helpers v2 fp16 convert gguf \
+             attention pooler context rerank windows jobs_library scm defaults limits job_blocks
+test-x86:
+	@$(if $(CPU),,echo "make test-x86: name a qemu CPU model, as CPU=Haswell-v4 or CPU=Nehalem" >&2; exit 2)
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) all $(X86_TESTS:%=$(BUILD)/tests/test_%)
+	@sh tests/run_x86.sh -j $(TEST_JOBS) $(CPU) $(BUILD) $(X86_TESTS:%=$(BUILD)/tests/test_%)
 
 # Not run under the sanitizers, whose allocator and shadow memory are what
 # these would measure: test_no_alloc counts malloc calls, test_page_faults

@@ -92,8 +92,13 @@ check "info on it exits 0" exit_is 0
 check "info: q8 storage" out_has "dtype:               q8"
 printf '{"text": "这家酒店服务很好"}\n' >"$TMP/q8.in"
 "$ROFORMER" forward -m "$TMP/cls-q8.gguf" --compute int8 <"$TMP/q8.in" >"$TMP/out" 2>"$TMP/err"; rc=$?
-check "forward --compute int8 on the q8 file exits 0" exit_is 0
-check "forward --compute int8 on the q8 file gives logits" out_has '"logits":['
+# a CPU without AVX2 (make test-x86 CPU=Nehalem) refuses int8 compute
+if [ "$rc" -eq 1 ] && err_has "int8 compute needs a CPU with AVX2, which this one lacks"; then
+    check_skip "forward --compute int8 on the q8 file: $(cat "$TMP/err")"
+else
+    check "forward --compute int8 on the q8 file exits 0" exit_is 0
+    check "forward --compute int8 on the q8 file gives logits" out_has '"logits":['
+fi
 run convert "$M/tiny-word-mlm" -o "$TMP/mlm.gguf" --jieba-dict "$TMP/nodict.txt"
 check "missing --jieba-dict exits 1" exit_is 1
 check "missing --jieba-dict: one line naming it" err_has "$TMP/nodict.txt: cannot open"
