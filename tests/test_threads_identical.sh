@@ -7,6 +7,8 @@
 # lengths. More threads than cores is fine: the threads wait their turn.
 # small-fp16 (hidden 256) is the model whose products are large enough to
 # be split; the tiny ones check the heads (the 50000-word MLM decoder).
+# RF_TEST_COMPUTE, when set, names the compute types to check
+# (tests/test_blas_cores.sh: f32, on each OpenBLAS core).
 . tests/check.sh
 require_reference "outputs across thread counts"
 M=$REF/models
@@ -30,7 +32,7 @@ run_all() {
     done
 }
 
-for compute in f32 bf16 int8; do
+for compute in ${RF_TEST_COMPUTE:-f32 bf16 int8}; do
     if ! $ROFORMER embed -m "$M/tiny-word-cls" --compute $compute x >/dev/null 2>&1; then
         check_skip "--compute $compute: not supported by this CPU"
         continue
