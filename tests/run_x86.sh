@@ -17,20 +17,20 @@
 # Every given test binary runs under the model, and the shell tests of
 # SCRIPTS with $ROFORMER the CLI under it. A program started by a test
 # (its exec) would run on the host's CPU, outside qemu: the tests here
-# start only $ROFORMER, and clean-up commands.
+# start only $ROFORMER, their checkers and clean-up commands.
 jobs=1
 case $1 in
 -j) jobs=$2; shift 2 ;;
 -j*) jobs=${1#-j}; shift ;;
 esac
-cpu=$1
+cpu=${1:-}
 build=${2:-build}
-shift 2
+[ $# -ge 2 ] && shift 2
 qemu=${QEMU_X86_64:-qemu-x86_64-static}
 # the shell tests: the CLI's kernels on the model, every int8 build it runs
 # byte-identical, and convert/info (int8 on a q8 file); the others spend
-# their time starting the CLI (a third of a second each under emulation)
-# on code that does not depend on the CPU
+# their time starting the CLI (each start an emulated model load) on code
+# that does not depend on the CPU
 SCRIPTS="tests/x86_cpu_models.sh tests/test_kernel_choice.sh tests/test_cli_convert.sh"
 if [ -z "$cpu" ]; then
     echo "run_x86.sh: name a qemu CPU model (make test-x86 CPU=Haswell-v4; qemu-x86_64-static -cpu help lists them)" >&2
