@@ -155,10 +155,11 @@ test-arm64:
 # test_no_alloc: malloc calls); test_blas_core, whose re-execution would
 # leave qemu for the host's CPU; the tests of parsing and of the tokenizer,
 # hub and fuzz inputs, which run no CPU-dependent code; and for time,
-# test_scm (the CAIL2019-SCM job to the bit against its own blocks, minutes
-# under emulation) and the shell tests but three (tests/run_x86.sh, SCRIPTS).
-X86_TESTS := partition kernels parity int8 bf16 info_kernels fp16 convert attention v2 context \
-             jobs_library windows rerank pooler job_blocks
+# test_attention (the fused attention against its naive twin) and test_scm
+# (the CAIL2019-SCM job to the bit against its own blocks), minutes each under
+# emulation, and the shell tests but three (tests/run_x86.sh, SCRIPTS).
+X86_TESTS := partition kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
+             windows rerank pooler job_blocks
 test-x86:
 	@$(if $(CPU),,echo "make test-x86: name a qemu CPU model, as CPU=Haswell-v4 or CPU=Nehalem" >&2; exit 2)
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) all $(X86_TESTS:%=$(BUILD)/tests/test_%)
