@@ -92,5 +92,8 @@ for t in "$@"; do
     esac
     tests="$tests $wrap/$name"
 done
-# tests/run.sh sets $ROFORMER to $wrap/roformer
-RF_X86_CPU=$cpu RF_TEST_SCRIPTS=$SCRIPTS exec sh tests/run.sh -j "$jobs" "$wrap" $tests
+# tests/run.sh sets $ROFORMER to $wrap/roformer. Each test gets twice its
+# native limit (TEST_TIMEOUT): test_partition and test_parity take minutes
+# of emulated CPU here.
+TEST_TIMEOUT=${TEST_TIMEOUT:-1800} RF_X86_CPU=$cpu RF_TEST_SCRIPTS=$SCRIPTS \
+    exec sh tests/run.sh -j "$jobs" "$wrap" $tests
