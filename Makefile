@@ -149,8 +149,8 @@ test-arm64:
 # emulated CPUID, so CPU=Haswell-v4 is the AVX2 class (int8 avx2, bf16 refused)
 # and CPU=Nehalem the class without AVX (f32 on OpenBLAS's Nehalem core, int8
 # and bf16 refused). The tests that compute numbers with CPU-dependent code
-# run, but two named below, test_int8 and test_bf16 on three reference
-# models. Left out: what
+# run, but two named below, test_parity, test_int8 and test_bf16 on three
+# reference models. Left out: what
 # measures the process, which under qemu is qemu's (test_step_times: time,
 # test_page_faults: page faults, test_file_pages: resident pages,
 # test_no_alloc: malloc calls); test_blas_core, whose re-execution would

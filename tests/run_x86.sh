@@ -65,10 +65,11 @@ wrapper() { # NAME BINARY [VAR=VALUE...]; sh has no local variables: w_*
     chmod +x "$wrap/$w_name"
 }
 wrapper roformer "$build/roformer"
-# test_int8 and test_bf16 take minutes per model under emulation: they run
+# test_int8, test_bf16 and test_parity take minutes per model under
+# emulation (qemu computes FMA and the SSE arithmetic in software): they run
 # on two RoFormer models (tiny-qa; tiny-word-cls, which test_bf16 also
 # converts to a bf16 file) and one RoFormer-v2 model, a directory of links
-# to them, as under tests/run_arm64.sh (test_parity runs on every model)
+# to them, as test_int8 and test_bf16 do under tests/run_arm64.sh
 ref=${ROFORMER_REFERENCE:-../shared/reference}
 small_ref=""
 if [ -d "$ref/models" ]; then
@@ -87,7 +88,8 @@ tests=""
 for t in "$@"; do
     name=$(basename "$t")
     case "$name" in
-    test_int8 | test_bf16) wrapper "$name" "$t" ${small_ref:+ROFORMER_REFERENCE=$small_ref} ;;
+    test_int8 | test_bf16 | test_parity)
+        wrapper "$name" "$t" ${small_ref:+ROFORMER_REFERENCE=$small_ref} ;;
     *) wrapper "$name" "$t" ;;
     esac
     tests="$tests $wrap/$name"
