@@ -4,6 +4,7 @@
 #   make asan         the same tests built with AddressSanitizer + UBSan
 #   make ARCH=aarch64 the ARM64 cross build in build-arm64/ (docs/arm64.md)
 #   make test-arm64   that build's tests under qemu-aarch64-static
+#   make test-x86 CPU=NAME  the native build's tests under qemu-x86_64-static -cpu NAME
 #   make install PREFIX=/usr/local   (the Python package too, into PYTHON_DIR; the default
 #                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
@@ -66,7 +67,7 @@ HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/rof
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
-.PHONY: all test test-build test-arm64 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
+.PHONY: all test test-build test-arm64 test-x86 asan install clean bench-tokenizer fuzz fuzz-smoke fuzz-build fuzz-lib valgrind
 all: $(BUILD)/libroformer.a $(BUILD)/libroformer.so $(BUILD)/roformer $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS)
@@ -151,12 +152,37 @@ test-arm64:
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
 	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
 
+# The native build's tests under qemu-x86_64-static -cpu $(CPU) (tests/run_x86.sh;
+# docs/reliability.md, "CPU classes"): the kernels and OpenBLAS choose from the
+# emulated CPUID, so CPU=Haswell-v4 is the AVX2 class (int8 avx2, bf16 refused)
+# and CPU=Nehalem the class without AVX (f32 on OpenBLAS's Nehalem core, int8
+# and bf16 refused). The tests that compute numbers with CPU-dependent code
+# run, but two named below, test_parity, test_int8 and test_bf16 on three
+# reference models. Left out: what
+# measures the process, which under qemu is qemu's (test_step_times: time,
+# test_page_faults: page faults, test_file_pages: resident pages,
+# test_no_alloc: malloc calls); test_blas_core, whose re-execution would
+# leave qemu for the host's CPU; the tests of parsing and of the tokenizer,
+# hub and fuzz inputs, which run no CPU-dependent code; and for time,
+# test_attention (the fused attention against its naive twin) and test_scm
+# (the CAIL2019-SCM job to the bit against its own blocks), minutes each under
+# emulation, and the shell tests but three (tests/run_x86.sh, SCRIPTS).
+X86_TESTS := partition kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
+             windows rerank pooler job_blocks
+test-x86:
+	@$(if $(CPU),,echo "make test-x86: name a qemu CPU model, as CPU=Haswell-v4 or CPU=Nehalem" >&2; exit 2)
+	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) all $(X86_TESTS:%=$(BUILD)/tests/test_%)
+	@sh tests/run_x86.sh -j $(TEST_JOBS) $(CPU) $(BUILD) $(X86_TESTS:%=$(BUILD)/tests/test_%)
+
 # Not run under the sanitizers, whose allocator and shadow memory are what
 # these would measure: test_no_alloc counts malloc calls, test_page_faults
 # page faults, test_pip_install builds the shipped (plain) library. Nor
 # test_file_cycles, a check of the sources and of objects, not of running
 # code, whose ARM64 half needs build-arm64/ (built after make asan in CI).
-ASAN_EXCLUDE := test_no_alloc test_page_faults test_pip_install.sh test_file_cycles.sh
+# Nor test_blas_cores.sh, which runs tests this build runs once again under
+# other OpenBLAS cores: only OpenBLAS, which is not instrumented, differs.
+ASAN_EXCLUDE := test_no_alloc test_page_faults test_pip_install.sh test_file_cycles.sh \
+                test_blas_cores.sh
 asan:
 	RF_TEST_EXCLUDE="$(ASAN_EXCLUDE)" $(MAKE) BUILD=build-asan OPT="-O1 -g" \
 	    SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test

@@ -1,5 +1,5 @@
 #!/bin/sh
-# setup.sh [--tests] [--bench] [--arm64] — installs the Debian packages roformer.c needs to build
+# setup.sh [--tests] [--bench] [--arm64] [--x86] — installs the Debian packages roformer.c needs to build
 # and test (skipping those already installed). Run as root, or with sudo available.
 #
 # With no flag: what `make` and most of `make test` need. The suites that need
@@ -20,16 +20,21 @@
 # --arm64 adds what `make ARCH=aarch64` and `make test-arm64` need
 # (docs/arm64.md): the cross compiler, qemu-user-static, and the libraries
 # as arm64 multiarch packages (dpkg --add-architecture arm64 first).
+#
+# --x86 adds what `make test-x86 CPU=NAME` needs: qemu-user-static, whose
+# qemu-x86_64-static runs the native build's tests on other x86-64 CPU models.
 set -e
 tests=0
 bench=0
 arm64=0
+x86=0
 for flag in "$@"; do
     case "$flag" in
         --tests) tests=1 ;;
         --bench) bench=1; tests=1 ;;
         --arm64) arm64=1 ;;
-        *) echo "usage: sh scripts/setup.sh [--tests] [--bench] [--arm64]" >&2; exit 2 ;;
+        --x86) x86=1 ;;
+        *) echo "usage: sh scripts/setup.sh [--tests] [--bench] [--arm64] [--x86]" >&2; exit 2 ;;
     esac
 done
 need="build-essential pkg-config libopenblas-dev libcjson-dev libutf8proc-dev python3-jieba python3-numpy"
@@ -57,6 +62,9 @@ if [ "$arm64" -eq 1 ]; then
     need="$need gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
     need="$need libopenblas-dev:arm64 libcjson-dev:arm64 libutf8proc-dev:arm64"
     need="$need libcurl4-openssl-dev:arm64 libmicrohttpd-dev:arm64 libssl-dev:arm64"
+fi
+if [ "$x86" -eq 1 ]; then
+    need="$need qemu-user-static"
 fi
 missing=""
 for p in $need; do

@@ -109,8 +109,14 @@ check "classify -m its GGUF file: exit 0" \
 check "a directory and its GGUF file classify to the same bytes" same "$TMP/cls-dir.out" "$TMP/cls-gguf.out"
 printf '{"text": "这家酒店服务很好"}\n' >"$TMP/q8.in"
 "$ROFORMER" forward -m "$TMP/cls-q8.gguf" --compute int8 <"$TMP/q8.in" >"$TMP/out" 2>"$TMP/err"; rc=$?
-check "forward --compute int8 on the q8 file exits 0" exit_is 0
-check "forward --compute int8 on the q8 file gives logits" out_has '"logits":['
+# a CPU without AVX2 (make test-x86 CPU=Nehalem) refuses int8 compute,
+# which forward reports in the line's place
+if [ "$rc" -eq 1 ] && out_has "int8 compute needs a CPU with AVX2, which this one lacks"; then
+    check_skip "forward --compute int8 on the q8 file: $(cat "$TMP/out")"
+else
+    check "forward --compute int8 on the q8 file exits 0" exit_is 0
+    check "forward --compute int8 on the q8 file gives logits" out_has '"logits":['
+fi
 run convert "$M/tiny-word-mlm" -o "$TMP/mlm.gguf" --jieba-dict "$TMP/nodict.txt"
 check "missing --jieba-dict exits 1" exit_is 1
 check "missing --jieba-dict: one line naming it" err_has "$TMP/nodict.txt: cannot open"

@@ -7,6 +7,8 @@
 # lengths. More threads than cores is fine: the threads wait their turn.
 # small-fp16 (hidden 256) is the model whose products are large enough to
 # be split; the tiny ones check the heads (the 50000-word MLM decoder).
+# RF_TEST_COMPUTE, when set, names the compute types to check
+# (tests/test_blas_cores.sh: f32, on each OpenBLAS core).
 . tests/check.sh
 require_reference "outputs across thread counts"
 M=$REF/models
@@ -34,7 +36,7 @@ run_all() {
 # kernel for it (its "bf16 kernel:" / "int8 kernel:" line: "none (why)");
 # where it names one, a run that fails is a failure.
 check "info: exit 0" run_ok "$TMP/info" $ROFORMER info -m "$M/tiny-word-cls"
-for compute in f32 bf16 int8; do
+for compute in ${RF_TEST_COMPUTE:-f32 bf16 int8}; do
     kernel=$(sed -n "s/^$compute kernel: *//p" "$TMP/info")
     case $compute:$kernel in
     f32:*) ;;
