@@ -166,8 +166,10 @@ test-arm64:
 # hub and fuzz inputs, which run no CPU-dependent code; and for time,
 # test_attention (the fused attention against its naive twin) and test_scm
 # (the CAIL2019-SCM job to the bit against its own blocks), minutes each under
-# emulation, and the shell tests but three (tests/run_x86.sh, SCRIPTS).
-X86_TESTS := partition kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
+# emulation, test_partition and test_batch_invariance (f32's products on
+# OpenBLAS's cores, which tests/test_blas_cores.sh runs natively under each
+# OPENBLAS_CORETYPE), and the shell tests but three (tests/run_x86.sh, SCRIPTS).
+X86_TESTS := kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
              windows rerank pooler job_blocks
 test-x86:
 	@$(if $(CPU),,echo "make test-x86: name a qemu CPU model, as CPU=Haswell-v4 or CPU=Nehalem" >&2; exit 2)

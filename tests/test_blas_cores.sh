@@ -3,10 +3,12 @@
 # of threads and in any batch on each of OpenBLAS's x86-64 cores, not only
 # on the one OpenBLAS picks for this CPU (a user's OPENBLAS_CORETYPE, or
 # another machine, picks another): with OPENBLAS_CORETYPE set to SkylakeX
-# (AVX-512), Haswell (AVX2 and FMA) and Sandybridge (AVX), each where this
-# CPU has the instructions (/proc/cpuinfo: avx512f, avx2, avx; else one
-# skip naming the flag), run
+# (AVX-512), Haswell (AVX2 and FMA), Sandybridge (AVX) and Nehalem (SSE4.2),
+# each where this CPU has the instructions (/proc/cpuinfo: avx512f, avx2,
+# avx, sse4_2; else one skip naming the flag), run
 #   test_partition               rf_linear bit-identical on 1 to 64 threads
+#   test_batch_invariance        every job's output alone and in shuffled
+#                                batches on 1 to 16 threads, memcmp
 #   test_parity                  the f32 forward against HF's numbers, each
 #                                sequence of a padded batch alone, 1 and 2
 #                                threads
@@ -16,11 +18,12 @@
 # those of the build whose CLI is $ROFORMER.
 . tests/check.sh
 tests=$(dirname "$ROFORMER")/tests
-for core in SkylakeX Haswell Sandybridge; do
+for core in SkylakeX Haswell Sandybridge Nehalem; do
     case $core in
     SkylakeX) flag=avx512f ;;
     Haswell) flag=avx2 ;;
     Sandybridge) flag=avx ;;
+    Nehalem) flag=sse4_2 ;;
     esac
     if ! grep -qw "$flag" /proc/cpuinfo 2>/dev/null; then
         check_skip "OPENBLAS_CORETYPE=$core: this CPU has no $flag"
@@ -29,7 +32,7 @@ for core in SkylakeX Haswell Sandybridge; do
     OPENBLAS_CORETYPE=$core "$ROFORMER" version >"$TMP/version" 2>&1
     check "OPENBLAS_CORETYPE=$core: OpenBLAS runs its $core core" \
         grep -q "^blas: core $core," "$TMP/version"
-    for t in test_partition test_parity; do
+    for t in test_partition test_batch_invariance test_parity; do
         OPENBLAS_CORETYPE=$core "$tests/$t" >"$TMP/$core.$t" 2>&1
         rc=$?
         grep -E '^FAIL ' "$TMP/$core.$t" | head -n 5 >&2
