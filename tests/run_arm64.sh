@@ -45,6 +45,7 @@ cp "$wrap/roformer@max" "$wrap/roformer"
 # to them (test_parity runs on every model)
 ref=${ROFORMER_REFERENCE:-../shared/reference}
 small_ref=""
+one_ref=""
 if [ -d "$ref/models" ]; then
     small_ref=$wrap/reference
     mkdir -p "$small_ref/models"
@@ -55,6 +56,15 @@ if [ -d "$ref/models" ]; then
     for m in tiny-qa tiny-v2-cls tiny-word-cls; do
         ln -s "$ref/models/$m" "$small_ref/models/$m"
     done
+    # test_batch_invariance (minutes per model and compute type under
+    # emulation) on tiny-char-proj: an embedding projection and a token
+    # head, f32, bf16 and int8 on OpenBLAS's ARMV8 core
+    one_ref=$wrap/reference-one
+    mkdir -p "$one_ref/models"
+    for f in "$ref"/*; do
+        [ "$(basename "$f")" = models ] || ln -s "$f" "$one_ref/"
+    done
+    ln -s "$ref/models/tiny-char-proj" "$one_ref/models/tiny-char-proj"
 fi
 tests=""
 for t in "$@"; do
@@ -62,6 +72,9 @@ for t in "$@"; do
     case "$name" in
     test_int8 | test_bf16)
         wrapper "$name" max "$t" ${small_ref:+ROFORMER_REFERENCE=$small_ref}
+        tests="$tests $wrap/$name" ;;
+    test_batch_invariance)
+        wrapper "$name" max "$t" ${one_ref:+ROFORMER_REFERENCE=$one_ref}
         tests="$tests $wrap/$name" ;;
     test_kernels)
         wrapper "$name" max "$t" RF_EXPECT_INT8=I8MM RF_EXPECT_BF16=yes

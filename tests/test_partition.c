@@ -150,8 +150,8 @@ static void check_same_on_any_threads(void)
     }
 }
 
-/* f32: max <= mean + the largest task, 128 rows by 128 columns (64 for a
- * product of fewer rows). */
+/* f32: max <= mean + the largest task: 128 rows by 128 columns, or a
+ * shorter product's rows by 64 columns (under 32 rows) or 512. */
 static void check_f32_balance(const int *tokens, size_t n_tokens)
 {
     int checked = 0;
@@ -162,7 +162,8 @@ static void check_f32_balance(const int *tokens, size_t n_tokens)
             for (int n = 1; n <= 128; n++) {
                 int M = products[k][0], N = products[k][1], K = products[k][2];
                 double mean = (double)M * N * K / n;
-                double task = (double)(M < 128 ? M : 128) * (M < 128 ? 64 : 128) * K;
+                int rows = M < 128 ? M : 128;
+                double task = (double)rows * (rows < 32 ? 64 : rows < 128 ? 512 : 128) * K;
                 int64_t max = rf_linear_max_macs(M, N, K, n);
                 checked++;
                 CHECK(max >= mean - 1 && max <= mean + task,

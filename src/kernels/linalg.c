@@ -16,9 +16,8 @@
 
 /* The f32 product's calls: each segment of rows (linalg.h) is cut into
  * chunks of F32_ROW_GRAIN rows counted from its own first row (the last
- * one shorter), and the columns into panels of F32_PANEL, or
- * F32_PANEL_SHORT for a chunk of fewer rows than a grain (a short input:
- * narrower calls keep more threads busy). A unit, one chunk by one panel,
+ * one shorter), and the columns into panels whose width depends on the
+ * chunk's rows (chunk_panel). A unit, one chunk by one panel,
  * is one sgemm call. OpenBLAS's kernels sum a row differently by where it
  * sits in a call (its Haswell kernel: by row index modulo 12, and again in
  * a call's last rows) and by the call's shape (small-matrix paths), so
@@ -28,7 +27,9 @@
  * alone, never on the rows around the segment or the number of threads. */
 #define F32_ROW_GRAIN 128
 #define F32_PANEL 128
+#define F32_SHORT_ROWS 32
 #define F32_PANEL_SHORT 64
+#define F32_PANEL_MID 512
 
 void rf_gemm(bool b_trans, int M, int N, int K, float alpha, const float *A, int lda,
              const float *B, int ldb, float beta, float *C, int ldc)
@@ -86,9 +87,19 @@ static int row_blocks(int M)
     return (M + F32_ROW_GRAIN - 1) / F32_ROW_GRAIN;
 }
 
+/* A chunk's panel width. Every call packs its whole weight panel, so a
+ * batch of short sequences packs the weights once per sequence: chunks of
+ * F32_SHORT_ROWS to F32_ROW_GRAIN rows take wide panels, fewer calls
+ * (performance.md, "Batch invariance: the cost"); the shortest keep
+ * narrow ones, more calls for the threads to share one short text. */
+static int chunk_panel(int rows)
+{
+    return rows < F32_SHORT_ROWS ? F32_PANEL_SHORT : rows < F32_ROW_GRAIN ? F32_PANEL_MID : F32_PANEL;
+}
+
 static int panel_count(int rows, int N)
 {
-    int panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+    int panel = chunk_panel(rows);
     return (N + panel - 1) / panel;
 }
 
@@ -124,7 +135,7 @@ static int segment_of(const struct linear_job *j, int r)
  * then bias, activation and post while it is in cache. */
 static void linear_unit(const struct linear_job *j, int m0, int m1, int q)
 {
-    int panel = m1 - m0 < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+    int panel = chunk_panel(m1 - m0);
     int n0 = q * panel, n1 = n0 + panel < j->N ? n0 + panel : j->N;
     rf_gemm(true, m1 - m0, n1 - n0, j->K, 1.0f, j->X + (size_t)m0 * j->K, j->K,
             j->W + (size_t)n0 * j->K, j->K, 0.0f, j->Y + (size_t)m0 * j->N + n0, j->N);
@@ -181,7 +192,7 @@ int64_t rf_linear_max_macs(int M, int N, int K, int n_threads)
     for (int t = 0; t < task_count(M, N); t++) {
         int rows = M - t % blocks * F32_ROW_GRAIN;
         rows = rows < F32_ROW_GRAIN ? rows : F32_ROW_GRAIN;
-        int q = t / blocks, panel = rows < F32_ROW_GRAIN ? F32_PANEL_SHORT : F32_PANEL;
+        int q = t / blocks, panel = chunk_panel(rows);
         if (q >= panel_count(rows, N))
             continue;
         int cols = N - q * panel < panel ? N - q * panel : panel;
