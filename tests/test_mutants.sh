@@ -63,7 +63,9 @@ check "--check: the three good patterns are found, four errors counted" \
 check "--check: the working tree is left as it was" \
     sh -c "[ \"\$(cat '$toy/src/value.txt')\" = 'value 1' ] && [ ! -d '$toy/build' ]"
 
-(cd "$toy" && timeout 120 sh "$runner" list.tsv) >"$TMP/run" 2>&1
+# the toy tree has no reference fixtures: CI's requirement of them is not
+# the toy's
+(cd "$toy" && ROFORMER_REQUIRE_REFERENCE= timeout 120 sh "$runner" list.tsv) >"$TMP/run" 2>&1
 rc=$?
 check "run: exit status 1 (a survivor and errors)" [ $rc -eq 1 ]
 check "run: the mutation its test fails on is caught" has '^caught *value ' "$TMP/run"

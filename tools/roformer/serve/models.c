@@ -336,7 +336,9 @@ void serve_models_free(serve_models *ms)
     if (!ms)
         return;
     for (int i = 0; i < ms->n; i++) {
-        serve_generation_release(&ms->models[i].current->pub);
+        /* a model refused at start-up has no generation yet */
+        if (ms->models[i].current)
+            serve_generation_release(&ms->models[i].current->pub);
         pthread_mutex_destroy(&ms->models[i].lock);
     }
     pthread_mutex_destroy(&ms->reload_lock);
