@@ -116,7 +116,6 @@ __attribute__((target("avx512f,avx512bf16"))) static float bf16_avx512(long iter
 #undef SUM
     return _mm512_reduce_add_ps(sum);
 }
-#endif
 
 static double now_s(void)
 {
@@ -145,6 +144,7 @@ static double best_rate(float (*chains)(long), double macs_per_step)
     }
     return best;
 }
+#endif
 
 double peak_probe(peak_instruction which)
 {
