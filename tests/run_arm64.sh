@@ -46,25 +46,27 @@ cp "$wrap/roformer@max" "$wrap/roformer"
 ref=${ROFORMER_REFERENCE:-../shared/reference}
 small_ref=""
 one_ref=""
-if [ -d "$ref/models" ]; then
-    small_ref=$wrap/reference
-    mkdir -p "$small_ref/models"
-    ref=$(cd "$ref" && pwd)
+# ref_subset DIR MODEL...: DIR holds links to every fixture of $ref but
+# its models, and to the models named
+ref_subset() {
+    rs_dir=$1; shift
+    mkdir -p "$rs_dir/models"
     for f in "$ref"/*; do
-        [ "$(basename "$f")" = models ] || ln -s "$f" "$small_ref/"
+        [ "$(basename "$f")" = models ] || ln -s "$f" "$rs_dir/"
     done
-    for m in tiny-qa tiny-v2-cls tiny-word-cls; do
-        ln -s "$ref/models/$m" "$small_ref/models/$m"
+    for m in "$@"; do
+        ln -s "$ref/models/$m" "$rs_dir/models/$m"
     done
+}
+if [ -d "$ref/models" ]; then
+    ref=$(cd "$ref" && pwd)
+    small_ref=$wrap/reference
+    ref_subset "$small_ref" tiny-qa tiny-v2-cls tiny-word-cls
     # test_batch_invariance (minutes per model and compute type under
     # emulation) on tiny-char-proj: an embedding projection and a token
     # head, f32, bf16 and int8 on OpenBLAS's ARMV8 core
     one_ref=$wrap/reference-one
-    mkdir -p "$one_ref/models"
-    for f in "$ref"/*; do
-        [ "$(basename "$f")" = models ] || ln -s "$f" "$one_ref/"
-    done
-    ln -s "$ref/models/tiny-char-proj" "$one_ref/models/tiny-char-proj"
+    ref_subset "$one_ref" tiny-char-proj
 fi
 tests=""
 for t in "$@"; do
