@@ -523,7 +523,8 @@ RF_API double rf_context_partition_efficiency(const rf_context *ctx, int32_t tok
  * added up over the passes since timing was turned on (`roformer bench`
  * prints it per pass). Measured with the monotonic clock on the calling
  * thread around each step; the parallel regions' time that the calling
- * thread spent waiting for the other threads is counted apart, as waits.
+ * thread spent waiting for the other threads is counted apart, as waits
+ * (but for a product's quantizing region, which counts whole as quantize_ms).
  * The kinds never overlap: they add up to at most forward_ms; the rest is
  * rf_forward's untimed work (checking the batch, the heads). */
 typedef struct {

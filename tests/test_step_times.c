@@ -6,7 +6,9 @@
  * and the kinds add up to no more than the passes' wall time and to at
  * least 80% of it; timing changes no output bit; in f32 nothing is
  * quantized, in int8 the inputs' quantizing and in bf16 their rounding are
- * counted apart.
+ * counted apart. The timer alone: a products step whose quantizing region
+ * ran wholly on another thread (threads take tasks from a shared queue, so
+ * thread 0 may take none) still counts it as quantizing, not as waits.
  *
  * Why 80%: the kinds cover every step of the encoder; what rf_forward does
  * outside them is checking the batch (a compare per token), touching
@@ -15,10 +17,12 @@
  * A step left untimed (a product, attention) would take far more than 20%.
  */
 #include "roformer.h"
+#include "model/step_times.h"
 
 #include "check.h"
 
 #include <string.h>
+#include <time.h>
 
 enum { B = 2, L = 128, RUNS = 3 };
 
@@ -108,8 +112,43 @@ static double check_timed(const rf_model *model, rf_compute_type compute, const 
     return quantize;
 }
 
+/* An rf_parallel whose every task runs as thread 1, the calling thread
+   (thread 0) idle: what a shared queue may give a region. */
+static void all_on_thread_1(void *runner, int n_tasks, rf_task_fn fn, void *arg)
+{
+    (void)runner;
+    for (int t = 0; t < n_tasks; t++)
+        fn(arg, t, 1);
+}
+
+static void pause_1ms(void *arg, int task, int thread)
+{
+    (void)arg, (void)task, (void)thread;
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+}
+
+static void check_quantize_on_another_thread(void)
+{
+    rf_step_timer t;
+    rf_step_timer_init(&t, (rf_parallel){all_on_thread_1, NULL, 2});
+    rf_step_timer_reset(&t, true);
+    rf_step_begin(&t, RF_STEP_PRODUCTS);
+    rf_parallel_run(rf_step_parallel(&t), 2, pause_1ms, NULL); /* the input quantized */
+    rf_parallel_run(rf_step_parallel(&t), 2, pause_1ms, NULL); /* the product */
+    rf_step_end(&t);
+    rf_step_times s;
+    rf_step_timer_read(&t, &s);
+    /* nanosleep sleeps at least what it is asked: 2 ms in each region */
+    CHECK(s.quantize_ms >= 2.0, "timer: a quantizing region on thread 1 alone counts %g ms, "
+          "not its 2 ms or more", s.quantize_ms);
+    CHECK(s.waits_ms >= 2.0 && s.products_ms < 2.0, "timer: the product's region on thread 1 "
+          "alone is waits (%g ms), not products (%g ms)", s.waits_ms, s.products_ms);
+}
+
 int main(void)
 {
+    check_quantize_on_another_thread();
     REFERENCE_OR_SKIP(ref, "step timing");
     char path[1024];
     snprintf(path, sizeof path, "%s/models/tiny-char-proj", ref);

@@ -27,6 +27,23 @@ static void timed_task(void *arg, int task, int thread)
     r->busy += rf_clock_seconds() - t0;
 }
 
+/* Settles the step's latest region once it is known whether another
+   followed: an earlier region of a products step prepared the input
+   (step_times.h), and all its wall time is that, since the product waits for
+   it whichever thread did the work; the last region's thread-0 time is the
+   step's own, the rest of it waits. */
+static void settle_region(rf_step_timer *t, bool last)
+{
+    if (t->regions == 0)
+        return;
+    if (!last && t->kind == RF_STEP_PRODUCTS) {
+        t->seconds[RF_STEP_QUANTIZE] += t->pending_wall;
+        return;
+    }
+    t->seconds[t->kind] += t->pending_busy;
+    t->seconds[RF_STEP_WAITS] += t->pending_wall - t->pending_busy;
+}
+
 static void timed_run(void *runner, int n_tasks, rf_task_fn fn, void *arg)
 {
     rf_step_timer *t = runner;
@@ -34,11 +51,9 @@ static void timed_run(void *runner, int n_tasks, rf_task_fn fn, void *arg)
     double t0 = rf_clock_seconds();
     rf_parallel_run(&t->inner, n_tasks, timed_task, &r);
     double wall = rf_clock_seconds() - t0;
-    /* a products step's earlier regions prepared the input (step_times.h) */
-    if (t->regions > 0)
-        t->seconds[t->kind == RF_STEP_PRODUCTS ? RF_STEP_QUANTIZE : t->kind] += t->pending_busy;
-    t->seconds[RF_STEP_WAITS] += wall - r.busy;
+    settle_region(t, false);
     t->pending_busy = r.busy;
+    t->pending_wall = wall;
     t->regions_wall += wall;
     t->regions++;
 }
@@ -64,14 +79,16 @@ void rf_step_begin_on(rf_step_timer *t, rf_step_kind kind)
     t->regions = 0;
     t->regions_wall = 0.0;
     t->pending_busy = 0.0;
+    t->pending_wall = 0.0;
     t->step_start = rf_clock_seconds();
 }
 
 void rf_step_end_on(rf_step_timer *t)
 {
     double wall = rf_clock_seconds() - t->step_start;
-    /* the last region's own time, and the serial time around the regions */
-    t->seconds[t->kind] += t->pending_busy + (wall - t->regions_wall);
+    settle_region(t, true);
+    /* the serial time around the regions */
+    t->seconds[t->kind] += wall - t->regions_wall;
 }
 
 void rf_forward_begin_on(rf_step_timer *t)

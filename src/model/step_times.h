@@ -17,8 +17,10 @@
  * A Linear's step (RF_STEP_PRODUCTS) may run more than one region: in
  * bf16 and int8 compute the input is rounded or quantized first, in a
  * region of its own. Every region of a products step but the last counts
- * as RF_STEP_QUANTIZE, the last as the product (with its bias and
- * activation epilogue).
+ * as RF_STEP_QUANTIZE, all its wall time (threads take tasks from a shared
+ * queue, so thread 0 may have done none of it, and the product waits for it
+ * all the same); the last counts as the product (with its bias and
+ * activation epilogue) and its waits.
  *
  * Steps never nest and never overlap, so the kinds add up to no more than
  * the forward's wall time; what is left is the untimed work of rf_forward
@@ -52,6 +54,7 @@ typedef struct {
     double step_start;    /* seconds, monotonic */
     double regions_wall;  /* wall time of its regions so far */
     double pending_busy;  /* thread 0's time in its latest region */
+    double pending_wall;  /* that region's wall time */
     int regions;          /* regions it has run */
     /* totals since rf_step_timer_reset */
     double seconds[RF_STEP_KINDS];
