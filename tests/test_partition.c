@@ -30,7 +30,8 @@
  * Last, the f32 and bf16 Linear layers on short and long inputs give
  * bit-identical outputs on 1, 2, 3, 5, 16 and 64 threads (f32 went
  * through OpenBLAS calls cut per thread, whose kernel depends on the
- * call's shape).
+ * call's shape). `test_partition --threads-only` runs that last part
+ * alone (tests/test_blas_cores.sh, under each of OpenBLAS's cores).
  */
 #include "check.h"
 #include "kernels/gemm_bf16.h"
@@ -39,6 +40,8 @@
 #include "kernels/partition.h"
 #include "model/context.h"
 #include "model/threadpool.h"
+
+#include <string.h>
 
 enum { D = 768, F = 3072 };
 
@@ -174,8 +177,14 @@ static void check_f32_balance(const int *tokens, size_t n_tokens)
     printf("f32 balance within one task of the mean on %d shapes x threads\n", checked);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* test_blas_cores.sh, under each OpenBLAS core: only what the core
+       computes, the layers' bits on any number of threads */
+    if (argc == 2 && strcmp(argv[1], "--threads-only") == 0) {
+        check_same_on_any_threads();
+        return check_done();
+    }
     static const int tokens[] = {16, 128, 8 * 128, 32 * 512};
     unsigned char *seen = malloc((size_t)32 * 512 * F);
     int checked_09 = 0, checked_08 = 0;
