@@ -9,7 +9,7 @@
 #                     model into $(PREFIX)/share/roformer)
 #   make bench-tokenizer  tokenizer throughput beside jieba-rs and Python jieba
 #   make fuzz         every libFuzzer target for FUZZ_SECONDS each (clang, build-fuzz/)
-#   make fuzz-smoke   the same, a minute each (FUZZ_SMOKE_SECONDS; CI)
+#   make fuzz-smoke   the same, half a minute each (FUZZ_SMOKE_SECONDS; CI)
 #   make valgrind     the CLI on the reference models under valgrind: no errors, no leaks
 #   make mutants      each mutation of tests/mutants/list.tsv must fail its named tests
 
@@ -196,7 +196,7 @@ bench-tokenizer: $(BUILD)/libroformer.a
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 300
-FUZZ_SMOKE_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 30
 FUZZ_JOBS ?= 2
 FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
