@@ -591,6 +591,20 @@ RF_API rf_status rf_forward(rf_context *ctx, const rf_batch *batch, rf_outputs *
  * no [MASK], ...) and the call returns RF_OK unless something beyond a single
  * input failed (memory, the forward pass). With `items` NULL the first bad
  * input fails the whole call. A pipeline is used by one thread at a time.
+ *
+ * Each job has a twin ending in _encodings, declared right after it, for
+ * callers that tokenized first (to count tokens, to refuse a long input,
+ * to run token ids as given). A twin gives the bits of its text form when
+ * encs[i] is what the pipeline would make of input i, that is
+ * rf_tokenize_truncated at the pipeline's max_length (0 on a pipeline with
+ * a window, or for rf_qa's windows: doc_stride >= 0) and truncation side.
+ * The encodings run as given, with no [CLS]/[SEP] added and no truncation,
+ * batched by length like the text jobs; ids must be in the vocabulary. An
+ * empty encoding, or one longer than rf_pipeline_length_limit that is not
+ * cut into windows, fails its input (per-input statuses as in the text
+ * jobs; without `items`, the call). Where the job reads the text
+ * (fill-mask's sequence, offsets in characters, scm's distinct documents)
+ * the texts come too. The encodings stay the caller's.
  */
 
 /* One input: a text, or a pair of texts ([CLS] text [SEP] pair [SEP]).
@@ -655,6 +669,9 @@ RF_API void rf_pipeline_free(rf_pipeline *pl);
  * not an rf_truncation_side). */
 RF_API rf_status rf_pipeline_set_truncation_side(rf_pipeline *pl, rf_truncation_side side,
                                                  rf_error *err);
+/* The longest sequence a pipeline runs (rf_context_length_limit of its
+ * parameters). */
+RF_API int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
 
 /* Where a pipeline's time went, summed over every job call since it was
  * created: tokenizing the inputs, and the forward passes (encoder and
@@ -678,22 +695,48 @@ RF_API void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stat
  * without a pooler is RF_ERR_UNSUPPORTED. */
 RF_API rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
                           bool normalize, float *out, rf_item_status *items, rf_error *err);
+/* rf_embed: with the pipeline's windows (an encoding of one text, its last
+ * type id 0, longer than the window is the mean of its windows), items and
+ * normalization, unlike rf_embed_encodings. */
+RF_API rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                             rf_pooling pooling, bool normalize, float *out,
+                                             rf_item_status *items, rf_error *err);
+/* Pooled sentence embeddings of encodings run whole (no windows), not
+ * normalized, the first bad encoding failing the call: out[n][hidden_size]. */
+RF_API rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                             rf_pooling pooling, float *out, rf_error *err);
+/* Every token's last hidden state, not normalized: encoding i's rows go to
+ * out[offset_i .. offset_i + encs[i].n)[hidden_size], offset_i the sum of
+ * the lengths before it. */
+RF_API rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t n, float *out,
+                              rf_error *err);
 
 /* Cosine similarity of inputs[i].text and inputs[i].pair, each embedded on
  * its own: cosine[n]. */
 RF_API rf_status rf_similarity(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
                                float *cosine, rf_item_status *items, rf_error *err);
+/* rf_similarity of n pairs from the encodings of their sides, each
+ * tokenized on its own: encs[2 * i] is pair i's text, encs[2 * i + 1] its
+ * pair. A cosine reranker's scores (rf_rerank_score on a model without a
+ * classifier) are these, with the query as every pair's text. */
+RF_API rf_status rf_similarity_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                         rf_pooling pooling, float *cosine, rf_item_status *items,
+                                         rf_error *err);
 
 /* Sequence classification: probs[n][num_labels], the softmax of the logits
  * (the sigmoid when num_labels == 1, as HF's pipeline); rows of failed
  * inputs are NaN. Needs a sequence-classification model. */
 RF_API rf_status rf_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *probs,
                              rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                       float *probs, rf_item_status *items, rf_error *err);
 /* The same inputs' raw scores: logits[n][num_labels], the classification
  * head's output before softmax / sigmoid (what HF's model returns, TEI's
  * "raw_scores"). Rows of failed inputs are NaN. */
 RF_API rf_status rf_classify_logits(rf_pipeline *pl, const rf_text *inputs, int32_t n, float *logits,
                                     rf_item_status *items, rf_error *err);
+RF_API rf_status rf_classify_logits_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                              float *logits, rf_item_status *items, rf_error *err);
 
 /* Fill-mask: for every [MASK] of the text, the top_k tokens by probability. */
 typedef struct {
@@ -709,6 +752,10 @@ typedef struct {
 /* Needs an MLM model; single texts only. An input without [MASK] fails. */
 RF_API rf_status rf_fill_mask(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t top_k,
                               rf_fill_mask_result *out, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_fill_mask_encodings(rf_pipeline *pl, const rf_text *inputs,
+                                        const rf_encoding *encs, int32_t n, int32_t top_k,
+                                        rf_fill_mask_result *out, rf_item_status *items,
+                                        rf_error *err);
 RF_API void rf_fill_mask_result_free(rf_fill_mask_result *r);
 
 /* Token classification (NER). Offsets are in characters (Unicode code
@@ -739,6 +786,10 @@ typedef struct {
 /* Needs a token-classification model; single texts only. */
 RF_API rf_status rf_token_classify(rf_pipeline *pl, const rf_text *inputs, int32_t n,
                                    rf_ner_result *out, rf_item_status *items, rf_error *err);
+RF_API rf_status rf_token_classify_encodings(rf_pipeline *pl, const rf_text *inputs,
+                                             const rf_encoding *encs, int32_t n,
+                                             rf_ner_result *out, rf_item_status *items,
+                                             rf_error *err);
 RF_API void rf_ner_result_free(rf_ner_result *r);
 
 /* Extractive question answering: inputs[i].text is the question, .pair the
@@ -762,6 +813,11 @@ typedef struct {
 
 RF_API rf_status rf_qa(rf_pipeline *pl, const rf_text *inputs, int32_t n, int32_t max_answer_tokens,
                        int32_t doc_stride, rf_qa_result *out, rf_item_status *items, rf_error *err);
+/* encs[i]: the whole question and context (with doc_stride >= 0 not
+ * truncated: rf_qa's windows are cut from it). */
+RF_API rf_status rf_qa_encodings(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *encs,
+                                 int32_t n, int32_t max_answer_tokens, int32_t doc_stride,
+                                 rf_qa_result *out, rf_item_status *items, rf_error *err);
 
 /* CAIL2019-SCM similar case matching: for each triplet of documents
  * (A, B, C), which of B and C is closer to A.
@@ -824,6 +880,13 @@ RF_API rf_scm_params rf_scm_default_params(void);
 RF_API rf_status rf_scm(rf_pipeline *pl, const rf_triplet *triplets, int32_t n,
                         const rf_scm_params *params, rf_scm_result *out, int32_t *n_documents,
                         rf_item_status *items, rf_error *err);
+/* Embed mode only (RF_ERR_INPUT for RF_SCM_PAIR): encs[3 * k + s] is the
+ * encoding of triplets[k].doc[s]; equal documents are embedded once, from
+ * the encoding of their first appearance. */
+RF_API rf_status rf_scm_encodings(rf_pipeline *pl, const rf_triplet *triplets,
+                                  const rf_encoding *encs, int32_t n, const rf_scm_params *params,
+                                  rf_scm_result *out, int32_t *n_documents, rf_item_status *items,
+                                  rf_error *err);
 /* Embeds docs[n] as rf_scm's embed mode does (chunks of RF_SCM_CHUNK, not
  * normalised): vecs[n][hidden_size], NaN rows for failed documents. For
  * spreading a corpus's distinct documents over several processes, chunk by
@@ -875,6 +938,12 @@ RF_API const char *rf_rerank_scoring_name(rf_rerank_scoring scoring); /* "classi
 RF_API rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
                                  const rf_rerank_params *params, float *scores, rf_item_status *items,
                                  rf_error *err);
+/* A classifier's scores of the (query, document) pairs' encodings;
+ * RF_ERR_UNSUPPORTED for a model that scores by cosine, which embeds query
+ * and document apart (rf_similarity_encodings). */
+RF_API rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
+                                           const rf_rerank_params *params, float *scores,
+                                           rf_item_status *items, rf_error *err);
 /* Sorts scores[n] best first into out (at most top_n hits; top_n <= 0: all
  * n): ties keep the lower index first, NaN scores (failed documents) are
  * left out. *n_out receives the number of hits written. RF_ERR_NOMEM when
@@ -1066,82 +1135,6 @@ RF_API int32_t rf_qa_window_tokens(const rf_encoding *enc, int32_t window, int32
 RF_API rf_status rf_scm_score(const float *vecs, int32_t D, const rf_item_status *doc_items,
                        const int32_t *doc_of, int32_t n, rf_scm_result *out,
                        rf_item_status *items, rf_error *err);
-
-/* ==== Jobs on encodings the caller made ====
- *
- * For callers that tokenize first (to count tokens, to check lengths, or
- * to run token ids as given): the encodings run as they are, batched by
- * length like the jobs above, with no [CLS]/[SEP] added and no truncation.
- * Each must hold 1 to rf_pipeline_length_limit tokens whose ids are in the
- * vocabulary; a bad one fails the call. The encodings stay the caller's.
- */
-
-/* Pooled sentence embeddings, not normalized: out[n][hidden_size]. */
-RF_API rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                             rf_pooling pooling, float *out, rf_error *err);
-/* Every token's last hidden state, not normalized: encoding i's rows go to
- * out[offset_i .. offset_i + encs[i].n)[hidden_size], offset_i the sum of
- * the lengths before it. */
-RF_API rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t n, float *out,
-                              rf_error *err);
-/* The longest sequence a pipeline runs (rf_context_length_limit of its
- * parameters). */
-RF_API int32_t rf_pipeline_length_limit(const rf_pipeline *pl);
-
-/* The jobs above on the caller's encodings of their inputs, for a caller
- * that tokenized them already (to count them, to refuse a long one): each
- * gives the bits of its text twin when encs[i] is what the pipeline would
- * make of input i, that is rf_tokenize_truncated at the pipeline's
- * max_length (0 on a pipeline with a window, or for rf_qa's windows:
- * doc_stride >= 0) and truncation side. They run as given, per-input
- * statuses as in the text jobs: an empty encoding, or one longer than
- * rf_pipeline_length_limit that is not cut into windows, fails its input.
- * Where the job reads the text (fill-mask's sequence, offsets in
- * characters, scm's distinct documents) the texts come too. */
-
-/* rf_embed: with the pipeline's windows (an encoding of one text, its last
- * type id 0, longer than the window is the mean of its windows), items and
- * normalization, unlike rf_embed_encodings. */
-RF_API rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                                             rf_pooling pooling, bool normalize, float *out,
-                                             rf_item_status *items, rf_error *err);
-RF_API rf_status rf_classify_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                                       float *probs, rf_item_status *items, rf_error *err);
-RF_API rf_status rf_classify_logits_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                                              float *logits, rf_item_status *items, rf_error *err);
-RF_API rf_status rf_fill_mask_encodings(rf_pipeline *pl, const rf_text *inputs,
-                                        const rf_encoding *encs, int32_t n, int32_t top_k,
-                                        rf_fill_mask_result *out, rf_item_status *items,
-                                        rf_error *err);
-RF_API rf_status rf_token_classify_encodings(rf_pipeline *pl, const rf_text *inputs,
-                                             const rf_encoding *encs, int32_t n,
-                                             rf_ner_result *out, rf_item_status *items,
-                                             rf_error *err);
-/* encs[i]: the whole question and context (with doc_stride >= 0 not
- * truncated: rf_qa's windows are cut from it). */
-RF_API rf_status rf_qa_encodings(rf_pipeline *pl, const rf_text *inputs, const rf_encoding *encs,
-                                 int32_t n, int32_t max_answer_tokens, int32_t doc_stride,
-                                 rf_qa_result *out, rf_item_status *items, rf_error *err);
-/* A classifier's scores of the (query, document) pairs' encodings;
- * RF_ERR_UNSUPPORTED for a model that scores by cosine, which embeds query
- * and document apart (rf_similarity_encodings). */
-RF_API rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                                           const rf_rerank_params *params, float *scores,
-                                           rf_item_status *items, rf_error *err);
-/* rf_similarity of n pairs from the encodings of their sides, each
- * tokenized on its own: encs[2 * i] is pair i's text, encs[2 * i + 1] its
- * pair. A cosine reranker's scores (rf_rerank_score on a model without a
- * classifier) are these, with the query as every pair's text. */
-RF_API rf_status rf_similarity_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                                         rf_pooling pooling, float *cosine, rf_item_status *items,
-                                         rf_error *err);
-/* Embed mode only (RF_ERR_INPUT for RF_SCM_PAIR): encs[3 * k + s] is the
- * encoding of triplets[k].doc[s]; equal documents are embedded once, from
- * the encoding of their first appearance. */
-RF_API rf_status rf_scm_encodings(rf_pipeline *pl, const rf_triplet *triplets,
-                                  const rf_encoding *encs, int32_t n, const rf_scm_params *params,
-                                  rf_scm_result *out, int32_t *n_documents, rf_item_status *items,
-                                  rf_error *err);
 
 /* ==== Text ==== */
 

@@ -403,7 +403,7 @@ rf_scm_embed_documents = _declare("rf_scm_embed_documents", c_int, c_void_p, _te
 rf_scm_score = _declare("rf_scm_score", c_int, _f32_p, c_int32, _items_p, POINTER(c_int32),
                         c_int32, POINTER(rf_scm_result), _items_p, _err_p)
 
-# the jobs on the caller's encodings (roformer.h, "Jobs on encodings the caller made"):
+# the jobs on the caller's encodings (roformer.h: each after its text form, in "Jobs"):
 # each gives the bits of its text twin above when the encodings are what the
 # pipeline makes of the texts
 _encs_p = POINTER(rf_encoding)
