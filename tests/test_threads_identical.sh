@@ -2,9 +2,9 @@
 # test_threads_identical.sh — the same answer on any number of threads:
 # embed, classify and fill-mask on the reference models, for f32, bf16 and
 # int8, with --threads 1, 2, 3, 5, 16 and 64, give byte-identical output.
-# Each job runs on short texts one at a time (a few tokens: the products
-# are cut into few, narrow blocks) and on a batch of texts of mixed
-# lengths. More threads than cores is fine: the threads wait their turn.
+# Each job runs on short texts one at a time (--batch-size 1: a pass of a
+# few tokens, whose products are cut into few, narrow blocks) and on a
+# batch of texts of mixed lengths. More threads than cores is fine: the threads wait their turn.
 # small-fp16 (hidden 256) is the model whose products are large enough to
 # be split; the tiny ones check the heads (the 50000-word MLM decoder).
 # RF_TEST_COMPUTE, when set, names the compute types to check
@@ -44,12 +44,8 @@ for compute in ${RF_TEST_COMPUTE:-f32 bf16 int8}; do
     *:) check "info has a '$compute kernel:' line" false; continue ;;
     esac
     for model in small-fp16 tiny-v2-mlm; do
-        i=0
-        while IFS= read -r text <&3; do
-            i=$((i + 1))
-            run_all "embed-$model-$compute-text$i" /dev/null \
-                $ROFORMER embed -m "$M/$model" --compute $compute --pooling mean "$text"
-        done 3<"$TMP/batch.txt"
+        run_all "embed-$model-$compute-one-at-a-time" "$TMP/batch.txt" \
+            $ROFORMER embed -m "$M/$model" --compute $compute --pooling mean --batch-size 1
         run_all "embed-$model-$compute-batch" "$TMP/batch.txt" \
             $ROFORMER embed -m "$M/$model" --compute $compute --pooling mean
     done
