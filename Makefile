@@ -50,11 +50,15 @@ SONAME := libroformer.so.$(VERSION_MAJOR)
 
 LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c tools/roformer/serve/*.c))
-TEST_SRC := $(sort $(wildcard tests/test_*.c))
+# The C tests lie in folders by layer (tests/README.md); each binary keeps
+# its file's name alone, tests/FOLDER/test_NAME.c building
+# $(BUILD)/tests/test_NAME, the name that RF_TEST_EXCLUDE, ARM64_TESTS,
+# X86_TESTS, the mutation list and test-times give.
+TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
 EXAMPLE_SRC := $(sort $(wildcard tools/examples/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_BIN := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRC)))
 EXAMPLE_BIN := $(EXAMPLE_SRC:tools/examples/%.c=$(BUILD)/examples/%)
 # Each fuzz target also runs its committed inputs as a plain test (replay.c).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -63,7 +67,7 @@ FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
 FUZZ_CLI := input serve_request
 fuzz_includes = $(if $(filter $(1),$(FUZZ_CLI)),-Itools/roformer,-Isrc)
 HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
-             tests/fuzz/*.h)
+             tests/*/*.h)
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 
@@ -101,13 +105,17 @@ $(BUILD)/roformer: $(CLI_OBJ) $(BUILD)/libroformer.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libroformer.a \
 	    $(shell $(PKG_CONFIG) --libs $(CLI_PKGS)) $(LDLIBS_ALL)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libroformer.a $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Isrc $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
+# One pattern rule per test folder: make takes the one whose source exists.
+define test_folder_rule
+$$(BUILD)/tests/%: $(1)%.c $$(BUILD)/libroformer.a $$(HEADERS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_ALL) -Isrc $$(LDFLAGS_ALL) -o $$@ $$< $$(BUILD)/libroformer.a $$(LDLIBS_ALL)
+endef
+$(foreach d,$(sort $(dir $(TEST_SRC))),$(eval $(call test_folder_rule,$(d))))
 
 # The server's cache on its own: its one file, built into the test.
-$(BUILD)/tests/test_serve_cache_lru: tests/test_serve_cache_lru.c tools/roformer/serve/cache.c \
-                                     $(HEADERS) $(SERVE_HEADERS)
+$(BUILD)/tests/test_serve_cache_lru: tests/serve/test_serve_cache_lru.c \
+                                     tools/roformer/serve/cache.c $(HEADERS) $(SERVE_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< tools/roformer/serve/cache.c \
 	    -lpthread
@@ -167,7 +175,7 @@ test-arm64:
 # test_attention (the fused attention against its naive twin) and test_scm
 # (the CAIL2019-SCM job to the bit against its own blocks), minutes each under
 # emulation, test_partition and test_batch_invariance (f32's products on
-# OpenBLAS's cores, which tests/test_blas_cores.sh runs natively under each
+# OpenBLAS's cores, which tests/kernels/test_blas_cores.sh runs natively under each
 # OPENBLAS_CORETYPE), and the shell tests but three (tests/run_x86.sh, SCRIPTS).
 X86_TESTS := kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
              windows rerank pooler job_blocks

@@ -7,7 +7,7 @@ smallest largest relative error of P / Q against erf(z) / z by iteratively
 reweighted least squares (Lawson) on the linearized problem
 P(u) - f(u) (Q(u) - 1) = f(u), f(u) = erf(sqrt u) / sqrt u, on 4000
 Chebyshev points of u in [0, 3.925^2]. Prints the fit's largest relative
-error and the coefficients rounded to float32; tests/test_kernels.c checks
+error and the coefficients rounded to float32; tests/kernels/test_kernels.c checks
 the float32 evaluation against libm's erf.
 
     python3 scripts/fit_erf.py

@@ -43,7 +43,7 @@ need="$need libcurl4-openssl-dev libssl-dev"
 # the Python package's tests and its Dask jobs
 need="$need python3-pytest python3-dask python3-distributed"
 # encode's progress bar (python3-tqdm); pip install ./tools/python into a
-# virtual environment, as tests/test_pip_install.sh does
+# virtual environment, as tests/python/test_pip_install.sh does
 need="$need python3-tqdm python3-venv python3-pip python3-setuptools"
 # roformer serve (HTTP library), its tests (curl, python3-requests) and load test (wrk)
 need="$need libmicrohttpd-dev curl python3-requests wrk"

@@ -29,7 +29,7 @@ vocab ../shared/reference/vocab/wobert_vocab.txt.
    GGUF from `roformer convert --dtype f16`, and the PyTorch predictions on
    dev.tsv (models/sentiment-zh-small.dev-expected.jsonl, one line per dev
    line: label and probabilities) computed with the weights rounded to f16 as
-   the GGUF stores them. tests/test_default_model.sh checks the engine
+   the GGUF stores them. tests/cli/test_default_model.sh checks the engine
    against that file; the script prints both dev accuracies.
 """
 import argparse

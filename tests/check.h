@@ -1,5 +1,5 @@
 /*
- * check.h — the test helper every tests/test_*.c includes.
+ * check.h — the test helper every C test (tests/FOLDER/test_NAME.c) includes.
  *
  *   CHECK(cond, "what %d", x)   counts a pass, or prints the failure and counts it
  *   SKIP("why")                 counts a skip, with the reason printed

@@ -1,4 +1,4 @@
-# check.sh — the shell twin of check.h, sourced by tests/test_*.sh.
+# check.sh — the shell twin of check.h, sourced by tests/*/test_*.sh.
 #   check "what" COMMAND...     passes when COMMAND exits 0
 #   check_skip "why"            counts a skip
 #   check_done                  prints "<name>: P ok, F failed, S skipped", exits 1 on failure

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh [-j N] BUILD_DIR TEST_BINARY... — runs the given test binaries (the
 # ones the Makefile built from the current sources, so a stale binary left
-# in BUILD_DIR is never run) and every tests/test_*.sh, N at a time
+# in BUILD_DIR is never run) and every tests/*/test_*.sh, N at a time
 # (default 1; `make test` passes TEST_JOBS), adds up their
 # "<name>: P ok, F failed, S skipped" lines and prints the one summary line.
 # A test that crashes or prints no summary counts as one failure. Exit
@@ -43,7 +43,7 @@ trap '[ -n "$pids" ] && kill $pids 2>/dev/null; exit 130' INT TERM
 # ==== The order: longest first ====
 # $work/list: "seconds index path" per test, index in the order given.
 i=0
-for t in "$@" ${RF_TEST_SCRIPTS-tests/test_*.sh}; do
+for t in "$@" ${RF_TEST_SCRIPTS-tests/*/test_*.sh}; do
     [ -f "$t" ] || continue
     case " ${RF_TEST_EXCLUDE-} " in *" $(basename "$t") "*) continue ;; esac
     i=$((i + 1))

@@ -17,7 +17,7 @@
 build=${1:-build-arm64}
 shift
 qemu=${QEMU_AARCH64:-qemu-aarch64-static}
-SCRIPTS="tests/test_cli_tokenize.sh tests/test_cli_convert.sh tests/arm64_cpu_models.sh"
+SCRIPTS="tests/cli/test_cli_tokenize.sh tests/cli/test_cli_convert.sh tests/arm64_cpu_models.sh"
 if ! command -v "$qemu" >/dev/null 2>&1; then
     echo "run_arm64.sh: no $qemu: install qemu-user-static (sh scripts/setup.sh --arm64)" >&2
     exit 1

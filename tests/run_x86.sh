@@ -31,7 +31,7 @@ qemu=${QEMU_X86_64:-qemu-x86_64-static}
 # byte-identical, and convert/info (int8 on a q8 file); the others spend
 # their time starting the CLI (each start an emulated model load) on code
 # that does not depend on the CPU
-SCRIPTS="tests/x86_cpu_models.sh tests/test_kernel_choice.sh tests/test_cli_convert.sh"
+SCRIPTS="tests/x86_cpu_models.sh tests/kernels/test_kernel_choice.sh tests/cli/test_cli_convert.sh"
 if [ -z "$cpu" ]; then
     echo "run_x86.sh: name a qemu CPU model (make test-x86 CPU=Haswell-v4; qemu-x86_64-static -cpu help lists them)" >&2
     exit 2

@@ -131,10 +131,10 @@ else
     check_skip "no RoFormer-v2 fixtures in $M"
 fi
 
-# pull from the stand-in hub (tests/hub_server.py): a cut download, its
+# pull from the stand-in hub (tests/hub/hub_server.py): a cut download, its
 # resume, a bad checksum, and -m hf: from the cache
 if [ -x /usr/bin/python3 ]; then
-    /usr/bin/python3 tests/hub_server.py --root "$M" --port-file "$TMP/port" --log "$TMP/log" \
+    /usr/bin/python3 tests/hub/hub_server.py --root "$M" --port-file "$TMP/port" --log "$TMP/log" \
         --timeout 300 &
     server=$!
     trap 'kill $server 2>/dev/null; rm -rf "$TMP"' EXIT

@@ -14,15 +14,15 @@
 # more than once, a FILE that is not there and a mutant that does not
 # build (it would test the compiler, not the tests) are errors of the
 # list, reported "error" and counted apart. TESTS are space-separated:
-# build/tests/test_NAME (a C test), tests/test_NAME.sh (a shell test on
+# build/tests/test_NAME (a C test), tests/FOLDER/test_NAME.sh (a shell test on
 # build/roformer), or tests/python/FILE.py[::TEST] (that part of the
-# Python package's tests, run by tests/test_python.sh on
+# Python package's tests, run by tests/python/test_python.sh on
 # build/libroformer.so and build/roformer). WHY is the promise a user sees
 # broken. Lines starting with # and empty lines are skipped. The named
 # tests must pass on the unmutated tree first: if one fails, nothing runs.
 #
 # --check only checks every pattern against the sources (no build, no
-# test: tests/test_mutants.sh runs it, so that a drifted source shows in
+# test: tests/project/test_mutants.sh runs it, so that a drifted source shows in
 # make test). MUTANTS_PICK=N runs N mutations chosen by MUTANTS_SEED (CI
 # gives the commit's hash, so each commit runs its own three); MUTANTS_ONLY
 # names the IDs to run. MUTANTS_JOBS is make's -j and tests/run.sh's
@@ -114,7 +114,7 @@ fi
 targets() {
     for t in $1; do
         case $t in
-        tests/python/*) echo "$build/libroformer.so $build/roformer" ;; # the tests run the CLI too
+        tests/python/*.py*) echo "$build/libroformer.so $build/roformer" ;; # the tests run the CLI too
         *.sh) echo "$build/roformer" ;;
         *) echo "$t" ;;
         esac
@@ -159,7 +159,7 @@ run_tests() {
     bins="" scripts="" py=""
     for t in $1; do
         case $t in
-        tests/python/*) py="$py $t"; scripts="$scripts tests/test_python.sh" ;;
+        tests/python/*.py*) py="$py $t"; scripts="$scripts tests/python/test_python.sh" ;;
         *.sh) scripts="$scripts $t" ;;
         *) bins="$bins $t" ;;
         esac

@@ -3,7 +3,7 @@ the mlm / cls models loaded once per test module), the
 CLI to compare with, and a reader for expected.safetensors.
 
 The package under test is tools/python/roformer (PYTHONPATH, set by
-tests/test_python.sh) over $ROFORMER_LIBRARY; the CLI is $ROFORMER. Both run
+tests/python/test_python.sh) over $ROFORMER_LIBRARY; the CLI is $ROFORMER. Both run
 with ROFORMER_BLAS_CORE=none and the same thread count, so they compute with
 the same OpenBLAS kernels."""
 

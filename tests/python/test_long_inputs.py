@@ -1,7 +1,7 @@
 """Long inputs through the Python package: Model(extend_positions=True,
 rope_scaling=..., rope_factor=..., window=..., stride=...) gives what the
 CLI gives with the same options (the numbers themselves are checked by
-tests/test_long_positions.sh and tests/test_windows.c), and stats() counts
+tests/model/test_long_positions.sh and tests/jobs/test_windows.c), and stats() counts
 the windows."""
 import json
 import subprocess
