@@ -9,9 +9,10 @@
  * A POST request goes: parse the body (422/413), tokenize every text once
  * here, on the connection's HTTP thread, to count its real tokens and to
  * refuse one longer than --max-input-length unless "truncate" is set
- * (422), queue the job with those encodings (batcher.h): the
- * library runs them as they are (the *_encodings calls), so no text is
- * tokenized twice. Then the row's writer turns the results into JSON.
+ * (422), queue the job with those encodings and the results its kind
+ * allocates (batcher.h, kinds.h): the library runs them as they are (the
+ * *_encodings calls), so no text is tokenized twice. Then the row's writer
+ * turns the results into JSON.
  * With --cache-mb, a job the cache holds every input of is answered from
  * it at once, here, and never queued.
  */
@@ -20,9 +21,11 @@
 #include "cli.h"
 #include "serve/hf_responses.h"
 #include "serve/openai.h"
+#include "serve/kinds.h"
 #include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
+#include "serve/results.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -656,31 +659,6 @@ static int count_sides(const serve_server *s, const route *rt, const serve_reque
     return 0;
 }
 
-/* The job's result buffers, by kind; false when out of memory. */
-static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
-{
-    size_t n = (size_t)job->n, D = (size_t)hp->hidden_size;
-    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
-    job->items = calloc(n, sizeof *job->items);
-    if (!job->items)
-        return false;
-    switch (job->kind) {
-    case SERVE_KIND_EMBED:
-    case SERVE_KIND_EMBED_IDS: return (job->vectors = malloc(sizeof(float) * n * D)) != NULL;
-    case SERVE_KIND_EMBED_ALL:
-        return (job->vectors = malloc(sizeof(float) * (size_t)(tokens > 0 ? tokens : 1) * D));
-    case SERVE_KIND_CLASSIFY:
-    case SERVE_KIND_LOGITS: return (job->probs = malloc(sizeof(float) * n * N)) != NULL;
-    case SERVE_KIND_FILL_MASK: return (job->fill = calloc(n, sizeof *job->fill)) != NULL;
-    case SERVE_KIND_NER: return (job->ner = calloc(n, sizeof *job->ner)) != NULL;
-    case SERVE_KIND_QA: return (job->qa = calloc(n, sizeof *job->qa)) != NULL;
-    case SERVE_KIND_RERANK:
-    case SERVE_KIND_RERANK_COSINE: return (job->probs = malloc(sizeof(float) * n)) != NULL;
-    case SERVE_KIND_SCM: return (job->scm = calloc(n / 3 + 1, sizeof *job->scm)) != NULL;
-    }
-    return false;
-}
-
 /* ==== Answers ==== */
 
 static int32_t hidden_size(const answer_in *a)
@@ -697,15 +675,16 @@ static int32_t labels(const answer_in *a)
 /* Each of the job's vectors to unit length. */
 static void normalize_vectors(const answer_in *a)
 {
+    float *vectors = a->job->out.rows;
     for (int32_t i = 0; i < a->job->n; i++)
-        rf_l2_normalize(a->job->vectors + (size_t)i * hidden_size(a), hidden_size(a));
+        rf_l2_normalize(vectors + (size_t)i * hidden_size(a), hidden_size(a));
 }
 
 static cJSON *answer_embed(const answer_in *a)
 {
     if (a->r->normalize)
         normalize_vectors(a);
-    return serve_json_embed(a->r, a->job->vectors, hidden_size(a));
+    return serve_json_embed(a->r, a->job->out.rows, hidden_size(a));
 }
 
 /* Normalized as TEI, then cut to "dimensions" (Matryoshka). */
@@ -714,20 +693,20 @@ static cJSON *answer_openai(const answer_in *a)
     int32_t D = hidden_size(a);
     normalize_vectors(a);
     if (a->r->dimensions > 0 && a->r->dimensions < D) {
-        serve_openai_truncate(a->job->vectors, a->job->n, D, a->r->dimensions);
+        serve_openai_truncate(a->job->out.rows, a->job->n, D, a->r->dimensions);
         D = a->r->dimensions;
     }
-    return serve_json_openai(a->r, a->job->vectors, D, a->s->model_id, a->tokens);
+    return serve_json_openai(a->r, a->job->out.rows, D, a->s->model_id, a->tokens);
 }
 
 static cJSON *answer_predict(const answer_in *a)
 {
-    return serve_json_predict(a->r, a->s->model, a->job->probs, labels(a));
+    return serve_json_predict(a->r, a->s->model, a->job->out.rows, labels(a));
 }
 
 static cJSON *answer_similarity(const answer_in *a)
 {
-    return serve_json_similarity(a->r, a->job->vectors, hidden_size(a));
+    return serve_json_similarity(a->r, a->job->out.rows, hidden_size(a));
 }
 
 static cJSON *answer_tokenize(const answer_in *a)
@@ -737,33 +716,33 @@ static cJSON *answer_tokenize(const answer_in *a)
 
 static cJSON *answer_fill_mask(const answer_in *a)
 {
-    return serve_json_fill_mask(a->r, a->s->model, a->job->fill);
+    return serve_json_fill_mask(a->r, a->s->model, a->job->out.rows);
 }
 
 static cJSON *answer_ner(const answer_in *a)
 {
-    return serve_json_ner(a->r, a->s->model, a->job->ner);
+    return serve_json_ner(a->r, a->s->model, a->job->out.rows);
 }
 
 static cJSON *answer_qa(const answer_in *a)
 {
-    return serve_json_qa(a->r, a->job->qa);
+    return serve_json_qa(a->r, a->job->out.rows);
 }
 
 static cJSON *answer_scm(const answer_in *a)
 {
-    return serve_json_scm(a->r, a->job->scm);
+    return serve_json_scm(a->r, a->job->out.rows);
 }
 
 static cJSON *answer_rerank(const answer_in *a)
 {
-    return serve_json_rerank(a->r, a->job->probs, rf_rerank_scoring_of(a->s->model),
+    return serve_json_rerank(a->r, a->job->out.rows, rf_rerank_scoring_of(a->s->model),
                              a->s->model_id, a->tokens);
 }
 
 static cJSON *answer_embed_all(const answer_in *a)
 {
-    return serve_json_embed_all(a->r, a->job->vectors, a->job->lengths, hidden_size(a));
+    return serve_json_embed_all(a->r, a->job->out.rows, a->job->out.count, hidden_size(a));
 }
 
 static cJSON *answer_decode(const answer_in *a)
@@ -773,17 +752,17 @@ static cJSON *answer_decode(const answer_in *a)
 
 static cJSON *answer_hf_classify(const answer_in *a)
 {
-    return serve_json_hf_classify(a->r, a->s->model, a->job->probs, labels(a));
+    return serve_json_hf_classify(a->r, a->s->model, a->job->out.rows, labels(a));
 }
 
 static cJSON *answer_hf_fill_mask(const answer_in *a)
 {
-    return serve_json_hf_fill_mask(a->r, a->s->model, a->encs, a->job->fill);
+    return serve_json_hf_fill_mask(a->r, a->s->model, a->encs, a->job->out.rows);
 }
 
 static cJSON *answer_hf_ner(const answer_in *a)
 {
-    return serve_json_hf_ner(a->r, a->s->model, a->job->ner);
+    return serve_json_hf_ner(a->r, a->s->model, a->job->out.rows);
 }
 
 /* ==== Running a job ==== */
@@ -799,15 +778,15 @@ struct serve_pending {
     int32_t n_encs;     /* n; cosine rerank: n + 1, the query last */
     rf_encoding *sides; /* cosine rerank: [2n] views of encs, each pair's query and document */
     int32_t *plain;     /* the token-id inputs' type ids and mask */
-    int32_t *lengths;   /* embed_all: [n] tokens of each text */
     int32_t *counted;   /* [n] each input's tokens, as counted */
     int32_t n, tokens;
     serve_job job;
 };
 
 /* The first half of running a job: builds it on the encodings counted
- * (encs: the texts as they were tokenized, or the token-id inputs), ready
- * to be queued. Returns -1 with the answer written when that fails. */
+ * (encs: the texts as they were tokenized, or the token-id inputs), with
+ * the results its kind needs (kinds.h), ready to be queued. Returns -1
+ * with the answer written when that fails. */
 static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
                        serve_error *err)
 {
@@ -815,19 +794,16 @@ static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *
     const rf_hparams *hp = rf_model_hparams(s->model);
     serve_request *r = &p->r;
     int32_t n = p->n;
-    serve_kind kind = kind_of(s, p->rt, r);
-    p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
+    p->job = (serve_job){.kind = kind_of(s, p->rt, r), .texts = r->texts, .n = n,
                          .encs = p->sides ? p->sides : p->encs, .tokens = p->tokens,
                          .input_tokens = p->counted,
                          .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
                          .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
                          .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
     serve_job *job = &p->job;
-    p->lengths = job->kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *p->lengths * (size_t)n) : NULL;
-    for (int32_t i = 0; p->lengths && i < n; i++)
-        p->lengths[i] = p->encs[i].n;
-    job->lengths = p->lengths;
-    if (!job_alloc(job, hp, p->tokens) || (job->kind == SERVE_KIND_EMBED_ALL && !p->lengths)) {
+    const serve_kind_ops *kind = serve_kind_ops_of(job->kind);
+    if (!serve_results_alloc(&job->out, kind, n / kind->inputs_per_unit, job->encs,
+                             hp->hidden_size, hp->num_labels > 0 ? hp->num_labels : 1)) {
         serve_fail(err, 500, "Backend", "out of memory for %d inputs", n);
         respond_error(resp, log, err);
         return -1;
@@ -843,7 +819,6 @@ static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *
     const route *rt = p->rt;
     serve_request *r = &p->r;
     serve_job *job = &p->job;
-    int32_t n = p->n;
     if (job->outcome != SERVE_JOB_RAN) {
         serve_fail(err, 503, "Overloaded", "%s",
                    job->outcome == SERVE_JOB_QUEUE_TIMEOUT
@@ -861,16 +836,17 @@ static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *
         respond_error(resp, log, err);
         return;
     }
-    /* scm's items are its triplets, named as the client sent them */
-    for (int32_t i = 0; i < (job->kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
-        if (job->items[i].status == RF_OK)
+    /* a unit of several texts (scm's triplet) is named as the client sent it */
+    bool by_item = job->out.kind->inputs_per_unit > 1;
+    for (int32_t i = 0; i < job->out.units; i++) {
+        if (job->out.items[i].status == RF_OK)
             continue;
         char field[64];
-        if (job->kind == SERVE_KIND_SCM)
+        if (by_item)
             list_name(r, rt->list, i, field, sizeof field);
         else
             field_name(rt, r, i, field, sizeof field);
-        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->items[i].error.message);
+        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->out.items[i].error.message);
         respond_error(resp, log, err);
         return;
     }
@@ -883,22 +859,8 @@ void serve_route_pending_free(serve_pending *p)
 {
     if (!p)
         return;
-    serve_job *job = &p->job;
-    for (int32_t i = 0; i < p->n; i++) {
-        if (job->fill)
-            rf_fill_mask_result_free(&job->fill[i]);
-        if (job->ner)
-            rf_ner_result_free(&job->ner[i]);
-    }
-    free(p->lengths);
+    serve_results_free(&p->job.out);
     free(p->counted);
-    free(job->items);
-    free(job->vectors);
-    free(job->probs);
-    free(job->fill);
-    free(job->ner);
-    free(job->qa);
-    free(job->scm);
     for (int32_t i = 0; p->encs && !p->r.ids && i < p->n_encs; i++)
         rf_encoding_free(&p->encs[i]);
     free(p->encs);
