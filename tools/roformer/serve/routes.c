@@ -6,9 +6,10 @@
  * library call (serve_kind), the head the model needs, the answer's writer
  * and how messages name its inputs. Nothing else lists the routes.
  *
- * A POST request goes: parse the body (422/413), tokenize every text once
- * here, on the connection's HTTP thread, to count its real tokens and to
- * refuse one longer than --max-input-length unless "truncate" is set
+ * A POST request goes: parse the body as JSON once (422; the model a body
+ * names is read from that), read its fields (422/413), tokenize every text
+ * once here, on the connection's HTTP thread, to count its real tokens and
+ * to refuse one longer than --max-input-length unless "truncate" is set
  * (422), queue the job with those encodings and the results its kind
  * allocates (batcher.h, kinds.h): the library runs them as they are (the
  * *_encodings calls), so no text is tokenized twice. Then the row's writer
@@ -917,13 +918,14 @@ static serve_pending *drop(serve_pending *p)
     return NULL;
 }
 
-/* A POST route: parse the body, check it against the model and the
- * limits, count its tokens, then answer at once, or, for a route that runs
- * a job, return the job ready to be queued (NULL when answered). The
- * pending request takes over rm's generation; without one (answered), the
- * caller keeps it. */
-static serve_pending *handle_post(const request_model *rm, const route *rt, const char *body,
-                                  size_t len, serve_response *resp, serve_log_entry *log)
+/* A POST route: check the parsed body (`root`; NULL: it was not JSON,
+ * *parse_err says why) against the model and the limits, count its tokens,
+ * then answer at once, or, for a route that runs a job, return the job
+ * ready to be queued (NULL when answered). The pending request takes over
+ * rm's generation; without one (answered), the caller keeps it. */
+static serve_pending *handle_post(const request_model *rm, const route *rt, const cJSON *root,
+                                  const serve_error *parse_err, serve_response *resp,
+                                  serve_log_entry *log)
 {
     serve_pending *p = calloc(1, sizeof *p);
     serve_error err;
@@ -936,7 +938,9 @@ static serve_pending *handle_post(const request_model *rm, const route *rt, cons
     rm = &p->rm;
     p->rt = rt;
     serve_request *r = &p->r;
-    if (serve_request_parse(rt->body, body, len, rm->server->max_client_batch, r, &err)) {
+    if (!root)
+        err = *parse_err;
+    if (!root || serve_request_from_json(rt->body, root, rm->server->max_client_batch, r, &err)) {
         respond_error(resp, log, &err);
         return drop(p);
     }
@@ -995,34 +999,29 @@ static serve_pending *handle_post(const request_model *rm, const route *rt, cons
     return drop(p);
 }
 
-/* The "model" of a body that names one (R_MODEL_FIELD routes), read ahead
- * of the handler so that the request runs on one model from its start;
- * the handler's parser checks the field again. The name is copied into
- * buf; false when the body names none. */
-static bool body_model(const char *body, size_t len, char *buf, size_t n)
+/* The "model" of a parsed body that names one (R_MODEL_FIELD routes), read
+ * ahead of the handler so that the request runs on one model from its
+ * start; the handler's parser checks the field again. NULL when the body
+ * names none. */
+static const char *body_model(const cJSON *root, size_t max)
 {
-    cJSON *root = cJSON_ParseWithLength(body, len);
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    bool named = cJSON_IsString(model) && strlen(model->valuestring) < n;
-    if (named)
-        memcpy(buf, model->valuestring, strlen(model->valuestring) + 1);
-    cJSON_Delete(root);
-    return named;
+    return cJSON_IsString(model) && strlen(model->valuestring) < max ? model->valuestring : NULL;
 }
 
 /* The model a request runs on: the path's /models/NAME prefix, else the
  * body's "model" where the route has one and the server several models
  * (with one, "model" is only echoed, whatever it says), else the first.
  * -1 when the name is not served, with a 404 answered unless resp is NULL. */
-static int choose_model(const serve_server *s, const route *rt, const char *path, const char *body,
-                        size_t len, serve_response *resp, serve_log_entry *log)
+static int choose_model(const serve_server *s, const route *rt, const char *path,
+                        const cJSON *root, serve_response *resp, serve_log_entry *log)
 {
     size_t name_len;
     const char *rest, *name = path ? model_prefix(path, &name_len, &rest) : NULL;
-    char field[256];
-    bool by_field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1 &&
-                    body_model(body, len, field, sizeof field);
-    if (by_field) {
+    const char *field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1
+                            ? body_model(root, 256)
+                            : NULL;
+    if (field) {
         name = field;
         name_len = strlen(field);
     }
@@ -1036,15 +1035,26 @@ static int choose_model(const serve_server *s, const route *rt, const char *path
     serve_error err;
     /* "model: ..." names the field (OpenAI's param) */
     serve_fail(&err, 404, "NotFound", "model%s '%.*s' is not served here; the models are: %s",
-               by_field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
+               field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
     respond_error(resp, log, &err);
     return -1;
+}
+
+/* Whether a route's body is read: POST routes that are not actions. */
+static bool reads_body(const route *rt)
+{
+    return rt->get == NULL;
 }
 
 int serve_route_model(const serve_server *s, int route_id, const char *path, const char *body,
                       size_t len)
 {
-    int m = choose_model(s, &routes[route_id], path, body, len, NULL, NULL);
+    const route *rt = &routes[route_id];
+    serve_error err;
+    bool by_field = rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1;
+    cJSON *root = by_field ? serve_request_read(body, len, &err) : NULL;
+    int m = choose_model(s, rt, path, root, NULL, NULL);
+    cJSON_Delete(root);
     return m < 0 ? 0 : m;
 }
 
@@ -1054,9 +1064,14 @@ serve_pending *serve_route_submit(const serve_server *s, int route_id, const cha
 {
     const route *rt = &routes[route_id];
     log->openai = serve_route_speaks_openai(route_id, "");
-    int m = choose_model(s, rt, log->path, body, len, resp, log);
-    if (m < 0)
+    /* parsed once: the model it names, then the request */
+    serve_error parse_err;
+    cJSON *root = reads_body(rt) ? serve_request_read(body, len, &parse_err) : NULL;
+    int m = choose_model(s, rt, log->path, root, resp, log);
+    if (m < 0) {
+        cJSON_Delete(root);
         return NULL;
+    }
     /* the request's model: its generation, held until the answer is
        written (by a pending request, until it is freed) */
     request_model rm = {.server = s, .g = serve_models_acquire(s->models, m),
@@ -1068,7 +1083,8 @@ serve_pending *serve_route_submit(const serve_server *s, int route_id, const cha
     if (rt->get)
         rt->get(&rm, http, resp);
     else
-        p = handle_post(&rm, rt, body, len, resp, log);
+        p = handle_post(&rm, rt, root, &parse_err, resp, log);
+    cJSON_Delete(root);
     if (!p) {
         serve_generation_release(rm.g);
     } else if (rm.g->cache_runner && serve_runner_answer_cached(rm.g->cache_runner, &p->job)) {
