@@ -112,6 +112,14 @@ $(BUILD)/tests/test_serve_cache_lru: tests/test_serve_cache_lru.c tools/roformer
 	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< tools/roformer/serve/cache.c \
 	    -lpthread
 
+# The server's table of job kinds and their results: its objects from the
+# CLI's archive, without a model.
+$(BUILD)/tests/test_serve_kinds: tests/test_serve_kinds.c $(BUILD)/libroformer-cli.a \
+                                 $(BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer-cli.a \
+	    $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
 $(BUILD)/examples/%: tools/examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
