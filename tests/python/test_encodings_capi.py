@@ -117,13 +117,14 @@ def test_embed_encodings(load, window):
         assert a == b == [_capi.RF_OK] * 3
         assert same_bits(va, vb)
     if not window:
-        # the plain twin: not normalized, no windows, no per-input statuses
-        va, vb = floats(3 * D), floats(3 * D)
-        run(_capi.rf_embed, pl, inp, 3, _capi.RF_POOLING_MEAN, False, va, n=3)
-        err = _capi.rf_error()
-        assert _capi.rf_embed_encodings(pl, encs, 3, _capi.RF_POOLING_MEAN, vb,
-                                        byref(err)) == _capi.RF_OK, err.message.decode()
-        assert same_bits(va, vb)
+        # the twin that never cuts windows: rf_embed's parameters, its bytes
+        for normalize in (False, True):
+            va, vb = floats(3 * D), floats(3 * D)
+            a = run(_capi.rf_embed, pl, inp, 3, _capi.RF_POOLING_MEAN, normalize, va, n=3)
+            b = run(_capi.rf_embed_encodings, pl, encs, 3, _capi.RF_POOLING_MEAN, normalize,
+                    vb, n=3)
+            assert a == b == [_capi.RF_OK] * 3
+            assert same_bits(va, vb)
 
 
 @pytest.mark.parametrize("window", [0, 8])

@@ -52,15 +52,6 @@ static void no_options(const serve_job *job, serve_bytes *key)
     (void)key;
 }
 
-/* The calls that report no per-input status: every input is RF_OK when
- * the call is. */
-static rf_status all_ok(rf_status st, const serve_call *c)
-{
-    for (int32_t i = 0; st == RF_OK && i < c->n; i++)
-        c->out->items[i] = (rf_item_status){.status = RF_OK};
-    return st;
-}
-
 /* ==== Row sizes ==== */
 
 static size_t hidden_floats(int32_t D, int32_t N)
@@ -106,12 +97,13 @@ static rf_status run_embed(const serve_call *c, rf_error *err)
 
 static rf_status run_embed_ids(const serve_call *c, rf_error *err)
 {
-    return all_ok(rf_embed_encodings(c->pl, c->encs, c->n, c->pooling, c->out->rows, err), c);
+    return rf_embed_encodings(c->pl, c->encs, c->n, c->pooling, false, c->out->rows,
+                              c->out->items, err);
 }
 
 static rf_status run_embed_all(const serve_call *c, rf_error *err)
 {
-    return all_ok(rf_token_embeddings(c->pl, c->encs, c->n, c->out->rows, err), c);
+    return rf_token_embeddings(c->pl, c->encs, c->n, c->out->rows, c->out->items, err);
 }
 
 static rf_status run_classify(const serve_call *c, rf_error *err)
