@@ -158,7 +158,7 @@ ARM64_TESTS := kernels parity int8 bf16 batch_invariance v2 tokenizer_units toke
 test-arm64:
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
-	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
+	@sh tests/run_arm64.sh -j $(TEST_JOBS) build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
 
 # The native build's tests under qemu-x86_64-static -cpu $(CPU) (tests/run_x86.sh;
 # docs/reliability.md, "CPU classes"): the kernels and OpenBLAS choose from the
