@@ -120,6 +120,14 @@ $(BUILD)/tests/test_serve_cache_lru: tests/serve/test_serve_cache_lru.c \
 	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< tools/roformer/serve/cache.c \
 	    -lpthread
 
+# The server's table of job kinds and their results: its objects from the
+# CLI's archive, without a model.
+$(BUILD)/tests/test_serve_kinds: tests/serve/test_serve_kinds.c $(BUILD)/libroformer-cli.a \
+                                 $(BUILD)/libroformer.a $(HEADERS) $(SERVE_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itools/roformer $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer-cli.a \
+	    $(BUILD)/libroformer.a $(LDLIBS_ALL)
+
 $(BUILD)/examples/%: tools/examples/%.c $(BUILD)/libroformer.a include/roformer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libroformer.a $(LDLIBS_ALL)
@@ -158,7 +166,7 @@ ARM64_TESTS := kernels parity int8 bf16 batch_invariance v2 tokenizer_units toke
 test-arm64:
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
-	@sh tests/run_arm64.sh build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
+	@sh tests/run_arm64.sh -j $(TEST_JOBS) build-arm64 $(ARM64_TESTS:%=build-arm64/tests/test_%)
 
 # The native build's tests under qemu-x86_64-static -cpu $(CPU) (tests/run_x86.sh;
 # docs/reliability.md, "CPU classes"): the kernels and OpenBLAS choose from the

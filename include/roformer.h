@@ -79,11 +79,15 @@ extern "C" {
  * 1.0.0: rf_pipeline_params holds its context's parameters (`.context`, an
  * rf_context_params) where 0.x repeated five of them (n_threads, compute,
  * extend_positions, rope_scaling, rope_factor): pp.n_threads is now
- * pp.context.n_threads. The struct's layout changed, hence the MAJOR. */
-#define RF_VERSION_MAJOR 1
+ * pp.context.n_threads. The struct's layout changed, hence the MAJOR.
+ *
+ * 2.0.0: every job's _encodings twin takes what its text form takes:
+ * rf_embed_encodings gained `normalize` and `items`, rf_token_embeddings
+ * `items`. */
+#define RF_VERSION_MAJOR 2
 #define RF_VERSION_MINOR 0
 #define RF_VERSION_PATCH 0
-#define RF_VERSION "1.0.0"
+#define RF_VERSION "2.0.0"
 
 /* What libroformer.so exports: the functions marked RF_API below, and
  * nothing else (the library is built with -fvisibility=hidden). */
@@ -695,21 +699,23 @@ RF_API void rf_pipeline_get_stats(const rf_pipeline *pl, rf_pipeline_stats *stat
  * without a pooler is RF_ERR_UNSUPPORTED. */
 RF_API rf_status rf_embed(rf_pipeline *pl, const rf_text *inputs, int32_t n, rf_pooling pooling,
                           bool normalize, float *out, rf_item_status *items, rf_error *err);
-/* rf_embed: with the pipeline's windows (an encoding of one text, its last
- * type id 0, longer than the window is the mean of its windows), items and
- * normalization, unlike rf_embed_encodings. */
+/* rf_embed's twin: with the pipeline's windows (an encoding of one text,
+ * its last type id 0, longer than the window is the mean of its windows);
+ * rf_embed_encodings runs each encoding whole. */
 RF_API rf_status rf_embed_windowed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
                                              rf_pooling pooling, bool normalize, float *out,
                                              rf_item_status *items, rf_error *err);
-/* Pooled sentence embeddings of encodings run whole (no windows), not
- * normalized, the first bad encoding failing the call: out[n][hidden_size]. */
+/* rf_embed of encodings each run whole, never cut into windows (token ids
+ * given as they are, up to rf_pipeline_length_limit): out[n][hidden_size],
+ * NaN rows for failed inputs. */
 RF_API rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                             rf_pooling pooling, float *out, rf_error *err);
+                                    rf_pooling pooling, bool normalize, float *out,
+                                    rf_item_status *items, rf_error *err);
 /* Every token's last hidden state, not normalized: encoding i's rows go to
  * out[offset_i .. offset_i + encs[i].n)[hidden_size], offset_i the sum of
- * the lengths before it. */
+ * the lengths before it (a failed input's rows are NaN). */
 RF_API rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t n, float *out,
-                              rf_error *err);
+                                     rf_item_status *items, rf_error *err);
 
 /* Cosine similarity of inputs[i].text and inputs[i].pair, each embedded on
  * its own: cosine[n]. */

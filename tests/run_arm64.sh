@@ -1,8 +1,8 @@
 #!/bin/sh
-# run_arm64.sh BUILD_DIR TEST_BINARY... — the ARM64 build's tests (make
-# ARCH=aarch64) run under qemu-aarch64-static and summed by tests/run.sh
-# into its one line "N passed, N failed, N skipped" (make test-arm64;
-# docs/arm64.md says which tests run where).
+# run_arm64.sh [-j N] BUILD_DIR TEST_BINARY... — the ARM64 build's tests
+# (make ARCH=aarch64) run under qemu-aarch64-static, N at a time, and summed
+# by tests/run.sh into its one line "N passed, N failed, N skipped" (make
+# test-arm64; docs/arm64.md says which tests run where).
 #
 # Every given test binary and the shell tests of SCRIPTS run on qemu's
 # `-cpu max`, which has every feature the kernels use (the dot product,
@@ -14,6 +14,11 @@
 # tests/arm64_cpu_models.sh runs the CLI on those models too.
 # OpenBLAS would read the host's /proc/cpuinfo to pick its kernels: every
 # wrapper sets OPENBLAS_CORETYPE=ARMV8 (the generic ARMv8 ones).
+jobs=1
+case $1 in
+-j) jobs=$2; shift 2 ;;
+-j*) jobs=${1#-j}; shift ;;
+esac
 build=${1:-build-arm64}
 shift
 qemu=${QEMU_AARCH64:-qemu-aarch64-static}
@@ -23,10 +28,12 @@ if ! command -v "$qemu" >/dev/null 2>&1; then
     exit 1
 fi
 
-# $wrap/NAME: runs one binary under one CPU model, with the variables given
+# $wrap/NAME: runs one binary under one CPU model, with the variables given;
+# the directory keeps the tests' times (tests/run.sh: longest first) from
+# one run to the next
 wrap=$(cd "$build" && pwd)/qemu
-rm -rf "$wrap"
 mkdir -p "$wrap"
+find "$wrap" -mindepth 1 -maxdepth 1 ! -name test-times -exec rm -rf {} +
 wrapper() { # NAME CPU BINARY [VAR=VALUE...]; sh has no local variables: w_*
     w_name=$1 w_cpu=$2 w_bin=$3
     shift 3
@@ -90,4 +97,4 @@ for t in "$@"; do
         tests="$tests $wrap/$name" ;;
     esac
 done
-RF_TEST_SCRIPTS=$SCRIPTS exec sh tests/run.sh "$wrap" $tests
+RF_TEST_SCRIPTS=$SCRIPTS exec sh tests/run.sh -j "$jobs" "$wrap" $tests

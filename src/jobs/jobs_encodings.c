@@ -9,12 +9,14 @@
 
 #include "base/error.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
     int32_t D;
     rf_pooling pooling;
+    bool normalize;
     const int64_t *offsets; /* token rows: [n] first row of each encoding */
     float *out;
 } encodings_job;
@@ -24,22 +26,29 @@ static rf_status pooled_row(void *arg, int32_t i, const rf_encoding *enc, const 
 {
     (void)err;
     encodings_job *job = arg;
-    rf_pool_row(row, enc, job->pooling, job->D, job->out + (size_t)i * job->D);
+    float *vec = job->out + (size_t)i * job->D;
+    rf_pool_row(row, enc, job->pooling, job->D, vec);
+    if (job->normalize)
+        rf_l2_normalize(vec, job->D);
     return RF_OK;
 }
 
 rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n,
-                             rf_pooling pooling, float *out, rf_error *err)
+                             rf_pooling pooling, bool normalize, float *out,
+                             rf_item_status *items, rf_error *err)
 {
     const rf_model *model = rf_pipeline_model(pl);
     rf_status st = rf_model_check_pooling(model, pooling, err);
     if (st != RF_OK)
         return st;
-    encodings_job job = {.pooling = pooling, .out = out,
+    encodings_job job = {.pooling = pooling, .normalize = normalize, .out = out,
                          .D = rf_model_hparams(model)->hidden_size};
+    /* the rows of inputs that fail stay NaN */
+    for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * job.D; k++)
+        out[k] = NAN;
     rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
                           .pooled = pooling == RF_POOLING_POOLER};
-    return rf_pipeline_run_encodings(pl, encs, n, &needs, pooled_row, &job, err);
+    return rf_pipeline_run(pl, NULL, encs, n, &needs, pooled_row, &job, items, err);
 }
 
 static rf_status token_rows(void *arg, int32_t i, const rf_encoding *enc, const rf_row *row,
@@ -53,7 +62,7 @@ static rf_status token_rows(void *arg, int32_t i, const rf_encoding *enc, const 
 }
 
 rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t n, float *out,
-                              rf_error *err)
+                              rf_item_status *items, rf_error *err)
 {
     if (n < 0)
         return rf_fail(err, RF_ERR_INPUT, "negative encoding count %d", n);
@@ -61,12 +70,15 @@ rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t 
     if (!offsets)
         return rf_fail(err, RF_ERR_NOMEM, "out of memory for %d encodings", n);
     int64_t row = 0;
-    for (int32_t i = 0; i < n; row += encs[i].n, i++)
+    for (int32_t i = 0; i < n; row += encs[i].n > 0 ? encs[i].n : 0, i++)
         offsets[i] = row;
     encodings_job job = {.offsets = offsets, .out = out,
                          .D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size};
+    /* the rows of inputs that fail stay NaN */
+    for (size_t k = 0; k < (size_t)row * job.D; k++)
+        out[k] = NAN;
     rf_run_needs needs = {.hidden = true};
-    rf_status st = rf_pipeline_run_encodings(pl, encs, n, &needs, token_rows, &job, err);
+    rf_status st = rf_pipeline_run(pl, NULL, encs, n, &needs, token_rows, &job, items, err);
     free(offsets);
     return st;
 }

@@ -93,6 +93,40 @@ static void test_scm_score(void)
           "no items: the first failure fails the call: %d '%s'", st, err.message);
 }
 
+
+/* The twins' per-input statuses: an empty encoding between two good ones
+ * fails alone (its row NaN, its status RF_ERR_INPUT), the good ones give
+ * their bytes of the call without it; without items the call fails. `cls`
+ * holds the two good encodings' [CLS] vectors. */
+static void check_encodings_items(rf_pipeline *pl, const rf_encoding *good, int32_t D,
+                                  const float *cls)
+{
+    rf_encoding three[3] = {good[0], {0}, good[1]};
+    rf_item_status items[3];
+    rf_error err;
+    float *vecs = malloc(sizeof(float) * 3 * D);
+    float *rows = malloc(sizeof(float) * (size_t)(good[0].n + good[1].n) * D);
+    CHECK(rf_embed_encodings(pl, three, 3, RF_POOLING_CLS, false, vecs, items, &err) == RF_OK,
+          "rf_embed_encodings with items and an empty encoding: %s", err.message);
+    CHECK(items[0].status == RF_OK && items[2].status == RF_OK && items[1].status == RF_ERR_INPUT,
+          "rf_embed_encodings: statuses %d %d %d, not ok, input error, ok", items[0].status,
+          items[1].status, items[2].status);
+    CHECK(isnan(vecs[D]) && isnan(vecs[2 * D - 1]), "rf_embed_encodings: the failed row is NaN");
+    CHECK(!memcmp(vecs, cls, sizeof(float) * D) && !memcmp(vecs + 2 * D, cls + D, sizeof(float) * D),
+          "rf_embed_encodings: the good inputs' rows are their bytes alone");
+    CHECK(rf_embed_encodings(pl, three, 3, RF_POOLING_CLS, false, vecs, NULL, &err) == RF_ERR_INPUT,
+          "rf_embed_encodings without items: the empty encoding fails the call");
+    CHECK(rf_token_embeddings(pl, three, 3, rows, items, &err) == RF_OK,
+          "rf_token_embeddings with items and an empty encoding: %s", err.message);
+    CHECK(items[1].status == RF_ERR_INPUT && items[0].status == RF_OK && items[2].status == RF_OK,
+          "rf_token_embeddings: statuses %d %d %d, not ok, input error, ok", items[0].status,
+          items[1].status, items[2].status);
+    CHECK(!memcmp(rows, cls, sizeof(float) * D) &&
+              !memcmp(rows + (size_t)good[0].n * D, cls + D, sizeof(float) * D),
+          "rf_token_embeddings: the good inputs' rows follow each other, the empty one has none");
+    free(vecs);
+    free(rows);
+}
 static void test_model_defaults(const char *ref)
 {
     rf_model *mlm = load(ref, "tiny-word-mlm"), *cls = load(ref, "tiny-word-cls");
@@ -151,19 +185,28 @@ static void test_model_defaults(const char *ref)
     float *want = malloc(sizeof(float) * 2 * D), *got = malloc(sizeof(float) * 2 * D);
     float *tokens = malloc(sizeof(float) * (size_t)rows * D);
     CHECK(rf_embed(pl, in, 2, RF_POOLING_MEAN, false, want, NULL, &err) == RF_OK, "rf_embed");
-    CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_MEAN, got, &err) == RF_OK,
+    CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_MEAN, false, got, NULL, &err) == RF_OK,
           "rf_embed_encodings: %s", err.message);
-    float diff = check_max_abs_diff(want, got, 2 * (size_t)D);
-    CHECK(diff < 1e-5f, "rf_embed_encodings = rf_embed: max |diff| %g", diff);
-    CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_POOLER, got, &err) == RF_OK,
+    /* the same encodings in the same batch: the same bytes (batch invariance) */
+    CHECK(!memcmp(want, got, sizeof(float) * 2 * D), "rf_embed_encodings = rf_embed: max |diff| %g",
+          (double)check_max_abs_diff(want, got, 2 * (size_t)D));
+    CHECK(rf_embed(pl, in, 2, RF_POOLING_MEAN, true, want, NULL, &err) == RF_OK,
+          "rf_embed normalized");
+    CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_MEAN, true, got, NULL, &err) == RF_OK,
+          "rf_embed_encodings normalized: %s", err.message);
+    CHECK(!memcmp(want, got, sizeof(float) * 2 * D),
+          "rf_embed_encodings normalized = rf_embed normalized: max |diff| %g",
+          (double)check_max_abs_diff(want, got, 2 * (size_t)D));
+    CHECK(rf_embed_encodings(pl, encs, 2, RF_POOLING_POOLER, false, got, NULL, &err) == RF_OK,
           "rf_embed_encodings with the pooler");
     CHECK(rf_embed(pl, in, 2, RF_POOLING_CLS, false, want, NULL, &err) == RF_OK, "rf_embed cls");
-    CHECK(rf_token_embeddings(pl, encs, 2, tokens, &err) == RF_OK, "rf_token_embeddings: %s",
-          err.message);
+    CHECK(rf_token_embeddings(pl, encs, 2, tokens, NULL, &err) == RF_OK,
+          "rf_token_embeddings: %s", err.message);
     /* each encoding's first row is its [CLS] vector */
-    diff = check_max_nan(check_max_abs_diff(tokens, want, D),
-                         check_max_abs_diff(tokens + (size_t)encs[0].n * D, want + D, D));
+    float diff = check_max_nan(check_max_abs_diff(tokens, want, D),
+                               check_max_abs_diff(tokens + (size_t)encs[0].n * D, want + D, D));
     CHECK(diff < 1e-5f, "rf_token_embeddings' [CLS] rows = cls pooling: max |diff| %g", diff);
+    check_encodings_items(pl, encs, D, want);
     free(want);
     free(got);
     free(tokens);

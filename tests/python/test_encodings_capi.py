@@ -109,21 +109,16 @@ def test_embed_encodings(load, window):
     inp = texts([text("今天天气很好"), text(LONG), text("北京")])
     pl = m.pipeline(0 if window else 12, window)
     encs = m.encode(inp, 0 if window else 12)
-    for normalize in (False, True):
-        va, vb = floats(3 * D), floats(3 * D)
-        a = run(_capi.rf_embed, pl, inp, 3, _capi.RF_POOLING_MEAN, normalize, va, n=3)
-        b = run(_capi.rf_embed_windowed_encodings, pl, encs, 3, _capi.RF_POOLING_MEAN, normalize,
-                vb, n=3)
-        assert a == b == [_capi.RF_OK] * 3
-        assert same_bits(va, vb)
-    if not window:
-        # the plain twin: not normalized, no windows, no per-input statuses
-        va, vb = floats(3 * D), floats(3 * D)
-        run(_capi.rf_embed, pl, inp, 3, _capi.RF_POOLING_MEAN, False, va, n=3)
-        err = _capi.rf_error()
-        assert _capi.rf_embed_encodings(pl, encs, 3, _capi.RF_POOLING_MEAN, vb,
-                                        byref(err)) == _capi.RF_OK, err.message.decode()
-        assert same_bits(va, vb)
+    # the windowed twin; without windows also the one that never cuts them,
+    # with rf_embed's parameters and its bytes
+    twins = [_capi.rf_embed_windowed_encodings] + ([] if window else [_capi.rf_embed_encodings])
+    for twin in twins:
+        for normalize in (False, True):
+            va, vb = floats(3 * D), floats(3 * D)
+            a = run(_capi.rf_embed, pl, inp, 3, _capi.RF_POOLING_MEAN, normalize, va, n=3)
+            b = run(twin, pl, encs, 3, _capi.RF_POOLING_MEAN, normalize, vb, n=3)
+            assert a == b == [_capi.RF_OK] * 3
+            assert same_bits(va, vb)
 
 
 @pytest.mark.parametrize("window", [0, 8])

@@ -51,7 +51,7 @@ lib, library_path = _load()
 
 # The header version these bindings mirror: the library loaded must have the
 # same MAJOR and at least this MINOR (rf_version_matches, checked below).
-RF_VERSION_MAJOR, RF_VERSION_MINOR = 1, 0
+RF_VERSION_MAJOR, RF_VERSION_MINOR = 2, 0
 RF_OK = 0
 RF_ERR_INPUT = 5
 RF_ERR_NOMEM = 7
@@ -408,7 +408,9 @@ rf_scm_score = _declare("rf_scm_score", c_int, _f32_p, c_int32, _items_p, POINTE
 # pipeline makes of the texts
 _encs_p = POINTER(rf_encoding)
 rf_embed_encodings = _declare("rf_embed_encodings", c_int, c_void_p, _encs_p, c_int32, c_int,
-                              _f32_p, _err_p)
+                              c_bool, _f32_p, _items_p, _err_p)
+rf_token_embeddings = _declare("rf_token_embeddings", c_int, c_void_p, _encs_p, c_int32, _f32_p,
+                               _items_p, _err_p)
 rf_embed_windowed_encodings = _declare("rf_embed_windowed_encodings", c_int, c_void_p, _encs_p,
                                        c_int32, c_int, c_bool, _f32_p, _items_p, _err_p)
 rf_classify_encodings = _declare("rf_classify_encodings", c_int, c_void_p, _encs_p, c_int32,

@@ -1,7 +1,7 @@
 /*
  * job.h — one request's work for the engine, as the batcher queues it and
  * the runner fills it in: the kind of library call, the texts, their real
- * token count, and the result buffers (owned by whoever made the job).
+ * token count, and the results (owned by whoever made the job).
  */
 #ifndef RF_SERVE_JOB_H
 #define RF_SERVE_JOB_H
@@ -42,7 +42,23 @@ typedef enum {
                                  tokenized apart: a model without a classifier */
     SERVE_KIND_SCM,       /* rf_scm_encodings, embed mode: the texts are A, B, C of
                              each triplet */
+    SERVE_KIND_COUNT
 } serve_kind;
+
+struct serve_kind_ops;
+
+/* Results of a job or of a batch: one per unit (an input; scm: a
+ * triplet), each unit's rows back to back in `rows`, laid out as its kind
+ * says (kind.h): floats or one of the library's result structs. */
+typedef struct {
+    const struct serve_kind_ops *kind;
+    int32_t units;
+    rf_item_status *items;  /* [units] each unit's outcome */
+    int32_t *first, *count; /* [units] each unit's first row and its rows */
+    int32_t n_rows;         /* all units' */
+    size_t row_bytes;
+    void *rows;             /* [n_rows] rows of row_bytes */
+} serve_results;
 
 typedef struct serve_job {
     serve_kind kind;
@@ -57,21 +73,11 @@ typedef struct serve_job {
                                      them to count them (embed_ids: the ids as given);
                                      rerank_cosine: [2n], each pair's query then its
                                      document */
-    const int32_t *lengths;       /* embed_all: [n] tokens of each text */
     int32_t window, stride; /* embed, classify: the pipeline's windows (window 0: none) */
     bool raw_scores;    /* rerank: logits, not probabilities */
     int32_t truncation_side; /* rf_truncation_side of the inputs the request lets be cut */
 
-    /* results, each [n] (or [n][D], [n][N]); only the kind's own is set */
-    float *vectors;               /* embed, embed_ids: [n][hidden_size];
-                                     embed_all: [sum of lengths][hidden_size] */
-    float *probs;                 /* classify: [n][num_labels]; logits: the raw scores;
-                                     rerank: [n] each pair's score */
-    rf_fill_mask_result *fill;
-    rf_ner_result *ner;
-    rf_qa_result *qa;
-    rf_scm_result *scm;           /* scm: [n / 3], one per triplet */
-    rf_item_status *items;        /* [n] each input's outcome (scm: [n / 3], each triplet's) */
+    serve_results out;            /* one per input (scm: per triplet); results.h */
     int32_t ran_tokens;           /* of input_tokens, those that ran: not answered from
                                      the cache, nor copied from an equal input of the
                                      batch */

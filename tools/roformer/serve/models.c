@@ -8,6 +8,9 @@
  */
 #include "serve/models.h"
 
+#include "serve/kinds.h"
+#include "serve/results.h"
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -140,20 +143,20 @@ static int warm_up(serve_runner *runner, const rf_model *model, rf_error *err)
 {
     rf_text text = {.text = "warm up", .text_len = 7};
     rf_encoding enc = {0};
-    rf_item_status item;
     if (rf_tokenize(model, text.text, text.text_len, NULL, 0, 0, &enc, err) != RF_OK)
         return -1;
-    float *vec = malloc(sizeof(float) * (size_t)rf_model_hparams(model)->hidden_size);
-    if (!vec) {
+    serve_job job = {.kind = SERVE_KIND_EMBED, .texts = &text, .encs = &enc, .n = 1};
+    const rf_hparams *hp = rf_model_hparams(model);
+    if (!serve_results_alloc(&job.out, serve_kind_ops_of(job.kind), 1, &enc, hp->hidden_size,
+                             hp->num_labels > 0 ? hp->num_labels : 1)) {
+        serve_results_free(&job.out);
         rf_encoding_free(&enc);
         snprintf(err->message, sizeof err->message, "out of memory");
         return -1;
     }
-    serve_job job = {.kind = SERVE_KIND_EMBED, .texts = &text, .encs = &enc, .n = 1,
-                     .items = &item, .vectors = vec};
     serve_job *batch = &job;
     serve_runner_run(runner, &batch, 1);
-    free(vec);
+    serve_results_free(&job.out);
     rf_encoding_free(&enc);
     if (job.status != RF_OK) {
         *err = job.error;

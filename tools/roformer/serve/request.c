@@ -517,13 +517,8 @@ static int parse_job_options(serve_request *r, const cJSON *root, serve_error *e
     return 0;
 }
 
-int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max_client_batch,
-                        serve_request *out, serve_error *err)
+cJSON *serve_request_read(const char *body, size_t len, serve_error *err)
 {
-    *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
-                           .truncate = api == SERVE_API_SCM, .top_k = 5,
-                           .max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS, .doc_stride = -1,
-                           .skip_special_tokens = true};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
     while (root && end && end < body + len && (*end == ' ' || *end == '\t' || *end == '\r' ||
@@ -534,8 +529,19 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
            pointer is not thread-safe) */
         long at = end && end >= body && end <= body + len ? (long)(end - body) : 0;
         cJSON_Delete(root);
-        return serve_fail(err, 422, "Validation", "body: invalid JSON at byte %ld", at);
+        serve_fail(err, 422, "Validation", "body: invalid JSON at byte %ld", at);
+        return NULL;
     }
+    return root;
+}
+
+int serve_request_from_json(serve_api api, const cJSON *root, int32_t max_client_batch,
+                            serve_request *out, serve_error *err)
+{
+    *out = (serve_request){.api = api, .normalize = true, .add_special_tokens = true,
+                           .truncate = api == SERVE_API_SCM, .top_k = 5,
+                           .max_answer_tokens = RF_QA_MAX_ANSWER_TOKENS, .doc_stride = -1,
+                           .skip_special_tokens = true};
     int rc = -1;
     if (!cJSON_IsObject(root)) {
         invalid(err, "%s: expected a JSON object", "body");
@@ -573,8 +579,17 @@ int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max
              take_bool(root, "add_special_tokens", &out->add_special_tokens, err) ||
              parse_job_options(out, root, err) ? -1 : 0;
 done:
-    cJSON_Delete(root);
     if (rc)
         serve_request_free(out);
+    return rc;
+}
+
+int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max_client_batch,
+                        serve_request *out, serve_error *err)
+{
+    *out = (serve_request){.api = api};
+    cJSON *root = serve_request_read(body, len, err);
+    int rc = root ? serve_request_from_json(api, root, max_client_batch, out, err) : -1;
+    cJSON_Delete(root);
     return rc;
 }

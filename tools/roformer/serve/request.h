@@ -103,9 +103,19 @@ typedef struct {
     char *prompt_name;       /* similarity "parameters.prompt_name"; NULL when absent */
 } serve_request;
 
-/* Parses body[0..len) for `api`. On success returns 0 and fills *out (free
+struct cJSON;
+
+/* Parses body[0..len) as JSON (whitespace may follow it, nothing else):
+ * the value, to free with cJSON_Delete, or NULL with *err set (422). A
+ * server parses a body once, reads what it needs before the request (the
+ * model it names), then hands it to serve_request_from_json. */
+struct cJSON *serve_request_read(const char *body, size_t len, serve_error *err);
+/* Fills *out for `api` from a parsed body. On success returns 0 (free *out
  * with serve_request_free); otherwise returns -1 with *err set and *out
  * empty. */
+int serve_request_from_json(serve_api api, const struct cJSON *root, int32_t max_client_batch,
+                            serve_request *out, serve_error *err);
+/* Both: body[0..len) for `api`, as serve_request_from_json answers. */
 int serve_request_parse(serve_api api, const char *body, size_t len, int32_t max_client_batch,
                         serve_request *out, serve_error *err);
 void serve_request_free(serve_request *r);

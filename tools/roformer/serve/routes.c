@@ -6,12 +6,14 @@
  * library call (serve_kind), the head the model needs, the answer's writer
  * and how messages name its inputs. Nothing else lists the routes.
  *
- * A POST request goes: parse the body (422/413), tokenize every text once
- * here, on the connection's HTTP thread, to count its real tokens and to
- * refuse one longer than --max-input-length unless "truncate" is set
- * (422), queue the job with those encodings (batcher.h): the
- * library runs them as they are (the *_encodings calls), so no text is
- * tokenized twice. Then the row's writer turns the results into JSON.
+ * A POST request goes: parse the body as JSON once (422; the model a body
+ * names is read from that), read its fields (422/413), tokenize every text
+ * once here, on the connection's HTTP thread, to count its real tokens and
+ * to refuse one longer than --max-input-length unless "truncate" is set
+ * (422), queue the job with those encodings and the results its kind
+ * allocates (batcher.h, kinds.h): the library runs them as they are (the
+ * *_encodings calls), so no text is tokenized twice. Then the row's writer
+ * turns the results into JSON.
  * With --cache-mb, a job the cache holds every input of is answered from
  * it at once, here, and never queued.
  */
@@ -20,9 +22,11 @@
 #include "cli.h"
 #include "serve/hf_responses.h"
 #include "serve/openai.h"
+#include "serve/kinds.h"
 #include "serve/prompt.h"
 #include "serve/request.h"
 #include "serve/responses.h"
+#include "serve/results.h"
 
 #include <cJSON.h>
 #include <stdio.h>
@@ -32,10 +36,19 @@
 
 /* ==== The route table ==== */
 
+/* The server and the model a request runs on: the generation it took
+ * (its model, batcher and limits), held until it is answered, and the
+ * model's name (what /info and /v1/embeddings call it). */
+typedef struct {
+    const serve_server *server;
+    serve_generation *g;
+    const char *model_id;
+} request_model;
+
 /* What a route's answer is written from: the request, and for routes that
  * run a job, the job's results. */
 typedef struct {
-    const serve_server *s;
+    const request_model *rm;
     const serve_request *r;
     serve_job *job;          /* NULL for routes that run no job */
     const rf_encoding *encs; /* the inputs as they were counted (and ran) */
@@ -43,7 +56,7 @@ typedef struct {
 } answer_in;
 
 typedef cJSON *(*answer_fn)(const answer_in *a);
-typedef void (*get_fn)(const serve_server *s, const serve_gauges *http, serve_response *resp);
+typedef void (*get_fn)(const request_model *rm, const serve_gauges *http, serve_response *resp);
 /* How messages name text i of the request (into buf[n]). */
 typedef void (*name_fn)(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
 
@@ -75,11 +88,11 @@ typedef struct {
     unsigned flags;
 } route;
 
-static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp);
-static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp);
-static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp);
-static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp);
-static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp);
+static void handle_health(const request_model *rm, const serve_gauges *http, serve_response *resp);
+static void handle_info(const request_model *rm, const serve_gauges *http, serve_response *resp);
+static void handle_metrics(const request_model *rm, const serve_gauges *http, serve_response *resp);
+static void handle_models(const request_model *rm, const serve_gauges *http, serve_response *resp);
+static void handle_reload(const request_model *rm, const serve_gauges *http, serve_response *resp);
 static void list_name(const serve_request *r, const char *list, int32_t i, char *buf, size_t n);
 static void similarity_name(const serve_request *r, const char *list, int32_t i, char *buf,
                             size_t n);
@@ -275,9 +288,9 @@ static void respond_error(serve_response *resp, serve_log_entry *log, const serv
 
 /* ==== GET routes ==== */
 
-static void handle_health(const serve_server *s, const serve_gauges *http, serve_response *resp)
+static void handle_health(const request_model *rm, const serve_gauges *http, serve_response *resp)
 {
-    (void)s;
+    (void)rm;
     (void)http;
     *resp = (serve_response){.status = 200, .content_type = "application/json",
                              .body = strdup("{}"), .len = 2};
@@ -288,9 +301,9 @@ static void handle_health(const serve_server *s, const serve_gauges *http, serve
  * {"reranker": {...}} with the same fields (TEI's name for a cross-encoder,
  * which /rerank and POST / serve), any other model {"embedding":
  * {"pooling": ...}} (the pooling /embed uses). */
-static cJSON *tei_model_type(const serve_server *s, const char *pooling)
+static cJSON *tei_model_type(const request_model *rm, const char *pooling)
 {
-    const rf_hparams *hp = rf_model_hparams(s->model);
+    const rf_hparams *hp = rf_model_hparams(rm->g->model);
     cJSON *type = cJSON_CreateObject(), *inner = cJSON_CreateObject();
     if (!type || !inner) {
         cJSON_Delete(type);
@@ -307,7 +320,7 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
     cJSON *label2id = cJSON_AddObjectToObject(inner, "label2id");
     for (int32_t i = 0; id2label && label2id && i < hp->num_labels; i++) {
         char id[16], fallback[32];
-        const char *l = rf_model_label(s->model, i);
+        const char *l = rf_model_label(rm->g->model, i);
         if (!l) {
             snprintf(fallback, sizeof fallback, "LABEL_%d", i);
             l = fallback;
@@ -321,18 +334,18 @@ static cJSON *tei_model_type(const serve_server *s, const char *pooling)
 
 /* How /rerank scores: {"scoring": "classifier" | "cosine", "label": the
  * label whose score it reads (classifier only)}. */
-static void add_rerank_info(const serve_server *s, cJSON *o)
+static void add_rerank_info(const request_model *rm, cJSON *o)
 {
-    rf_rerank_scoring scoring = rf_rerank_scoring_of(s->model);
+    rf_rerank_scoring scoring = rf_rerank_scoring_of(rm->g->model);
     cJSON *info = cJSON_AddObjectToObject(o, "rerank");
     if (!info)
         return;
     cJSON_AddStringToObject(info, "scoring", rf_rerank_scoring_name(scoring));
     if (scoring != RF_RERANK_CLASSIFIER)
         return;
-    int32_t label = rf_model_rerank_label(s->model);
+    int32_t label = rf_model_rerank_label(rm->g->model);
     char fallback[32];
-    const char *name = rf_model_label(s->model, label);
+    const char *name = rf_model_label(rm->g->model, label);
     if (!name) {
         snprintf(fallback, sizeof fallback, "LABEL_%d", label);
         name = fallback;
@@ -342,33 +355,34 @@ static void add_rerank_info(const serve_server *s, cJSON *o)
 
 /* TEI's fields (model_id, model_sha, model_dtype, model_type, the limits,
  * tokenization_workers, version, ...), then the model's own. */
-static void handle_info(const serve_server *s, const serve_gauges *http, serve_response *resp)
+static void handle_info(const request_model *rm, const serve_gauges *http, serve_response *resp)
 {
     (void)http;
-    const rf_hparams *hp = rf_model_hparams(s->model);
+    const rf_hparams *hp = rf_model_hparams(rm->g->model);
     /* TEI spells the last-token pooling "last_token" */
-    const char *pooling = s->pooling == RF_POOLING_LAST ? "last_token" : rf_pooling_name(s->pooling);
+    rf_pooling pool = rm->g->pooling;
+    const char *pooling = pool == RF_POOLING_LAST ? "last_token" : rf_pooling_name(pool);
     cJSON *o = cJSON_CreateObject(), *labels = cJSON_CreateArray();
-    cJSON_AddStringToObject(o, "model_id", s->model_id);
+    cJSON_AddStringToObject(o, "model_id", rm->model_id);
     cJSON_AddNullToObject(o, "model_sha");
     /* the encoder's arithmetic, in TEI's words */
     cJSON_AddStringToObject(o, "model_dtype",
-                            s->compute == RF_COMPUTE_BF16   ? "bfloat16"
-                            : s->compute == RF_COMPUTE_INT8 ? "int8"
+                            rm->server->compute == RF_COMPUTE_BF16   ? "bfloat16"
+                            : rm->server->compute == RF_COMPUTE_INT8 ? "int8"
                                                             : "float32");
-    cJSON_AddItemToObject(o, "model_type", tei_model_type(s, pooling));
-    cJSON_AddNumberToObject(o, "max_concurrent_requests", s->max_concurrent);
-    cJSON_AddNumberToObject(o, "max_input_length", s->max_input_length);
-    cJSON_AddNumberToObject(o, "max_batch_tokens", s->max_batch_tokens);
-    if (s->max_batch_requests > 0)
-        cJSON_AddNumberToObject(o, "max_batch_requests", s->max_batch_requests);
+    cJSON_AddItemToObject(o, "model_type", tei_model_type(rm, pooling));
+    cJSON_AddNumberToObject(o, "max_concurrent_requests", rm->server->max_concurrent);
+    cJSON_AddNumberToObject(o, "max_input_length", rm->g->max_input_length);
+    cJSON_AddNumberToObject(o, "max_batch_tokens", rm->server->max_batch_tokens);
+    if (rm->server->max_batch_requests > 0)
+        cJSON_AddNumberToObject(o, "max_batch_requests", rm->server->max_batch_requests);
     else
         cJSON_AddNullToObject(o, "max_batch_requests"); /* no cap but the tokens */
-    cJSON_AddNumberToObject(o, "max_client_batch_size", s->max_client_batch);
-    cJSON_AddBoolToObject(o, "auto_truncate", s->auto_truncate);
+    cJSON_AddNumberToObject(o, "max_client_batch_size", rm->server->max_client_batch);
+    cJSON_AddBoolToObject(o, "auto_truncate", rm->server->auto_truncate);
     /* kept as it was answered when each connection had a thread of its own;
        the tokenizing now runs on http.c's pool */
-    cJSON_AddNumberToObject(o, "tokenization_workers", s->max_concurrent);
+    cJSON_AddNumberToObject(o, "tokenization_workers", rm->server->max_concurrent);
     cJSON_AddStringToObject(o, "version", RF_VERSION);
     cJSON_AddNullToObject(o, "sha");
 
@@ -381,14 +395,14 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     cJSON_AddStringToObject(o, "tokenizer", rf_tokenizer_mode_name(hp->tokenizer));
     cJSON_AddStringToObject(o, "pooling", pooling);
     for (int32_t i = 0; labels && i < hp->num_labels; i++) {
-        const char *l = rf_model_label(s->model, i);
+        const char *l = rf_model_label(rm->g->model, i);
         cJSON_AddItemToArray(labels, cJSON_CreateString(l ? l : ""));
     }
     cJSON_AddItemToObject(o, "labels", labels);
-    add_rerank_info(s, o);
-    cJSON_AddNumberToObject(o, "payload_limit", (double)s->payload_limit);
+    add_rerank_info(rm, o);
+    cJSON_AddNumberToObject(o, "payload_limit", (double)rm->server->payload_limit);
     /* this model's file as loaded now, and the others served beside it */
-    const serve_generation *g = s->generation;
+    const serve_generation *g = rm->g;
     char when[32];
     struct tm utc;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&g->loaded_at, &utc));
@@ -399,26 +413,26 @@ static void handle_info(const serve_server *s, const serve_gauges *http, serve_r
     cJSON_AddStringToObject(o, "loaded_at", when);
     cJSON_AddNumberToObject(o, "load", g->number);
     cJSON *names = cJSON_AddArrayToObject(o, "models");
-    for (int i = 0; names && i < serve_models_count(s->models); i++)
-        cJSON_AddItemToArray(names, cJSON_CreateString(serve_models_name(s->models, i)));
+    for (int i = 0; names && i < serve_models_count(rm->server->models); i++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(serve_models_name(rm->server->models, i)));
     respond_json(resp, 200, o);
 }
 
-static void handle_metrics(const serve_server *s, const serve_gauges *http, serve_response *resp)
+static void handle_metrics(const request_model *rm, const serve_gauges *http, serve_response *resp)
 {
     serve_gauges g = *http;
-    int n = serve_models_count(s->models);
+    int n = serve_models_count(rm->server->models);
     serve_queue_gauges *queues = calloc((size_t)n, sizeof *queues);
     for (int i = 0; queues && i < n; i++) {
-        serve_generation *gen = serve_models_acquire(s->models, i);
+        serve_generation *gen = serve_models_acquire(rm->server->models, i);
         queues[i] = (serve_queue_gauges){.queued = serve_batcher_queued(gen->batcher),
                                          .running = serve_batcher_running(gen->batcher)};
         serve_generation_release(gen);
-        if (s->cache)
-            serve_cache_get_stats(s->cache, i, &queues[i].cache);
+        if (rm->server->cache)
+            serve_cache_get_stats(rm->server->cache, i, &queues[i].cache);
     }
     g.models = queues;
-    char *text = queues ? serve_metrics_render(s->metrics, &g) : NULL;
+    char *text = queues ? serve_metrics_render(rm->server->metrics, &g) : NULL;
     free(queues);
     if (!text) {
         serve_response_error(resp, 500, "Backend", "out of memory writing the metrics");
@@ -431,16 +445,16 @@ static void handle_metrics(const serve_server *s, const serve_gauges *http, serv
 
 /* OpenAI's list of models: GET /v1/models. "created" is when the model's
  * file was loaded (Unix seconds). */
-static void handle_models(const serve_server *s, const serve_gauges *http, serve_response *resp)
+static void handle_models(const request_model *rm, const serve_gauges *http, serve_response *resp)
 {
     (void)http;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "object", "list");
     cJSON *data = cJSON_AddArrayToObject(o, "data");
-    for (int i = 0; data && i < serve_models_count(s->models); i++) {
-        serve_generation *g = serve_models_acquire(s->models, i);
+    for (int i = 0; data && i < serve_models_count(rm->server->models); i++) {
+        serve_generation *g = serve_models_acquire(rm->server->models, i);
         cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "id", serve_models_name(s->models, i));
+        cJSON_AddStringToObject(m, "id", serve_models_name(rm->server->models, i));
         cJSON_AddStringToObject(m, "object", "model");
         cJSON_AddNumberToObject(m, "created", (double)g->loaded_at);
         cJSON_AddStringToObject(m, "owned_by", "roformer");
@@ -453,22 +467,22 @@ static void handle_models(const serve_server *s, const serve_gauges *http, serve
 /* POST /admin/reload: every model's file loaded again (as SIGHUP does);
  * {"models": [{"name", "reloaded", "message", "file_sha256", "load"}]}
  * with what each model serves now; 200 when any reloaded, else 500. */
-static void handle_reload(const serve_server *s, const serve_gauges *http, serve_response *resp)
+static void handle_reload(const request_model *rm, const serve_gauges *http, serve_response *resp)
 {
     (void)http;
-    int n = serve_models_count(s->models);
+    int n = serve_models_count(rm->server->models);
     serve_reload_result *results = calloc((size_t)n, sizeof *results);
     if (!results) {
         serve_response_error(resp, 500, "Backend", "out of memory");
         return;
     }
-    int reloaded = serve_models_reload(s->models, results);
+    int reloaded = serve_models_reload(rm->server->models, results);
     cJSON *o = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(o, "models");
     for (int i = 0; list && i < n; i++) {
-        serve_generation *g = serve_models_acquire(s->models, i);
+        serve_generation *g = serve_models_acquire(rm->server->models, i);
         cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "name", serve_models_name(s->models, i));
+        cJSON_AddStringToObject(m, "name", serve_models_name(rm->server->models, i));
         cJSON_AddBoolToObject(m, "reloaded", results[i].ok);
         cJSON_AddStringToObject(m, "message", results[i].message);
         if (g->sha256[0])
@@ -523,9 +537,9 @@ static void field_name(const route *rt, const serve_request *r, int32_t i, char 
 /* The library call for this request: the route's, with "raw_scores" (where
  * the route takes it), token-id inputs and a model that reranks by cosine
  * choosing their own. */
-static serve_kind kind_of(const serve_server *s, const route *rt, const serve_request *r)
+static serve_kind kind_of(const request_model *rm, const route *rt, const serve_request *r)
 {
-    if (rt->kind == SERVE_KIND_RERANK && rf_rerank_scoring_of(s->model) == RF_RERANK_COSINE)
+    if (rt->kind == SERVE_KIND_RERANK && rf_rerank_scoring_of(rm->g->model) == RF_RERANK_COSINE)
         return SERVE_KIND_RERANK_COSINE;
     if (rt->kind == SERVE_KIND_CLASSIFY && rt->flags & R_RAW_SCORES && r->raw_scores)
         return SERVE_KIND_LOGITS;
@@ -539,11 +553,11 @@ static serve_kind kind_of(const serve_server *s, const route *rt, const serve_re
  * them into *tokens and
  * points encs[i] at them (ids as given, type 0, mask 1: `plain` holds
  * max_input_length zeros then as many ones). Returns 0 or -1 with *err. */
-static int count_ids(const serve_server *s, const route *rt, const serve_request *r,
+static int count_ids(const request_model *rm, const route *rt, const serve_request *r,
                      rf_encoding *encs, int32_t *plain, int32_t *each, int32_t *tokens,
                      serve_error *err)
 {
-    int32_t V = rf_model_hparams(s->model)->vocab_size;
+    int32_t V = rf_model_hparams(rm->g->model)->vocab_size;
     *tokens = 0;
     for (int32_t i = 0; i < r->n_items; i++) {
         char field[64];
@@ -553,11 +567,11 @@ static int count_ids(const serve_server *s, const route *rt, const serve_request
                 return serve_fail(err, 422, "Validation",
                                   "%s[%d]: token id %d is not in the vocabulary (%d tokens)", field,
                                   k, r->ids[i][k], V);
-        if (rt->kind != NO_JOB && r->n_ids[i] > s->max_input_length)
+        if (rt->kind != NO_JOB && r->n_ids[i] > rm->g->max_input_length)
             return serve_fail(err, 422, "Validation", "%s: %d tokens, over the limit of %d",
-                              field, r->n_ids[i], s->max_input_length);
+                              field, r->n_ids[i], rm->g->max_input_length);
         encs[i] = (rf_encoding){.ids = r->ids[i], .type_ids = plain,
-                                .mask = plain + s->max_input_length, .n = r->n_ids[i]};
+                                .mask = plain + rm->g->max_input_length, .n = r->n_ids[i]};
         *tokens += each[i] = r->n_ids[i];
     }
     return 0;
@@ -574,19 +588,20 @@ static int count_ids(const serve_server *s, const route *rt, const serve_request
  *   those of its windows.
  * Messages name the text `field`, or the request's text i when NULL.
  * Returns 0 or -1 with *err set. */
-static int count_text(const serve_server *s, const route *rt, const serve_request *r, int32_t i,
+static int count_text(const request_model *rm, const route *rt, const serve_request *r, int32_t i,
                       const char *field, const rf_text *t, rf_encoding *enc, int32_t *counted,
                       serve_error *err)
 {
     bool qa_windows = r->doc_stride >= 0;
-    int32_t max = s->max_input_length;
+    int32_t max = rm->g->max_input_length;
     char name[64];
     rf_error e;
     if (!field) {
         field_name(rt, r, i, name, sizeof name);
         field = name;
     }
-    if (rf_tokenize_truncated(s->model, t->text, t->text_len, t->pair, t->pair ? t->pair_len : 0,
+    if (rf_tokenize_truncated(rm->g->model, t->text, t->text_len, t->pair,
+                              t->pair ? t->pair_len : 0,
                               r->truncate && !qa_windows && !r->window ? max : 0,
                               (rf_truncation_side)r->truncation_side, enc, &e) != RF_OK)
         return serve_fail(err, 422, "Tokenizer", "%s: %.200s", field, e.message);
@@ -610,16 +625,16 @@ static int count_text(const serve_server *s, const route *rt, const serve_reques
 /* Tokenizes every text into encs[] as the job will run it, counts its
  * tokens into each[i] (count_text) and sums them. Returns 0 or -1 with
  * *err set. */
-static int count_tokens(const serve_server *s, const route *rt, const serve_request *r,
+static int count_tokens(const request_model *rm, const route *rt, const serve_request *r,
                         rf_encoding *encs, int32_t *each, int32_t *tokens, serve_error *err)
 {
-    if (r->window > s->max_input_length)
+    if (r->window > rm->g->max_input_length)
         return serve_fail(err, 422, "Validation", "window: %d is over the limit of %d", r->window,
-                          s->max_input_length);
+                          rm->g->max_input_length);
     *tokens = 0;
     for (int32_t i = 0; i < r->n_texts; i++) {
         int32_t counted;
-        if (count_text(s, rt, r, i, NULL, &r->texts[i], &encs[i], &counted, err))
+        if (count_text(rm, rt, r, i, NULL, &r->texts[i], &encs[i], &counted, err))
             return -1;
         *tokens += each[i] = counted;
     }
@@ -633,7 +648,7 @@ static int count_tokens(const serve_server *s, const route *rt, const serve_requ
  * count once for every pair, as it runs once for each (each[i]: pair i's).
  * Returns 0 or -1
  * with *err set. */
-static int count_sides(const serve_server *s, const route *rt, const serve_request *r,
+static int count_sides(const request_model *rm, const route *rt, const serve_request *r,
                        rf_encoding *encs, rf_encoding *sides, int32_t *each, int32_t *tokens,
                        serve_error *err)
 {
@@ -642,12 +657,12 @@ static int count_sides(const serve_server *s, const route *rt, const serve_reque
     if (n == 0)
         return 0;
     const rf_text query = {.text = r->texts[0].text, .text_len = r->texts[0].text_len};
-    if (count_text(s, rt, r, 0, "query", &query, &encs[n], &query_tokens, err))
+    if (count_text(rm, rt, r, 0, "query", &query, &encs[n], &query_tokens, err))
         return -1;
     for (int32_t i = 0; i < n; i++) {
         const rf_text doc = {.text = r->texts[i].pair, .text_len = r->texts[i].pair_len};
         int32_t counted;
-        if (count_text(s, rt, r, i, NULL, &doc, &encs[i], &counted, err))
+        if (count_text(rm, rt, r, i, NULL, &doc, &encs[i], &counted, err))
             return -1;
         *tokens += each[i] = query_tokens + counted;
         sides[2 * i] = encs[n];
@@ -656,56 +671,32 @@ static int count_sides(const serve_server *s, const route *rt, const serve_reque
     return 0;
 }
 
-/* The job's result buffers, by kind; false when out of memory. */
-static bool job_alloc(serve_job *job, const rf_hparams *hp, int32_t tokens)
-{
-    size_t n = (size_t)job->n, D = (size_t)hp->hidden_size;
-    size_t N = hp->num_labels > 0 ? (size_t)hp->num_labels : 1;
-    job->items = calloc(n, sizeof *job->items);
-    if (!job->items)
-        return false;
-    switch (job->kind) {
-    case SERVE_KIND_EMBED:
-    case SERVE_KIND_EMBED_IDS: return (job->vectors = malloc(sizeof(float) * n * D)) != NULL;
-    case SERVE_KIND_EMBED_ALL:
-        return (job->vectors = malloc(sizeof(float) * (size_t)(tokens > 0 ? tokens : 1) * D));
-    case SERVE_KIND_CLASSIFY:
-    case SERVE_KIND_LOGITS: return (job->probs = malloc(sizeof(float) * n * N)) != NULL;
-    case SERVE_KIND_FILL_MASK: return (job->fill = calloc(n, sizeof *job->fill)) != NULL;
-    case SERVE_KIND_NER: return (job->ner = calloc(n, sizeof *job->ner)) != NULL;
-    case SERVE_KIND_QA: return (job->qa = calloc(n, sizeof *job->qa)) != NULL;
-    case SERVE_KIND_RERANK:
-    case SERVE_KIND_RERANK_COSINE: return (job->probs = malloc(sizeof(float) * n)) != NULL;
-    case SERVE_KIND_SCM: return (job->scm = calloc(n / 3 + 1, sizeof *job->scm)) != NULL;
-    }
-    return false;
-}
-
 /* ==== Answers ==== */
 
 static int32_t hidden_size(const answer_in *a)
 {
-    return rf_model_hparams(a->s->model)->hidden_size;
+    return rf_model_hparams(a->rm->g->model)->hidden_size;
 }
 
 static int32_t labels(const answer_in *a)
 {
-    int32_t N = rf_model_hparams(a->s->model)->num_labels;
+    int32_t N = rf_model_hparams(a->rm->g->model)->num_labels;
     return N > 0 ? N : 1;
 }
 
 /* Each of the job's vectors to unit length. */
 static void normalize_vectors(const answer_in *a)
 {
+    float *vectors = a->job->out.rows;
     for (int32_t i = 0; i < a->job->n; i++)
-        rf_l2_normalize(a->job->vectors + (size_t)i * hidden_size(a), hidden_size(a));
+        rf_l2_normalize(vectors + (size_t)i * hidden_size(a), hidden_size(a));
 }
 
 static cJSON *answer_embed(const answer_in *a)
 {
     if (a->r->normalize)
         normalize_vectors(a);
-    return serve_json_embed(a->r, a->job->vectors, hidden_size(a));
+    return serve_json_embed(a->r, a->job->out.rows, hidden_size(a));
 }
 
 /* Normalized as TEI, then cut to "dimensions" (Matryoshka). */
@@ -714,76 +705,76 @@ static cJSON *answer_openai(const answer_in *a)
     int32_t D = hidden_size(a);
     normalize_vectors(a);
     if (a->r->dimensions > 0 && a->r->dimensions < D) {
-        serve_openai_truncate(a->job->vectors, a->job->n, D, a->r->dimensions);
+        serve_openai_truncate(a->job->out.rows, a->job->n, D, a->r->dimensions);
         D = a->r->dimensions;
     }
-    return serve_json_openai(a->r, a->job->vectors, D, a->s->model_id, a->tokens);
+    return serve_json_openai(a->r, a->job->out.rows, D, a->rm->model_id, a->tokens);
 }
 
 static cJSON *answer_predict(const answer_in *a)
 {
-    return serve_json_predict(a->r, a->s->model, a->job->probs, labels(a));
+    return serve_json_predict(a->r, a->rm->g->model, a->job->out.rows, labels(a));
 }
 
 static cJSON *answer_similarity(const answer_in *a)
 {
-    return serve_json_similarity(a->r, a->job->vectors, hidden_size(a));
+    return serve_json_similarity(a->r, a->job->out.rows, hidden_size(a));
 }
 
 static cJSON *answer_tokenize(const answer_in *a)
 {
-    return serve_json_tokens(a->r, a->s->model, a->encs);
+    return serve_json_tokens(a->r, a->rm->g->model, a->encs);
 }
 
 static cJSON *answer_fill_mask(const answer_in *a)
 {
-    return serve_json_fill_mask(a->r, a->s->model, a->job->fill);
+    return serve_json_fill_mask(a->r, a->rm->g->model, a->job->out.rows);
 }
 
 static cJSON *answer_ner(const answer_in *a)
 {
-    return serve_json_ner(a->r, a->s->model, a->job->ner);
+    return serve_json_ner(a->r, a->rm->g->model, a->job->out.rows);
 }
 
 static cJSON *answer_qa(const answer_in *a)
 {
-    return serve_json_qa(a->r, a->job->qa);
+    return serve_json_qa(a->r, a->job->out.rows);
 }
 
 static cJSON *answer_scm(const answer_in *a)
 {
-    return serve_json_scm(a->r, a->job->scm);
+    return serve_json_scm(a->r, a->job->out.rows);
 }
 
 static cJSON *answer_rerank(const answer_in *a)
 {
-    return serve_json_rerank(a->r, a->job->probs, rf_rerank_scoring_of(a->s->model),
-                             a->s->model_id, a->tokens);
+    return serve_json_rerank(a->r, a->job->out.rows, rf_rerank_scoring_of(a->rm->g->model),
+                             a->rm->model_id, a->tokens);
 }
 
 static cJSON *answer_embed_all(const answer_in *a)
 {
-    return serve_json_embed_all(a->r, a->job->vectors, a->job->lengths, hidden_size(a));
+    return serve_json_embed_all(a->r, a->job->out.rows, a->job->out.count, hidden_size(a));
 }
 
 static cJSON *answer_decode(const answer_in *a)
 {
-    return serve_json_decode(a->r, a->s->model);
+    return serve_json_decode(a->r, a->rm->g->model);
 }
 
 static cJSON *answer_hf_classify(const answer_in *a)
 {
-    return serve_json_hf_classify(a->r, a->s->model, a->job->probs, labels(a));
+    return serve_json_hf_classify(a->r, a->rm->g->model, a->job->out.rows, labels(a));
 }
 
 static cJSON *answer_hf_fill_mask(const answer_in *a)
 {
-    return serve_json_hf_fill_mask(a->r, a->s->model, a->encs, a->job->fill);
+    return serve_json_hf_fill_mask(a->r, a->rm->g->model, a->encs, a->job->out.rows);
 }
 
 static cJSON *answer_hf_ner(const answer_in *a)
 {
-    return serve_json_hf_ner(a->r, a->s->model, a->job->ner);
+    return serve_json_hf_ner(a->r, a->rm->g->model, a->job->out.rows);
 }
 
 /* ==== Running a job ==== */
@@ -791,43 +782,39 @@ static cJSON *answer_hf_ner(const answer_in *a)
 /* A request whose job is queued or running: everything its answer is
  * written from, kept until serve_route_finish. */
 struct serve_pending {
-    const serve_server *s; /* the request's view of the server: `view` once returned */
-    serve_server view;     /* holds its generation's reference */
+    request_model rm;   /* holds its generation's reference */
     const route *rt;
     serve_request r;
     rf_encoding *encs;  /* the inputs as they were counted (and run) */
     int32_t n_encs;     /* n; cosine rerank: n + 1, the query last */
     rf_encoding *sides; /* cosine rerank: [2n] views of encs, each pair's query and document */
     int32_t *plain;     /* the token-id inputs' type ids and mask */
-    int32_t *lengths;   /* embed_all: [n] tokens of each text */
     int32_t *counted;   /* [n] each input's tokens, as counted */
     int32_t n, tokens;
     serve_job job;
 };
 
 /* The first half of running a job: builds it on the encodings counted
- * (encs: the texts as they were tokenized, or the token-id inputs), ready
- * to be queued. Returns -1 with the answer written when that fails. */
+ * (encs: the texts as they were tokenized, or the token-id inputs), with
+ * the results its kind needs (kinds.h), ready to be queued. Returns -1
+ * with the answer written when that fails. */
 static int prepare_job(serve_pending *p, serve_response *resp, serve_log_entry *log,
                        serve_error *err)
 {
-    const serve_server *s = p->s;
-    const rf_hparams *hp = rf_model_hparams(s->model);
+    const request_model *rm = &p->rm;
+    const rf_hparams *hp = rf_model_hparams(rm->g->model);
     serve_request *r = &p->r;
     int32_t n = p->n;
-    serve_kind kind = kind_of(s, p->rt, r);
-    p->job = (serve_job){.kind = kind, .texts = r->texts, .n = n,
+    p->job = (serve_job){.kind = kind_of(rm, p->rt, r), .texts = r->texts, .n = n,
                          .encs = p->sides ? p->sides : p->encs, .tokens = p->tokens,
                          .input_tokens = p->counted,
                          .top_k = r->top_k, .max_answer_tokens = r->max_answer_tokens,
                          .doc_stride = r->doc_stride, .window = r->window, .stride = r->stride,
                          .raw_scores = r->raw_scores, .truncation_side = r->truncation_side};
     serve_job *job = &p->job;
-    p->lengths = job->kind == SERVE_KIND_EMBED_ALL ? malloc(sizeof *p->lengths * (size_t)n) : NULL;
-    for (int32_t i = 0; p->lengths && i < n; i++)
-        p->lengths[i] = p->encs[i].n;
-    job->lengths = p->lengths;
-    if (!job_alloc(job, hp, p->tokens) || (job->kind == SERVE_KIND_EMBED_ALL && !p->lengths)) {
+    const serve_kind_ops *kind = serve_kind_ops_of(job->kind);
+    if (!serve_results_alloc(&job->out, kind, n / kind->inputs_per_unit, job->encs,
+                             hp->hidden_size, hp->num_labels > 0 ? hp->num_labels : 1)) {
         serve_fail(err, 500, "Backend", "out of memory for %d inputs", n);
         respond_error(resp, log, err);
         return -1;
@@ -843,7 +830,6 @@ static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *
     const route *rt = p->rt;
     serve_request *r = &p->r;
     serve_job *job = &p->job;
-    int32_t n = p->n;
     if (job->outcome != SERVE_JOB_RAN) {
         serve_fail(err, 503, "Overloaded", "%s",
                    job->outcome == SERVE_JOB_QUEUE_TIMEOUT
@@ -861,21 +847,22 @@ static void answer_job(serve_pending *p, serve_response *resp, serve_log_entry *
         respond_error(resp, log, err);
         return;
     }
-    /* scm's items are its triplets, named as the client sent them */
-    for (int32_t i = 0; i < (job->kind == SERVE_KIND_SCM ? r->n_items : n); i++) {
-        if (job->items[i].status == RF_OK)
+    /* a unit of several texts (scm's triplet) is named as the client sent it */
+    bool by_item = job->out.kind->inputs_per_unit > 1;
+    for (int32_t i = 0; i < job->out.units; i++) {
+        if (job->out.items[i].status == RF_OK)
             continue;
         char field[64];
-        if (job->kind == SERVE_KIND_SCM)
+        if (by_item)
             list_name(r, rt->list, i, field, sizeof field);
         else
             field_name(rt, r, i, field, sizeof field);
-        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->items[i].error.message);
+        serve_fail(err, 422, "Validation", "%s: %.200s", field, job->out.items[i].error.message);
         respond_error(resp, log, err);
         return;
     }
     respond_json(resp, 200,
-                 rt->answer(&(answer_in){.s = p->s, .r = r, .job = job, .encs = p->encs,
+                 rt->answer(&(answer_in){.rm = &p->rm, .r = r, .job = job, .encs = p->encs,
                                          .tokens = p->tokens}));
 }
 
@@ -883,22 +870,8 @@ void serve_route_pending_free(serve_pending *p)
 {
     if (!p)
         return;
-    serve_job *job = &p->job;
-    for (int32_t i = 0; i < p->n; i++) {
-        if (job->fill)
-            rf_fill_mask_result_free(&job->fill[i]);
-        if (job->ner)
-            rf_ner_result_free(&job->ner[i]);
-    }
-    free(p->lengths);
+    serve_results_free(&p->job.out);
     free(p->counted);
-    free(job->items);
-    free(job->vectors);
-    free(job->probs);
-    free(job->fill);
-    free(job->ner);
-    free(job->qa);
-    free(job->scm);
     for (int32_t i = 0; p->encs && !p->r.ids && i < p->n_encs; i++)
         rf_encoding_free(&p->encs[i]);
     free(p->encs);
@@ -906,7 +879,7 @@ void serve_route_pending_free(serve_pending *p)
     free(p->plain);
     serve_request_free(&p->r);
     /* last: this may free the generation (and its model) */
-    serve_generation_release(p->view.generation);
+    serve_generation_release(p->rm.g);
     free(p);
 }
 
@@ -926,9 +899,9 @@ static int64_t characters(const serve_request *r)
 
 /* /similarity's "parameters.prompt_name": that prompt before every
  * sentence; refusals name the field. */
-static int similarity_prompt(const serve_server *s, serve_request *r, serve_error *err)
+static int similarity_prompt(const request_model *rm, serve_request *r, serve_error *err)
 {
-    if (!r->prompt_name || !serve_apply_prompt(s->model, r->prompt_name, r, err))
+    if (!r->prompt_name || !serve_apply_prompt(rm->g->model, r->prompt_name, r, err))
         return 0;
     char msg[sizeof err->message];
     snprintf(msg, sizeof msg, "parameters.%.240s", err->message);
@@ -936,11 +909,23 @@ static int similarity_prompt(const serve_server *s, serve_request *r, serve_erro
     return -1;
 }
 
-/* A POST route: parse the body, check it against the model and the
- * limits, count its tokens, then answer at once, or, for a route that runs
- * a job, return the job ready to be queued (NULL when answered). */
-static serve_pending *handle_post(const serve_server *s, const route *rt, const char *body,
-                                  size_t len, serve_response *resp, serve_log_entry *log)
+/* Frees a request answered before it became pending: its generation
+ * stays the caller's. Returns NULL. */
+static serve_pending *drop(serve_pending *p)
+{
+    p->rm.g = NULL;
+    serve_route_pending_free(p);
+    return NULL;
+}
+
+/* A POST route: check the parsed body (`root`; NULL: it was not JSON,
+ * *parse_err says why) against the model and the limits, count its tokens,
+ * then answer at once, or, for a route that runs a job, return the job
+ * ready to be queued (NULL when answered). The pending request takes over
+ * rm's generation; without one (answered), the caller keeps it. */
+static serve_pending *handle_post(const request_model *rm, const route *rt, const cJSON *root,
+                                  const serve_error *parse_err, serve_response *resp,
+                                  serve_log_entry *log)
 {
     serve_pending *p = calloc(1, sizeof *p);
     serve_error err;
@@ -949,27 +934,28 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
         respond_error(resp, log, &err);
         return NULL;
     }
-    p->s = s;
+    p->rm = *rm;
+    rm = &p->rm;
     p->rt = rt;
     serve_request *r = &p->r;
-    if (serve_request_parse(rt->body, body, len, s->max_client_batch, r, &err)) {
+    if (!root)
+        err = *parse_err;
+    if (!root || serve_request_from_json(rt->body, root, rm->server->max_client_batch, r, &err)) {
         respond_error(resp, log, &err);
-        serve_route_pending_free(p);
-        return NULL;
+        return drop(p);
     }
-    if (!r->truncate_set && s->auto_truncate)
+    if (!r->truncate_set && rm->server->auto_truncate)
         r->truncate = true;
     /* the embedding routes: the model's default sentence-transformers prompt;
        /similarity: the prompt its "parameters" name */
-    if ((rt->flags & R_PROMPT && serve_apply_prompt(s->model, NULL, r, &err)) ||
-        similarity_prompt(s, r, &err)) {
+    if ((rt->flags & R_PROMPT && serve_apply_prompt(rm->g->model, NULL, r, &err)) ||
+        similarity_prompt(rm, r, &err)) {
         respond_error(resp, log, &err);
-        serve_route_pending_free(p);
-        return NULL;
+        return drop(p);
     }
-    const rf_hparams *hp = rf_model_hparams(s->model);
+    const rf_hparams *hp = rf_model_hparams(rm->g->model);
     int32_t n = p->n = r->ids ? r->n_items : r->n_texts;
-    bool by_sides = rt->kind != NO_JOB && kind_of(s, rt, r) == SERVE_KIND_RERANK_COSINE;
+    bool by_sides = rt->kind != NO_JOB && kind_of(rm, rt, r) == SERVE_KIND_RERANK_COSINE;
     p->n_encs = by_sides && n > 0 ? n + 1 : n;
     rf_encoding *encs = p->encs = calloc((size_t)p->n_encs, sizeof *encs);
     p->counted = calloc((size_t)n + 1, sizeof *p->counted);
@@ -977,9 +963,9 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
     p->sides = by_sides ? calloc((size_t)2 * n + 1, sizeof *p->sides) : NULL;
     /* the token-id inputs' type ids (zeros) and mask (ones) */
     int32_t *plain = p->plain =
-        r->ids ? calloc((size_t)2 * s->max_input_length, sizeof *plain) : NULL;
-    for (int32_t k = 0; plain && k < s->max_input_length; k++)
-        plain[s->max_input_length + k] = 1;
+        r->ids ? calloc((size_t)2 * rm->g->max_input_length, sizeof *plain) : NULL;
+    for (int32_t k = 0; plain && k < rm->g->max_input_length; k++)
+        plain[rm->g->max_input_length + k] = 1;
     int32_t tokens = 0;
     double t0 = cli_now_seconds();
     log->batch = r->batch;
@@ -995,9 +981,9 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
         serve_fail(&err, 400, "Validation", "dimensions: %d is more than the model's %d",
                    r->dimensions, hp->hidden_size);
         respond_error(resp, log, &err);
-    } else if (r->ids      ? count_ids(s, rt, r, encs, plain, p->counted, &tokens, &err)
-               : by_sides ? count_sides(s, rt, r, encs, p->sides, p->counted, &tokens, &err)
-                          : count_tokens(s, rt, r, encs, p->counted, &tokens, &err)) {
+    } else if (r->ids      ? count_ids(rm, rt, r, encs, plain, p->counted, &tokens, &err)
+               : by_sides ? count_sides(rm, rt, r, encs, p->sides, p->counted, &tokens, &err)
+                          : count_tokens(rm, rt, r, encs, p->counted, &tokens, &err)) {
         respond_error(resp, log, &err);
     } else {
         log->tokenize_seconds = cli_now_seconds() - t0;
@@ -1005,45 +991,37 @@ static serve_pending *handle_post(const serve_server *s, const route *rt, const 
         log->tokens = p->tokens = tokens;
         if (rt->kind == NO_JOB)
             respond_json(resp, 200,
-                         rt->answer(&(answer_in){.s = s, .r = r, .encs = encs, .tokens = tokens}));
-        else if (prepare_job(p, resp, log, &err) == 0) {
-            p->view = *s;
-            p->s = &p->view;
+                         rt->answer(&(answer_in){.rm = rm, .r = r, .encs = encs,
+                                                 .tokens = tokens}));
+        else if (prepare_job(p, resp, log, &err) == 0)
             return p;
-        }
     }
-    serve_route_pending_free(p);
-    return NULL;
+    return drop(p);
 }
 
-/* The "model" of a body that names one (R_MODEL_FIELD routes), read ahead
- * of the handler so that the request runs on one model from its start;
- * the handler's parser checks the field again. The name is copied into
- * buf; false when the body names none. */
-static bool body_model(const char *body, size_t len, char *buf, size_t n)
+/* The "model" of a parsed body that names one (R_MODEL_FIELD routes), read
+ * ahead of the handler so that the request runs on one model from its
+ * start; the handler's parser checks the field again. NULL when the body
+ * names none. */
+static const char *body_model(const cJSON *root, size_t max)
 {
-    cJSON *root = cJSON_ParseWithLength(body, len);
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    bool named = cJSON_IsString(model) && strlen(model->valuestring) < n;
-    if (named)
-        memcpy(buf, model->valuestring, strlen(model->valuestring) + 1);
-    cJSON_Delete(root);
-    return named;
+    return cJSON_IsString(model) && strlen(model->valuestring) < max ? model->valuestring : NULL;
 }
 
 /* The model a request runs on: the path's /models/NAME prefix, else the
  * body's "model" where the route has one and the server several models
  * (with one, "model" is only echoed, whatever it says), else the first.
  * -1 when the name is not served, with a 404 answered unless resp is NULL. */
-static int choose_model(const serve_server *s, const route *rt, const char *path, const char *body,
-                        size_t len, serve_response *resp, serve_log_entry *log)
+static int choose_model(const serve_server *s, const route *rt, const char *path,
+                        const cJSON *root, serve_response *resp, serve_log_entry *log)
 {
     size_t name_len;
     const char *rest, *name = path ? model_prefix(path, &name_len, &rest) : NULL;
-    char field[256];
-    bool by_field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1 &&
-                    body_model(body, len, field, sizeof field);
-    if (by_field) {
+    const char *field = !name && rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1
+                            ? body_model(root, 256)
+                            : NULL;
+    if (field) {
         name = field;
         name_len = strlen(field);
     }
@@ -1057,15 +1035,26 @@ static int choose_model(const serve_server *s, const route *rt, const char *path
     serve_error err;
     /* "model: ..." names the field (OpenAI's param) */
     serve_fail(&err, 404, "NotFound", "model%s '%.*s' is not served here; the models are: %s",
-               by_field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
+               field ? ":" : "", (int)(name_len > 200 ? 200 : name_len), name, names);
     respond_error(resp, log, &err);
     return -1;
+}
+
+/* Whether a route's body is read: POST routes that are not actions. */
+static bool reads_body(const route *rt)
+{
+    return rt->get == NULL;
 }
 
 int serve_route_model(const serve_server *s, int route_id, const char *path, const char *body,
                       size_t len)
 {
-    int m = choose_model(s, &routes[route_id], path, body, len, NULL, NULL);
+    const route *rt = &routes[route_id];
+    serve_error err;
+    bool by_field = rt->flags & R_MODEL_FIELD && serve_models_count(s->models) > 1;
+    cJSON *root = by_field ? serve_request_read(body, len, &err) : NULL;
+    int m = choose_model(s, rt, path, root, NULL, NULL);
+    cJSON_Delete(root);
     return m < 0 ? 0 : m;
 }
 
@@ -1075,33 +1064,30 @@ serve_pending *serve_route_submit(const serve_server *s, int route_id, const cha
 {
     const route *rt = &routes[route_id];
     log->openai = serve_route_speaks_openai(route_id, "");
-    int m = choose_model(s, rt, log->path, body, len, resp, log);
-    if (m < 0)
-        return NULL;
-    /* the server as this request sees it: its model's generation, held
-       until the answer is written (by a pending request, until it is
-       freed) */
-    serve_generation *g = serve_models_acquire(s->models, m);
-    serve_server view = *s;
-    view.model = g->model;
-    view.model_id = serve_models_name(s->models, m);
-    view.generation = g;
-    view.batcher = g->batcher;
-    view.max_input_length = g->max_input_length;
-    view.pooling = g->pooling;
-    log->model = m;
-    s = &view;
-    if (rt->flags & R_MODEL_TASK)
-        rt = model_task(s->model);
-    if (rt->get) {
-        rt->get(s, http, resp);
-        serve_generation_release(g);
+    /* parsed once: the model it names, then the request */
+    serve_error parse_err;
+    cJSON *root = reads_body(rt) ? serve_request_read(body, len, &parse_err) : NULL;
+    int m = choose_model(s, rt, log->path, root, resp, log);
+    if (m < 0) {
+        cJSON_Delete(root);
         return NULL;
     }
-    serve_pending *p = handle_post(s, rt, body, len, resp, log);
+    /* the request's model: its generation, held until the answer is
+       written (by a pending request, until it is freed) */
+    request_model rm = {.server = s, .g = serve_models_acquire(s->models, m),
+                        .model_id = serve_models_name(s->models, m)};
+    log->model = m;
+    if (rt->flags & R_MODEL_TASK)
+        rt = model_task(rm.g->model);
+    serve_pending *p = NULL;
+    if (rt->get)
+        rt->get(&rm, http, resp);
+    else
+        p = handle_post(&rm, rt, root, &parse_err, resp, log);
+    cJSON_Delete(root);
     if (!p) {
-        serve_generation_release(g);
-    } else if (g->cache_runner && serve_runner_answer_cached(g->cache_runner, &p->job)) {
+        serve_generation_release(rm.g);
+    } else if (rm.g->cache_runner && serve_runner_answer_cached(rm.g->cache_runner, &p->job)) {
         /* every input was in the cache: answered here, never queued (this
            also gives the generation back) */
         p->job.outcome = SERVE_JOB_RAN;
@@ -1116,7 +1102,7 @@ void serve_route_queue(serve_pending *p, serve_job_done_fn on_done, serve_job_go
                        void *arg)
 {
     p->job.client_gone = client_gone;
-    serve_batcher_submit(p->s->batcher, &p->job, on_done, arg);
+    serve_batcher_submit(p->rm.g->batcher, &p->job, on_done, arg);
 }
 
 serve_job *serve_route_job(serve_pending *p)

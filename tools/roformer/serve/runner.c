@@ -4,18 +4,13 @@
  * the units it holds, runs each distinct unit left once, with per-input
  * statuses (so one bad input fails only its own request), copies each
  * result to the units equal to it and into the cache, then hands every job
- * its slice: vectors, probabilities and scm results are copied, the
- * fill-mask / NER / QA result structs are moved (the job frees them).
- * Per-token vectors (embed_all) lie back to back, each text's rows at its
- * offset: the sum of the lengths before it.
- * The texts of scm jobs are triplets (A, B, C), so a batch of them is one
- * rf_scm call over all their triplets.
- * Every job runs the encodings its request counted (the *_encodings
- * calls): no text is tokenized twice. Cosine rerank's are two per pair,
- * query and document, which it embeds apart.
+ * its slice. What a kind runs and how its results are copied, moved and
+ * cached is its row of the kinds' table (kinds.h): nothing here depends
+ * on the kind.
  */
 #include "serve/runner.h"
 
+#include "serve/results.h"
 #include "serve/units.h"
 
 #include <stdio.h>
@@ -84,20 +79,6 @@ void serve_runner_free(serve_runner *r)
     free(r);
 }
 
-/* Keeps the first k of each mask's top-K candidates (a prefix: the
- * candidates are sorted, so it is the top k). */
-static void trim_top_k(rf_fill_mask_result *f, int32_t k)
-{
-    if (k >= f->top_k)
-        return;
-    for (int32_t m = 0; m < f->n_masks; m++) {
-        memmove(f->ids + (size_t)m * k, f->ids + (size_t)m * f->top_k, sizeof *f->ids * k);
-        memmove(f->scores + (size_t)m * k, f->scores + (size_t)m * f->top_k,
-                sizeof *f->scores * k);
-    }
-    f->top_k = k;
-}
-
 static void fail_all(serve_job **jobs, int n, rf_status st, const rf_error *err)
 {
     for (int j = 0; j < n; j++) {
@@ -133,56 +114,16 @@ static rf_status pipeline_for(serve_runner *r, int32_t window, int32_t stride, r
 
 /* ==== The library call ==== */
 
-/* Runs u's inputs as the kind of `first` says, largest top_k for fill-mask. */
-static rf_status call_library(serve_runner *r, rf_pipeline *pl, const serve_job *first,
+/* Runs u's inputs as their kind says, largest top_k for fill-mask. */
+static rf_status call_library(const serve_runner *r, rf_pipeline *pl, const serve_job *first,
                               int32_t top_k, serve_units *u, rf_error *err)
 {
-    int32_t n = u->n;
     rf_status st = rf_pipeline_set_truncation_side(pl, first->truncation_side, err);
     if (st != RF_OK)
         return st;
-    rf_rerank_params rerank = rf_rerank_default_params();
-    rerank.raw_scores = first->raw_scores;
-    switch (u->kind) {
-    case SERVE_KIND_RERANK:
-        return rf_rerank_score_encodings(pl, u->encs, n, &rerank, u->probs, u->items, err);
-    case SERVE_KIND_RERANK_COSINE:
-        return rf_similarity_encodings(pl, u->encs, n, r->pooling, u->probs, u->items, err);
-    case SERVE_KIND_CLASSIFY:
-        return rf_classify_encodings(pl, u->encs, n, u->probs, u->items, err);
-    case SERVE_KIND_LOGITS:
-        return rf_classify_logits_encodings(pl, u->encs, n, u->probs, u->items, err);
-    case SERVE_KIND_FILL_MASK:
-        return rf_fill_mask_encodings(pl, u->texts, u->encs, n, top_k, u->fill, u->items, err);
-    case SERVE_KIND_NER:
-        return rf_token_classify_encodings(pl, u->texts, u->encs, n, u->ner, u->items, err);
-    case SERVE_KIND_QA:
-        return rf_qa_encodings(pl, u->texts, u->encs, n, first->max_answer_tokens,
-                               first->doc_stride, u->qa, u->items, err);
-    case SERVE_KIND_EMBED:
-        return rf_embed_windowed_encodings(pl, u->encs, n, r->pooling, false, u->vectors,
-                                           u->items, err);
-    case SERVE_KIND_EMBED_IDS:
-    case SERVE_KIND_EMBED_ALL:
-        st = u->kind == SERVE_KIND_EMBED_ALL
-                 ? rf_token_embeddings(pl, u->encs, n, u->vectors, err)
-                 : rf_embed_encodings(pl, u->encs, n, r->pooling, u->vectors, err);
-        for (int32_t i = 0; st == RF_OK && i < n; i++)
-            u->items[i] = (rf_item_status){.status = RF_OK};
-        return st;
-    case SERVE_KIND_SCM: {
-        rf_scm_params params = rf_scm_default_params();
-        params.pooling = r->pooling;
-        for (int32_t k = 0; k < u->units; k++)
-            for (int s = 0; s < 3; s++) {
-                u->triplets[k].doc[s] = u->texts[3 * k + s].text;
-                u->triplets[k].len[s] = u->texts[3 * k + s].text_len;
-            }
-        return rf_scm_encodings(pl, u->triplets, u->encs, u->units, &params, u->scm, NULL,
-                                u->items, err);
-    }
-    }
-    return RF_ERR_INPUT;
+    serve_call call = {.pl = pl, .pooling = r->pooling, .first = first, .top_k = top_k,
+                       .n = u->n, .texts = u->texts, .encs = u->encs, .out = &u->out};
+    return u->kind->run(&call, err);
 }
 
 /* ==== Which units run ==== */
@@ -217,7 +158,7 @@ typedef struct {
 static void read_cached(const void *value, size_t len, void *arg)
 {
     unpack_arg *a = arg;
-    a->ok = serve_units_unpack(a->u, a->unit, a->model, value, len);
+    a->ok = serve_results_unpack(&a->u->out, a->unit, a->model, value, len);
 }
 
 /* What r's keys hold besides the inputs. */
@@ -275,42 +216,34 @@ static void plan_units(serve_runner *r, serve_units *all, serve_job *const *unit
 static rf_status run_units(serve_runner *r, rf_pipeline *pl, serve_job *first, int32_t top_k,
                            serve_units *all, const int32_t *fate, rf_error *err)
 {
-    int32_t U = all->units, ipu = serve_units_inputs_per_unit(all->kind);
-    int32_t epi = serve_units_encodings_per_input(all->kind), runs = 0, rows = 0;
+    int32_t U = all->units, ipu = all->kind->inputs_per_unit;
+    int32_t epi = all->kind->encodings_per_input, runs = 0;
     for (int32_t i = 0; i < U; i++)
-        if (fate[i] == UNIT_RUNS) {
-            runs++;
-            rows += all->lengths ? all->lengths[i] : 0;
-        }
+        runs += fate[i] == UNIT_RUNS;
     if (runs == U)
         return call_library(r, pl, first, top_k, all, err);
     if (runs == 0)
         return RF_OK;
     serve_units some;
     rf_status st = RF_OK;
-    if (!serve_units_alloc(&some, all->kind, runs * ipu, rows, all->D, all->N)) {
+    bool ok = serve_units_alloc(&some, all->kind, runs * ipu);
+    for (int32_t i = 0, k = 0; ok && i < U; i++) {
+        if (fate[i] != UNIT_RUNS)
+            continue;
+        size_t in = (size_t)i * ipu, to = (size_t)k++ * ipu;
+        memcpy(some.texts + to, all->texts + in, sizeof *all->texts * ipu);
+        memcpy(some.encs + to * epi, all->encs + in * epi, sizeof *all->encs * ipu * epi);
+    }
+    if (!ok || !serve_units_alloc_results(&some, r->D, r->N)) {
         snprintf(err->message, sizeof err->message, "out of memory for a batch of %d inputs",
                  runs * ipu);
         st = RF_ERR_NOMEM;
         goto done;
     }
-    for (int32_t i = 0, k = 0, row = 0; i < U; i++) {
-        if (fate[i] != UNIT_RUNS)
-            continue;
-        size_t in = (size_t)i * ipu, to = (size_t)k * ipu;
-        memcpy(some.texts + to, all->texts + in, sizeof *all->texts * ipu);
-        memcpy(some.encs + to * epi, all->encs + in * epi, sizeof *all->encs * ipu * epi);
-        if (all->lengths) {
-            some.offsets[k] = row;
-            some.lengths[k] = all->lengths[i];
-            row += all->lengths[i];
-        }
-        k++;
-    }
     st = call_library(r, pl, first, top_k, &some, err);
     for (int32_t i = 0, k = 0; st == RF_OK && i < U; i++)
         if (fate[i] == UNIT_RUNS)
-            serve_units_move(all, i, &some, k++);
+            serve_results_move(&all->out, i, &some.out, k++, top_k);
 done:
     serve_units_free(&some);
     return st;
@@ -323,23 +256,24 @@ static void share_results(serve_runner *r, serve_units *all, serve_job *const *u
 {
     if (r->keys.failed) /* no keys: every unit ran, none is kept */
         return;
+    rf_item_status *items = all->out.items;
     for (int32_t i = 0; i < all->units; i++) {
         int32_t from = fate[i] >= 0 ? fate[i] : i;
         if (fate[i] == UNIT_CACHED || (fate[i] == UNIT_RUNS && !r->cache))
             continue;
-        if (all->items[from].status != RF_OK) {
-            all->items[i] = all->items[from];
+        if (items[from].status != RF_OK) {
+            items[i] = items[from];
             continue;
         }
         r->value.len = 0;
         r->value.failed = false;
-        serve_units_pack(all, from, unit_job[i]->top_k, r->model, &r->value);
+        serve_results_pack(&all->out, from, unit_job[i]->top_k, r->model, &r->value);
         unpack_arg a = {.u = all, .unit = i, .model = r->model};
         if (fate[i] >= 0 && !r->value.failed)
             read_cached(r->value.p, r->value.len, &a);
         if (fate[i] >= 0 && !a.ok) {
-            all->items[i] = (rf_item_status){.status = RF_ERR_NOMEM};
-            snprintf(all->items[i].error.message, sizeof all->items[i].error.message,
+            items[i] = (rf_item_status){.status = RF_ERR_NOMEM};
+            snprintf(items[i].error.message, sizeof items[i].error.message,
                      "out of memory copying the result of an equal input");
         } else if (fate[i] == UNIT_RUNS && !r->value.failed) {
             serve_cache_put(r->cache, r->owner, r->load, r->keys.p + at[i], at[i + 1] - at[i],
@@ -350,28 +284,27 @@ static void share_results(serve_runner *r, serve_units *all, serve_job *const *u
 
 /* ==== A batch ==== */
 
-/* Joins the jobs' inputs into `all` and notes each unit's job. */
-static void join_jobs(serve_job **jobs, int n, serve_units *all, serve_job **unit_job)
+/* The units of jobs[0..n) of one kind: their inputs joined in queue
+ * order, each unit's job noted, and the results allocated for them.
+ * false when out of memory (free `all` still). */
+static bool join_jobs(const serve_runner *r, serve_job **jobs, int n, serve_units *all,
+                      serve_job **unit_job)
 {
-    int32_t ipu = serve_units_inputs_per_unit(all->kind);
-    int32_t epi = serve_units_encodings_per_input(all->kind);
-    for (int j = 0, o = 0, row = 0; j < n; o += jobs[j]->n, j++) {
+    int32_t ipu = all->kind->inputs_per_unit, epi = all->kind->encodings_per_input;
+    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
         memcpy(all->encs + (size_t)o * epi, jobs[j]->encs, sizeof *all->encs * jobs[j]->n * epi);
         if (jobs[j]->texts) /* NULL for token ids */
             memcpy(all->texts + o, jobs[j]->texts, sizeof *all->texts * jobs[j]->n);
-        for (int32_t i = 0; all->lengths && i < jobs[j]->n; row += jobs[j]->lengths[i], i++) {
-            all->offsets[o + i] = row;
-            all->lengths[o + i] = jobs[j]->lengths[i];
-        }
         for (int32_t i = 0; i < jobs[j]->n / ipu; i++)
             unit_job[o / ipu + i] = jobs[j];
     }
+    return serve_units_alloc_results(all, r->D, r->N);
 }
 
 /* Counts the tokens each job ran: those of its units that ran. */
 static void count_ran(const serve_units *all, serve_job **jobs, int n, const int32_t *fate)
 {
-    int32_t ipu = serve_units_inputs_per_unit(all->kind);
+    int32_t ipu = all->kind->inputs_per_unit;
     for (int j = 0, unit = 0; j < n; j++) {
         jobs[j]->ran_tokens = 0;
         for (int32_t i = 0; i < jobs[j]->n / ipu; i++, unit++)
@@ -380,61 +313,37 @@ static void count_ran(const serve_units *all, serve_job **jobs, int n, const int
     }
 }
 
-/* Hands each job its slice of the batch's results. */
-static void slice_results(serve_units *all, serve_job **jobs, int n, int32_t D)
+/* Hands each job its units' results (fill-mask cut to the job's top_k). */
+static void slice_results(serve_units *all, serve_job **jobs, int n)
 {
-    bool scm = all->kind == SERVE_KIND_SCM;
-    size_t P = serve_units_probs_per_input(all);
-    for (int j = 0, o = 0; j < n; o += jobs[j]->n, j++) {
-        serve_job *job = jobs[j];
-        job->status = RF_OK;
-        if (scm) {
-            memcpy(job->items, all->items + o / 3, sizeof *all->items * (job->n / 3));
-            memcpy(job->scm, all->scm + o / 3, sizeof *all->scm * (job->n / 3));
-            continue;
-        }
-        memcpy(job->items, all->items + o, sizeof *all->items * job->n);
-        if (all->lengths && job->n > 0) {
-            int32_t count = 0;
-            for (int32_t i = 0; i < job->n; i++)
-                count += job->lengths[i];
-            memcpy(job->vectors, all->vectors + (size_t)all->offsets[o] * D,
-                   sizeof(float) * (size_t)count * D);
-        } else if (all->vectors) {
-            memcpy(job->vectors, all->vectors + (size_t)o * D, sizeof(float) * job->n * D);
-        }
-        if (P)
-            memcpy(job->probs, all->probs + (size_t)o * P, sizeof(float) * job->n * P);
-        for (int32_t i = 0; i < job->n; i++) {
-            if (all->fill) {
-                job->fill[i] = all->fill[o + i];
-                all->fill[o + i] = (rf_fill_mask_result){0};
-                trim_top_k(&job->fill[i], job->top_k);
-            }
-            if (all->ner) {
-                job->ner[i] = all->ner[o + i];
-                all->ner[o + i] = (rf_ner_result){0};
-            }
-            if (all->qa)
-                job->qa[i] = all->qa[o + i];
-        }
+    for (int j = 0, o = 0; j < n; o += jobs[j]->out.units, j++) {
+        jobs[j]->status = RF_OK;
+        for (int32_t i = 0; i < jobs[j]->out.units; i++)
+            serve_results_move(&jobs[j]->out, i, &all->out, o + i, jobs[j]->top_k);
     }
+}
+
+/* The units of jobs[0..n): *all, with a job per unit, out of memory when
+ * false (free both still). */
+static bool batch_units(const serve_runner *r, serve_job **jobs, int n, serve_units *all,
+                        serve_job ***unit_job)
+{
+    int32_t total = 0;
+    for (int j = 0; j < n; j++)
+        total += jobs[j]->n;
+    bool ok = serve_units_alloc(all, jobs[0]->out.kind, total);
+    *unit_job = malloc(sizeof **unit_job * (all->units > 0 ? (size_t)all->units : 1));
+    return ok && *unit_job && join_jobs(r, jobs, n, all, *unit_job);
 }
 
 bool serve_runner_answer_cached(const serve_runner *r, serve_job *job)
 {
     if (!r->cache || job->n == 0)
         return false;
-    int32_t rows = 0;
-    for (int32_t i = 0; job->kind == SERVE_KIND_EMBED_ALL && i < job->n; i++)
-        rows += job->lengths[i];
     serve_units all;
     serve_bytes key = {0};
-    size_t U = job->n > 0 ? (size_t)job->n : 1;
-    serve_job **unit_job = malloc(sizeof *unit_job * U);
-    bool hits = serve_units_alloc(&all, job->kind, job->n, rows, r->D, r->N) && unit_job;
-    if (hits)
-        join_jobs(&job, 1, &all, unit_job);
+    serve_job **unit_job;
+    bool hits = batch_units(r, &job, 1, &all, &unit_job);
     serve_key_context ctx = key_context(r);
     for (int32_t i = 0; hits && i < all.units; i++) {
         key.len = 0;
@@ -445,7 +354,7 @@ bool serve_runner_answer_cached(const serve_runner *r, serve_job *job)
     if (hits) {
         serve_cache_count_hits(r->cache, r->owner, all.units);
         job->ran_tokens = 0;
-        slice_results(&all, &job, 1, r->D);
+        slice_results(&all, &job, 1);
     }
     serve_units_free(&all);
     serve_bytes_free(&key);
@@ -455,40 +364,34 @@ bool serve_runner_answer_cached(const serve_runner *r, serve_job *job)
 
 double serve_runner_run(serve_runner *r, serve_job **jobs, int n)
 {
-    serve_kind kind = jobs[0]->kind;
-    int32_t total = 0, top_k = 1, rows = 0;
-    for (int j = 0; j < n; j++) {
-        total += jobs[j]->n;
+    int32_t top_k = 1;
+    for (int j = 0; j < n; j++)
         if (jobs[j]->top_k > top_k)
             top_k = jobs[j]->top_k;
-        for (int32_t i = 0; kind == SERVE_KIND_EMBED_ALL && i < jobs[j]->n; i++)
-            rows += jobs[j]->lengths[i];
-    }
     serve_units all;
-    bool ok = serve_units_alloc(&all, kind, total, rows, r->D, r->N);
+    serve_job **unit_job;
+    bool ok = batch_units(r, jobs, n, &all, &unit_job);
     size_t U = all.units > 0 ? (size_t)all.units : 1;
-    serve_job **unit_job = malloc(sizeof *unit_job * U);
     int32_t *fate = malloc(sizeof *fate * U), *order = malloc(sizeof *order * U);
     size_t *at = malloc(sizeof *at * (U + 1));
     rf_error err = {{0}};
     rf_status st = RF_OK;
     rf_pipeline *pl = NULL;
     rf_pipeline_stats before = {0}, after = {0};
-    if (!ok || !unit_job || !fate || !order || !at) {
-        snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", total);
+    if (!ok || !fate || !order || !at) {
+        snprintf(err.message, sizeof err.message, "out of memory for a batch of %d inputs", all.n);
         st = RF_ERR_NOMEM;
         goto done;
     }
     if ((st = pipeline_for(r, jobs[0]->window, jobs[0]->stride, &pl, &err)) != RF_OK)
         goto done;
     rf_pipeline_get_stats(pl, &before);
-    join_jobs(jobs, n, &all, unit_job);
     plan_units(r, &all, unit_job, at, fate, order);
     if ((st = run_units(r, pl, jobs[0], top_k, &all, fate, &err)) != RF_OK)
         goto done;
     share_results(r, &all, unit_job, at, fate);
     count_ran(&all, jobs, n, fate);
-    slice_results(&all, jobs, n, r->D);
+    slice_results(&all, jobs, n);
 done:
     if (st != RF_OK)
         fail_all(jobs, n, st, &err);

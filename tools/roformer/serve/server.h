@@ -1,12 +1,9 @@
 /*
  * server.h — what the parts of `roformer serve` share: the settings from
  * the command line and the long-lived objects (the models, metrics).
- * Filled by cmd_serve.c, read-only once the HTTP daemon runs.
- *
- * A request runs on one model: routes.c copies the server into a view of
- * it whose last group of fields below is the generation the request took
- * (models.h), and whose max_input_length and pooling are that model's; in
- * the server itself the last group is unset.
+ * Filled by cmd_serve.c, read-only once the HTTP daemon runs. A request
+ * runs on one model: the generation it took (models.h), whose
+ * max_input_length and pooling are that model's, beside a pointer to this.
  */
 #ifndef RF_SERVE_SERVER_H
 #define RF_SERVE_SERVER_H
@@ -52,12 +49,6 @@ typedef struct {
     serve_models *models;
     serve_metrics *metrics;
     serve_cache *cache;           /* NULL without --cache-mb */
-
-    /* a request's model (see above) */
-    const rf_model *model;
-    const char *model_id;         /* what /info and /v1/embeddings call the model */
-    serve_generation *generation;
-    serve_batcher *batcher;
 } serve_server;
 
 #endif
