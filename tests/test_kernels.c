@@ -9,7 +9,7 @@
 #include "kernels/fp16.h"
 #include "kernels/activations.h"
 #include "model/attention.h"
-#include "kernels/amx_emulator.h"
+#include "kernels/emulated/amx_emulator.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_backend.h"

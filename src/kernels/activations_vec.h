@@ -3,7 +3,7 @@
  * and rf_act_at, the activation of the products' epilogues (gemm_int8.c),
  * written on the vector type of vecmath.h and included once per
  * instruction-set build: by activations.c and gemm_int8.c (8 floats:
- * baseline and AVX2) and by kernels_avx512.c (16 floats), each of which
+ * baseline and AVX2) and by x86/kernels_avx512.c (16 floats), each of which
  * sets RF_VLEN first or takes the default.
  */
 #ifndef RF_ACTIVATIONS_VEC_H

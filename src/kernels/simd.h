@@ -7,7 +7,7 @@
  * bodies in activations_vec.h, softmax_vec.h, layernorm_vec.h and
  * rmsnorm_vec.h) and compiled three times: for the x86-64 baseline (SSE2,
  * two registers per 8-float vector), for AVX2 with FMA (one 8-float
- * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked
+ * register), and for AVX-512 (one 16-float register, x86/kernels_avx512.c). The CPU is asked
  * through cpu.h; the baseline stays the fallback everywhere else.
  * On ARM64 the baseline build is the NEON build: Advanced SIMD is part of
  * ARMv8-A, so every 8-float vector is two q registers, with fused
@@ -58,7 +58,7 @@ rf_simd_level rf_simd_level_get(void);
 bool rf_simd_level_set(rf_simd_level level);
 
 #if RF_SIMD_X86
-/* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
+/* The AVX-512 builds (x86/kernels_avx512.c) of rf_bias_act,
  * rf_softmax_rows_online, rf_add_layernorm /
  * rf_layernorm and rf_add_rmsnorm / rf_rmsnorm (y NULL); called by those when the level is RF_SIMD_AVX512. */
 void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
