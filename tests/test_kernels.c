@@ -1151,9 +1151,10 @@ static void test_attention(void)
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
         float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
-        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
+        rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
         float d = check_max_abs_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
         /* the same sequences packed without their padding */
@@ -1165,7 +1166,7 @@ static void test_attention(void)
             memcpy(packed + (size_t)seq_off[b] * ld, qkv + (size_t)b * L * ld,
                    (size_t)len * ld * sizeof *packed);
         }
-        rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+        rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
                             scores, NULL, out, D);
         d = 0.0f;
         for (int b = 0; b < B; b++)
@@ -1178,8 +1179,8 @@ static void test_attention(void)
             uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, Dh) +
                                    (size_t)n_threads * rf_attention_bf16_scratch(L, Dh)) * sizeof *bs);
             float *out_b = malloc(n * sizeof *out_b);
-            rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
-            rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+            rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
+            rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
                                 scores, bs, out, D);
             float d_ref = 0.0f, d_packed = 0.0f;
             for (int b = 0; b < B; b++) {
