@@ -28,7 +28,7 @@
  */
 #include "kernels/fp16.h"
 #include "kernels/gemm_bf16.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise.h"
 #include "kernels/softmax.h"
 #include "model/attention.h"
 #include "model/threadpool.h"

@@ -19,6 +19,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
+#include "kernels/elementwise.h"
 #include "kernels/simd.h"
 #include "kernels/softmax.h"
 #include "model/threadpool.h"
@@ -1354,13 +1355,16 @@ int main(void)
         return check_done();
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs
-     * (ARM64: the one NEON build, simd.h) */
+     * (ARM64: the one NEON build, elementwise.h) */
 #if RF_SIMD_ARM64
     const rf_simd_level levels[] = {RF_SIMD_BASELINE};
     const char *level_names[] = {"NEON"};
+    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline};
 #else
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
     const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
+    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline, &rf_elementwise_avx2,
+                                          &rf_elementwise_avx512};
 #endif
     rf_simd_level best = rf_simd_level_get();
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -1369,6 +1373,11 @@ int main(void)
             continue;
         }
         CHECK(rf_simd_level_get() == levels[l], "%s kernels selected", level_names[l]);
+        /* the entry points call the level's row of the table, every member set */
+        const rf_elementwise_ops *ops = rf_elementwise();
+        CHECK(ops == builds[l] && ops->bias_act && ops->softmax_rows_online &&
+                  ops->add_layernorm && ops->add_rmsnorm && rf_cpu_has_all(ops->needs),
+              "%s kernels: the table's build '%s', every kernel in it", level_names[l], ops->name);
 #if RF_SIMD_X86
         if (levels[l] != RF_SIMD_BASELINE)
             test_quantize_rows_int8(level_names[l]);
