@@ -1304,6 +1304,11 @@ int main(void)
 #else
     bool all = true;
 #endif
+    /* RF_TEST_SKIP_EMULATED (tests/run_x86.sh, under qemu): the tests-only
+     * backends (the AMX loops on the tile emulator) are portable C over the
+     * AVX2 build, with no choice by CPU model; the native run tests them,
+     * and under emulation they are most of this test's time */
+    bool emulated = !getenv("RF_TEST_SKIP_EMULATED");
     if (all) {
         test_pool();
         test_gemm();
@@ -1319,6 +1324,10 @@ int main(void)
     const rf_bf16_backend *bf16_best = rf_bf16_backend_get();
     for (int k = 0; k < rf_bf16_backend_count; k++) {
         const rf_bf16_backend *b = rf_bf16_backends[k];
+        if (b->tests_only && !emulated) {
+            SKIP("bf16 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
+            continue;
+        }
         if (!rf_bf16_backend_set(b)) {
             SKIP("bf16 %s product: this CPU does not run it", b->name);
             continue;
@@ -1338,6 +1347,10 @@ int main(void)
     const rf_int8_backend *int8_best = rf_int8_backend_get();
     for (int k = 0; k < rf_int8_backend_count; k++) {
         const rf_int8_backend *b = rf_int8_backends[k];
+        if (b->tests_only && !emulated) {
+            SKIP("int8 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
+            continue;
+        }
         if (!rf_int8_backend_set(b)) {
             SKIP("int8 %s product: this CPU does not have it", b->name);
             continue;
