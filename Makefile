@@ -48,7 +48,7 @@ VERSION := $(shell sed -n 's/^\#define RF_VERSION "\(.*\)"/\1/p' include/roforme
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME := libroformer.so.$(VERSION_MAJOR)
 
-LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c))
+LIB_SRC := $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c src/*/*/*/*.c))
 CLI_SRC := $(sort $(wildcard tools/roformer/*.c tools/roformer/serve/*.c))
 # The C tests lie in folders by layer (tests/README.md); each binary keeps
 # its file's name alone, tests/FOLDER/test_NAME.c building
@@ -66,8 +66,8 @@ FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/test_fuzz_%)
 FUZZ_CLI := input serve_request
 fuzz_includes = $(if $(filter $(1),$(FUZZ_CLI)),-Itools/roformer,-Isrc)
-HEADERS := $(wildcard include/*.h src/*.h src/*/*.h tools/roformer/*.h tools/roformer/*.def tests/*.h \
-             tests/*/*.h)
+HEADERS := $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h src/*/*/*/*.h tools/roformer/*.h \
+             tools/roformer/*.def tests/*.h tests/*/*.h)
 # only the CLI and the fuzz targets include the server's headers
 SERVE_HEADERS := $(wildcard tools/roformer/serve/*.h)
 

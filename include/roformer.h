@@ -533,11 +533,11 @@ RF_API double rf_context_partition_efficiency(const rf_context *ctx, int32_t tok
  * rf_forward's untimed work (checking the batch, the heads). */
 typedef struct {
     double products_ms;    /* the Linear products, with bias, activation and RoPE */
-    double attention_ms;   /* attention (its waits included) */
+    double attention_ms;   /* attention: scores, softmax, weighted values */
     double norms_ms;       /* LayerNorm / RMS norm and the residual add they fold in */
     double quantize_ms;    /* bf16 / int8: products' inputs rounded or quantized */
     double elementwise_ms; /* embedding gather, mask, hidden-state copies */
-    double waits_ms;       /* calling thread idle inside the other steps' regions */
+    double waits_ms;       /* calling thread idle inside the steps' regions */
     double forward_ms;     /* wall time of the passes, all of rf_forward */
     int64_t forwards;      /* passes counted */
 } rf_step_times;

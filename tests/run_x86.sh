@@ -90,6 +90,8 @@ for t in "$@"; do
     case "$name" in
     test_int8 | test_bf16 | test_parity)
         wrapper "$name" "$t" ${small_ref:+ROFORMER_REFERENCE=$small_ref} ;;
+    # the tile emulator's backends: portable C, tested natively
+    test_kernels) wrapper "$name" "$t" RF_TEST_SKIP_EMULATED=1 ;;
     *) wrapper "$name" "$t" ;;
     esac
     tests="$tests $wrap/$name"

@@ -5,42 +5,21 @@
  *             u = sqrt(2/pi) (x + 0.044715 x^3)                     (HF NewGELUActivation)
  *   relu, silu/swish x sigmoid(x), tanh = 1 - 2 / (exp(2x) + 1), linear (identity).
  *
- * The fast pass (activations_vec.h, one build per instruction set, chosen
- * here: simd.h) works on a vector of floats at a time with the polynomial
+ * The fast pass (activations_vec.h, one build per instruction set, the
+ * one elementwise.h chose) works on a vector of floats at a time with the polynomial
  * exp/erf of vecmath.h (agreeing with libm to a few 1e-7) and adds the
  * Linear layer's bias in the same sweep; the naive twin computes each
  * element in double with libm.
  */
 #include "kernels/activations.h"
 #include "kernels/activations_vec.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise.h"
 
 #include <math.h>
 
-static void bias_act_baseline(float *y, int rows, int cols, int ld, const float *bias,
-                              rf_activation act)
-{
-    bias_act_rows(y, rows, cols, ld, bias, act);
-}
-
-#if RF_SIMD_X86
-RF_TARGET_AVX2 static void bias_act_avx2(float *y, int rows, int cols, int ld,
-                                         const float *bias, rf_activation act)
-{
-    bias_act_rows(y, rows, cols, ld, bias, act);
-}
-#endif
-
 void rf_bias_act(float *y, int rows, int cols, int ld, const float *bias, rf_activation act)
 {
-#if RF_SIMD_X86
-    switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512: rf_bias_act_avx512(y, rows, cols, ld, bias, act); return;
-    case RF_SIMD_AVX2: bias_act_avx2(y, rows, cols, ld, bias, act); return;
-    case RF_SIMD_BASELINE: break;
-    }
-#endif
-    bias_act_baseline(y, rows, cols, ld, bias, act);
+    rf_elementwise()->bias_act(y, rows, cols, ld, bias, act);
 }
 
 float rf_act_naive(rf_activation act, float xf)

@@ -1,10 +1,11 @@
 /*
  * activations_vec.h — the vector body of rf_bias_act (see activations.c)
- * and rf_act_at, the activation of the products' epilogues (gemm_int8.c),
- * written on the vector type of vecmath.h and included once per
- * instruction-set build: by activations.c and gemm_int8.c (8 floats:
- * baseline and AVX2) and by kernels_avx512.c (16 floats), each of which
- * sets RF_VLEN first or takes the default.
+ * and rf_act_at, the activation of the int8 products' epilogues, written
+ * on the vector type of vecmath.h and included once per instruction-set
+ * build: by elementwise_build.h in each element-wise build (elementwise.h: 8
+ * floats for the baseline and AVX2, 16 for AVX-512) and by the epilogues
+ * of x86/gemm_int8_shared_avx2.c (8) and x86/gemm_int8_shared_avx512.c
+ * (16), each of which sets RF_VLEN first or takes the default.
  */
 #ifndef RF_ACTIVATIONS_VEC_H
 #define RF_ACTIVATIONS_VEC_H

@@ -62,7 +62,7 @@ bool rf_bf16_supported(void)
     return rule() != NULL;
 }
 
-/* NULL: not chosen yet (pointers read and written whole, as in simd.c) */
+/* NULL: not chosen yet (pointers read and written whole, as in elementwise.c) */
 static const rf_bf16_backend *chosen;
 static const char *chosen_why = "";
 

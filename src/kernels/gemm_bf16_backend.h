@@ -87,15 +87,15 @@ extern const rf_bf16_backend *const rf_bf16_backends[];
 extern const int rf_bf16_backend_count;
 
 /* x86-64 (each needs what its name says; the driver checks the CPU):
- * rf_bf16_backend_amx          TDPBF16PS tiles (AMX-BF16), gemm_bf16_amx.c;
- * rf_bf16_backend_amx_emulated the same loops on amx_emulator.h's C
+ * rf_bf16_backend_amx          TDPBF16PS tiles (AMX-BF16), x86/amx/gemm_bf16_amx.c;
+ * rf_bf16_backend_amx_emulated the same loops on emulated/amx_emulator.h's C
  *                           emulator of the tile instructions (AVX2; tests
- *                           only), gemm_bf16_amx_emulated.c;
- * rf_bf16_backend_avx512bf16   VDPBF16PS (AVX512_BF16), gemm_bf16_avx512.c;
+ *                           only), emulated/gemm_bf16_amx_emulated.c;
+ * rf_bf16_backend_avx512bf16   VDPBF16PS (AVX512_BF16), x86/gemm_bf16_avx512.c;
  * rf_bf16_backend_f32fma       the bf16 operands widened to f32 in registers
  *                           and summed by f32 FMA (AVX512F; it rounds and
- *                           packs on AVX512_BF16), gemm_bf16_f32fma.c.
- * ARM64 (BF16), gemm_bf16_neon.c:
+ *                           packs on AVX512_BF16), x86/gemm_bf16_f32fma.c.
+ * ARM64 (BF16), arm/gemm_bf16_neon.c:
  * rf_bf16_backend_bfmmla       BFMMLA, 2 x 2 outputs of 4 inputs each;
  * rf_bf16_backend_bfdot        BFDOT, 4 outputs of 2 inputs each. */
 

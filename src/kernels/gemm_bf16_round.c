@@ -59,7 +59,7 @@ static void pack_transposed_c(const float *V, int K, int N, size_t ldv, uint16_t
 const rf_bf16_packing rf_bf16_packing_c = {round_rows_c, pack_rows_c, pack_transposed_c};
 
 #if RF_SIMD_X86
-#include "kernels/gemm_bf16_avx512_nest.h"
+#include "kernels/x86/gemm_bf16_avx512_nest.h"
 
 #define RF_TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 

@@ -59,7 +59,7 @@ bool rf_int8_backend_runs(const rf_int8_backend *b)
     return b && rf_cpu_has_all(b->needs);
 }
 
-/* NULL: not chosen yet (a pointer read and written whole, as in simd.c) */
+/* NULL: not chosen yet (a pointer read and written whole, as in elementwise.c) */
 static const rf_int8_backend *chosen;
 
 const rf_int8_backend *rf_int8_backend_get(void)

@@ -3,16 +3,16 @@
  * driver (gemm_int8.c), one per instruction set, each an rf_int8_backend
  * filled in a file of its own:
  *
- *   gemm_int8_avx2.c           "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
- *   gemm_int8_vnni.c           "vnni"   VPDPBUSD (AVX512-VNNI)
- *   gemm_int8_amx.c            "amx"    TDPBSSD (AMX-INT8)
- *   gemm_int8_amx_emulated.c   "amx-model"  the same loops on the C
- *                              emulator of the tiles (tests only)
- *   gemm_int8_neon.c           "neon", "sdot", "i8mm" (ARM64)
+ *   x86/gemm_int8_avx2.c               "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
+ *   x86/gemm_int8_vnni.c               "vnni"   VPDPBUSD (AVX512-VNNI)
+ *   x86/amx/gemm_int8_amx.c            "amx"    TDPBSSD (AMX-INT8)
+ *   emulated/gemm_int8_amx_emulated.c  "amx-model"  the same loops on the C
+ *                                      emulator of the tiles (tests only)
+ *   arm/gemm_int8_neon.c               "neon", "sdot", "i8mm" (ARM64)
  *
- * and the pieces several share: gemm_int8_shared_avx2.c and
- * gemm_int8_shared_avx512.c (below), gemm_int8_shared_walk.c (the walk of
- * the register-tile builds, x86-64 and ARM64), gemm_int8_amx_body.h (the
+ * and the pieces several share: x86/gemm_int8_shared_avx2.c and
+ * x86/gemm_int8_shared_avx512.c (below), gemm_int8_shared_walk.c (the walk of
+ * the register-tile builds, x86-64 and ARM64), x86/amx/gemm_int8_amx_body.h (the
  * tile loops). All read the packed layout of gemm_int8.h and give the same
  * exact integer sums; they differ only in speed. The driver picks one
  * backend once per process, quantizes, packs, splits the work over
@@ -49,7 +49,7 @@ typedef struct {
 } rf_int8_product;
 
 /* How a backend's operands come in: one set per way of storing the
- * inputs (below, and gemm_int8_neon.c's own). */
+ * inputs (below, and arm/gemm_int8_neon.c's own). */
 typedef struct {
     /* Quantizes rows [m0, m1) of X (K used, rows K apart) into Xq (rows of
      * rf_int8_row_bytes(K)), scales and centers: the bytes of
@@ -117,9 +117,9 @@ extern const int rf_int8_backend_count;
 typedef void rf_int8_epilogue(const rf_int8_product *p, const int32_t *C, int m, int mr, int n,
                               int cols);
 
-/* Shared by the x86-64 backends. The AVX2 pieces (gemm_int8_shared_avx2.c):
+/* Shared by the x86-64 backends. The AVX2 pieces (x86/gemm_int8_shared_avx2.c):
  * quantizing rows, a weight row's sum and the epilogue; the AVX-512 ones
- * (gemm_int8_shared_avx512.c), for the backends that need AVX-512 anyway: rows
+ * (x86/gemm_int8_shared_avx512.c), for the backends that need AVX-512 anyway: rows
  * quantized 16 values at a time (signed, or + 128 for VPDPBUSD) and the
  * epilogue 16 channels at a time. The same operations per value in the
  * same order, so every backend gives the same bytes and outputs. */

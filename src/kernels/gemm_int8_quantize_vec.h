@@ -1,8 +1,8 @@
 /*
  * gemm_int8_quantize_vec.h — the loop that quantizes input rows (rows in
  * of gemm_int8_backend.h) on vecmath.h's vector type, included by each
- * build of it: gemm_int8_shared_avx2.c (8 floats), gemm_int8_shared_avx512.c
- * (16) and gemm_int8_neon.c (8, two registers). The includer defines first
+ * build of it: x86/gemm_int8_shared_avx2.c (8 floats), x86/gemm_int8_shared_avx512.c
+ * (16) and arm/gemm_int8_neon.c (8, two registers). The includer defines first
  * narrow_row(x, K, c, inv, q, flip): pass 2 over whole vectors, (x - c) *
  * inv rounded to nearest even and narrowed with the instruction set's
  * conversions, returning where the scalar tail starts.

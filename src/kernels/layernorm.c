@@ -1,38 +1,19 @@
 /*
  * layernorm.c — y = (x - mean) / sqrt(var + eps) * gamma + beta per row,
- * var the biased variance (torch.nn.LayerNorm): the dispatch to the
- * instruction-set builds of layernorm_vec.h (simd.h) and the naive twin,
+ * var the biased variance (torch.nn.LayerNorm): the entry point into the
+ * chosen build of layernorm_vec.h (elementwise.h) and the naive twin,
  * which accumulates in double.
  */
 #include "kernels/layernorm.h"
-#include "kernels/layernorm_vec.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise.h"
 
-static void add_layernorm_baseline(float *x, const float *y, int rows, int n,
-                                   const float *gamma, const float *beta, float eps)
-{
-    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
-}
-
-#if RF_SIMD_X86
-RF_TARGET_AVX2 static void add_layernorm_avx2(float *x, const float *y, int rows, int n,
-                                              const float *gamma, const float *beta, float eps)
-{
-    add_layernorm_rows(x, y, rows, n, gamma, beta, eps);
-}
-#endif
+#include <math.h>
+#include <stddef.h>
 
 void rf_add_layernorm(float *x, const float *y, int rows, int n, const float *gamma,
                       const float *beta, float eps)
 {
-#if RF_SIMD_X86
-    switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512: rf_add_layernorm_avx512(x, y, rows, n, gamma, beta, eps); return;
-    case RF_SIMD_AVX2: add_layernorm_avx2(x, y, rows, n, gamma, beta, eps); return;
-    case RF_SIMD_BASELINE: break;
-    }
-#endif
-    add_layernorm_baseline(x, y, rows, n, gamma, beta, eps);
+    rf_elementwise()->add_layernorm(x, y, rows, n, gamma, beta, eps);
 }
 
 void rf_layernorm(float *x, int rows, int n, const float *gamma, const float *beta, float eps)

@@ -1,8 +1,7 @@
 /*
  * layernorm_vec.h — the vector body of rf_layernorm / rf_add_layernorm
  * (see layernorm.c), included once per instruction-set build like
- * activations_vec.h: by layernorm.c (8 floats: baseline and AVX2) and by
- * kernels_avx512.c (16 floats).
+ * activations_vec.h, by elementwise_build.h (elementwise.h).
  *
  * Sums run in RF_VLEN float lanes (as PyTorch's vectorised kernel keeps
  * partial sums). The mean is corrected in the second pass (the corrected

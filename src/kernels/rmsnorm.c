@@ -1,34 +1,17 @@
 /*
  * rmsnorm.c — y = x / sqrt(mean(x^2) + eps) per row (RoFormer-v2): the
- * dispatch to the instruction-set builds of rmsnorm_vec.h (simd.h) and the
+ * entry point into the chosen build of rmsnorm_vec.h (elementwise.h) and the
  * naive twin, which accumulates in double.
  */
 #include "kernels/rmsnorm.h"
-#include "kernels/rmsnorm_vec.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise.h"
 
-static void add_rmsnorm_baseline(float *x, const float *y, int rows, int n, float eps)
-{
-    add_rmsnorm_rows(x, y, rows, n, eps);
-}
-
-#if RF_SIMD_X86
-RF_TARGET_AVX2 static void add_rmsnorm_avx2(float *x, const float *y, int rows, int n, float eps)
-{
-    add_rmsnorm_rows(x, y, rows, n, eps);
-}
-#endif
+#include <math.h>
+#include <stddef.h>
 
 void rf_add_rmsnorm(float *x, const float *y, int rows, int n, float eps)
 {
-#if RF_SIMD_X86
-    switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512: rf_add_rmsnorm_avx512(x, y, rows, n, eps); return;
-    case RF_SIMD_AVX2: add_rmsnorm_avx2(x, y, rows, n, eps); return;
-    case RF_SIMD_BASELINE: break;
-    }
-#endif
-    add_rmsnorm_baseline(x, y, rows, n, eps);
+    rf_elementwise()->add_rmsnorm(x, y, rows, n, eps);
 }
 
 void rf_rmsnorm(float *x, int rows, int n, float eps)

@@ -1,8 +1,7 @@
 /*
  * rmsnorm_vec.h — the vector body of rf_rmsnorm / rf_add_rmsnorm (see
  * rmsnorm.c), included once per instruction-set build like
- * layernorm_vec.h: by rmsnorm.c (8 floats: baseline and AVX2) and by
- * kernels_avx512.c (16 floats).
+ * layernorm_vec.h, by elementwise_build.h (elementwise.h).
  *
  * The mean of squares is summed in RF_VLEN float lanes, as PyTorch's
  * vectorised torch.mean(torch.square(x)) keeps partial sums.

@@ -1,28 +1,16 @@
 /*
- * simd.h — which instruction set the element-wise kernels (GELU and the
- * other activations, softmax, LayerNorm, RMS norm) run with, chosen once at
- * run time.
- *
- * The kernels are written once on the vector type of vecmath.h (their
- * bodies in activations_vec.h, softmax_vec.h, layernorm_vec.h and
- * rmsnorm_vec.h) and compiled three times: for the x86-64 baseline (SSE2,
- * two registers per 8-float vector), for AVX2 with FMA (one 8-float
- * register), and for AVX-512 (one 16-float register, kernels_avx512.c). The CPU is asked
- * through cpu.h; the baseline stays the fallback everywhere else.
- * On ARM64 the baseline build is the NEON build: Advanced SIMD is part of
- * ARMv8-A, so every 8-float vector is two q registers, with fused
- * multiply-adds. Tests force each level to compare every build with the
- * naive twins.
- *
- * The ARM64 builds of the int8 and bf16 products (SDOT, SMMLA, BFDOT /
- * BFMMLA) are marked per function like the x86 ones.
+ * simd.h — the marks of the instruction-set builds: which architecture
+ * this file is compiled for (RF_SIMD_X86, RF_SIMD_ARM64), and the target
+ * attribute of each build's functions (RF_TARGET_*). Every build of a
+ * kernel is compiled on every architecture with the same flags: its body
+ * sits inside the architecture's #if and its functions carry the target
+ * of their instruction set; the CPU is asked at run time (cpu.h) before
+ * any of them runs. Which build of the element-wise kernels runs is
+ * elementwise.h's choice; which build of a product, its driver's
+ * (gemm_int8.c, gemm_bf16.c).
  */
 #ifndef RF_SIMD_H
 #define RF_SIMD_H
-
-#include "roformer.h"
-
-#include <stdbool.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RF_SIMD_X86 1
@@ -44,30 +32,6 @@
 #define RF_TARGET_ARM_BF16 __attribute__((target("arch=armv8.2-a+bf16")))
 #else
 #define RF_SIMD_ARM64 0
-#endif
-
-typedef enum {
-    RF_SIMD_BASELINE, /* whatever the compile flags give (SSE2 on x86-64) */
-    RF_SIMD_AVX2,     /* AVX2 and FMA */
-    RF_SIMD_AVX512,   /* AVX-512 (cpu.h: F, BW and VL) */
-} rf_simd_level;
-
-/* The level the kernels use: the best this CPU has, unless set. */
-rf_simd_level rf_simd_level_get(void);
-/* Forces a level (tests); one the CPU lacks is refused: returns false. */
-bool rf_simd_level_set(rf_simd_level level);
-
-#if RF_SIMD_X86
-/* The AVX-512 builds (kernels_avx512.c) of rf_bias_act,
- * rf_softmax_rows_online, rf_add_layernorm /
- * rf_layernorm and rf_add_rmsnorm / rf_rmsnorm (y NULL); called by those when the level is RF_SIMD_AVX512. */
-void rf_bias_act_avx512(float *y, int rows, int cols, int ld, const float *bias,
-                        rf_activation act);
-void rf_softmax_rows_online_avx512(float *x, int rows, int n, int ld, const float *mask_bias,
-                                   float *row_max, float *row_sum, float *rescale, bool bf16);
-void rf_add_layernorm_avx512(float *x, const float *y, int rows, int n, const float *gamma,
-                             const float *beta, float eps);
-void rf_add_rmsnorm_avx512(float *x, const float *y, int rows, int n, float eps);
 #endif
 
 #endif

@@ -1,48 +1,19 @@
 /*
- * softmax.c — max-subtracted row softmax (see softmax.h): the dispatch to
- * the instruction-set builds of softmax_vec.h (simd.h) and the naive twin,
+ * softmax.c — max-subtracted row softmax (see softmax.h): the entry point
+ * into the chosen build of softmax_vec.h (elementwise.h) and the naive twin,
  * libm exp in double.
  */
 #include "kernels/softmax.h"
-#include "kernels/simd.h"
-#include "kernels/softmax_vec.h"
+#include "kernels/elementwise.h"
 
 #include <math.h>
 #include <stddef.h>
 
-static void softmax_rows_online_baseline(float *x, int rows, int n, int ld,
-                                         const float *mask_bias, float *row_max,
-                                         float *row_sum, float *rescale, bool bf16)
-{
-    softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
-}
-
-#if RF_SIMD_X86
-RF_TARGET_AVX2 static void softmax_rows_online_avx2(float *x, int rows, int n, int ld,
-                                                    const float *mask_bias, float *row_max,
-                                                    float *row_sum, float *rescale, bool bf16)
-{
-    softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
-}
-
-#endif
-
 void rf_softmax_rows_online(float *x, int rows, int n, int ld, const float *mask_bias,
                             float *row_max, float *row_sum, float *rescale, bool bf16)
 {
-#if RF_SIMD_X86
-    switch (rf_simd_level_get()) {
-    case RF_SIMD_AVX512:
-        rf_softmax_rows_online_avx512(x, rows, n, ld, mask_bias, row_max, row_sum, rescale,
-                                      bf16);
-        return;
-    case RF_SIMD_AVX2:
-        softmax_rows_online_avx2(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
-        return;
-    case RF_SIMD_BASELINE: break;
-    }
-#endif
-    softmax_rows_online_baseline(x, rows, n, ld, mask_bias, row_max, row_sum, rescale, bf16);
+    rf_elementwise()->softmax_rows_online(x, rows, n, ld, mask_bias, row_max, row_sum, rescale,
+                                          bf16);
 }
 
 void rf_softmax_rows_naive(float *x, int rows, int n, int ld, const float *mask_bias)

@@ -2,8 +2,7 @@
  * softmax_vec.h — the vector body of rf_softmax_rows_online (see
  * softmax.c), a vector of floats at a time with
  * the polynomial exp of vecmath.h; included once per instruction-set build
- * like activations_vec.h: by softmax.c (8 floats) and kernels_avx512.c
- * (16 floats). Lanes past the end of a row are filled with -inf, whose exp
+ * like activations_vec.h, by elementwise_build.h (elementwise.h). Lanes past the end of a row are filled with -inf, whose exp
  * is exactly 0, so they add nothing to the sum.
  */
 #ifndef RF_SOFTMAX_VEC_H

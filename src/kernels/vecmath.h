@@ -36,14 +36,14 @@
 #include <string.h>
 
 /* Floats per vector. 8 by default: one AVX2 register in the kernels built
- * for AVX2 (simd.h), two SSE2 (or NEON) registers in the baseline build.
+ * for AVX2 (elementwise.h), two SSE2 (or NEON) registers in the baseline build.
  * A file of AVX-512 kernels defines it as 16 (one register) before
  * including this header; a width above the target's register makes GCC
  * split every operation and runs slower than the register's own width. */
 #ifndef RF_VLEN
 #define RF_VLEN 8
 #endif
-/* Always inlined, so that each kernel build (simd.h) gets its own code.
+/* Always inlined, so that each kernel build (elementwise.h) gets its own code.
  * No function taking or returning the vector type is ever called out of
  * line, so the note of GCC and Clang that 32-byte vectors are passed
  * differently with and without AVX concerns no real call: the Makefile

@@ -234,18 +234,18 @@ static void pack_packed_task(void *arg, int task, int thread)
     pack_kv_block(j, (size_t)j->seq_off[b], L, first, task / n_blocks, task % n_blocks);
 }
 
-void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+void rf_attention(const rf_parallel *par, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
                   uint16_t *bf16_scratch, float *out, int out_ld)
 {
     struct attention_job job = {q, k, v, mask_bias, NULL, ld, out_ld, B, L, H, Dh,
                                 (float)(1.0 / sqrt((double)Dh)), scores, out, bf16_scratch};
     if (bf16_scratch)
-        rf_pool_run(pool, B * H * key_blocks(L), pack_task, &job);
-    rf_pool_run(pool, B * H * query_blocks(L), attention_task, &job);
+        rf_parallel_run(par, B * H * key_blocks(L), pack_task, &job);
+    rf_parallel_run(par, B * H * query_blocks(L), attention_task, &job);
 }
 
-void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+void rf_attention_packed(const rf_parallel *par, const float *q, const float *k, const float *v, int ld,
                          const int32_t *seq_off, int B, int H, int Dh, float *scores,
                          uint16_t *bf16_scratch, float *out, int out_ld)
 {
@@ -259,8 +259,8 @@ void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const fl
         n_packs += H * key_blocks(L);
     }
     if (bf16_scratch)
-        rf_pool_run(pool, n_packs, pack_packed_task, &job);
-    rf_pool_run(pool, n_tasks, attention_packed_task, &job);
+        rf_parallel_run(par, n_packs, pack_packed_task, &job);
+    rf_parallel_run(par, n_tasks, attention_packed_task, &job);
 }
 
 void rf_attention_naive(const float *q, const float *k, const float *v, int ld,

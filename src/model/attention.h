@@ -16,7 +16,7 @@
  * query x L scores are ever stored: the scratch of one thread is a query
  * block x key block of scores (and, in bf16, the operands of one key
  * block), whatever L. One (sequence, head, query block) is one task of
- * the pool.
+ * the parallel region (kernels/parallel.h).
  *
  * f32 (bf16_scratch NULL): both products through sgemm on the blocks.
  * bf16 (bf16_scratch not NULL, RF_COMPUTE_BF16, or int8 where the bf16
@@ -31,7 +31,7 @@
 #ifndef RF_ATTENTION_H
 #define RF_ATTENTION_H
 
-#include "model/threadpool.h"
+#include "kernels/parallel.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,11 +58,11 @@ size_t rf_attention_bf16_scratch(int L, int Dh);
 size_t rf_attention_bf16_kv_size(int B, int L, int H, int Dh);
 
 /* mask_bias: [B][L], 0 for a real key and RF_MASK_NEG for padding.
- * scores: scratch of rf_pool_threads(pool) * rf_attention_scratch(L) floats.
+ * scores: scratch of rf_parallel_threads(par) * rf_attention_scratch(L) floats.
  * bf16_scratch: NULL for f32, else rf_attention_bf16_kv_size(B, L, H, Dh) +
- * rf_pool_threads(pool) * rf_attention_bf16_scratch(L, Dh) elements (needs
+ * rf_parallel_threads(par) * rf_attention_bf16_scratch(L, Dh) elements (needs
  * rf_bf16_supported()). */
-void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+void rf_attention(const rf_parallel *par, const float *q, const float *k, const float *v, int ld,
                   const float *mask_bias, int B, int L, int H, int Dh, float *scores,
                   uint16_t *bf16_scratch, float *out, int out_ld);
 /* Sequences of different lengths packed back to back without padding:
@@ -70,7 +70,7 @@ void rf_attention(rf_pool *pool, const float *q, const float *k, const float *v,
  * attends over exactly those rows (no mask). scores and bf16_scratch as
  * for rf_attention with B sequences of the longest one's length.
  * Each sequence gives what rf_attention gives for it alone. */
-void rf_attention_packed(rf_pool *pool, const float *q, const float *k, const float *v, int ld,
+void rf_attention_packed(const rf_parallel *par, const float *q, const float *k, const float *v, int ld,
                          const int32_t *seq_off, int B, int H, int Dh, float *scores,
                          uint16_t *bf16_scratch, float *out, int out_ld);
 /* Naive twin: loops in double, scratch of L floats. */

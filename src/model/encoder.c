@@ -262,7 +262,6 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
 {
     const rf_hparams *hp = &ctx->model->hp;
     const rf_layer_weights *lw = &ctx->model->w.layers[layer];
-    rf_pool *pool = ctx->pool;
     int D = hp->hidden_size, H = hp->num_heads;
     rf_row_segments seqs = {ctx->seq_off, B};
     struct layer_product prod[N_LAYER_PRODUCTS];
@@ -279,11 +278,12 @@ static void layer_forward(rf_context *ctx, int layer, int B, int L, int T, bool 
     /* pass 2: attention per (sequence, head, query block) */
     const float *q = ctx->qkv, *k = ctx->qkv + D, *v = ctx->qkv + 2 * D;
     rf_step_begin(&ctx->steps, RF_STEP_ATTENTION);
+    const rf_parallel *par = rf_step_parallel(&ctx->steps);
     if (packed)
-        rf_attention_packed(pool, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
+        rf_attention_packed(par, q, k, v, 3 * D, ctx->seq_off, B, H, D / H, ctx->scores,
                             ctx->attn_bf16, ctx->attn, D);
     else
-        rf_attention(pool, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
+        rf_attention(par, q, k, v, 3 * D, ctx->mask_bias, B, L, H, D / H, ctx->scores,
                      ctx->attn_bf16, ctx->attn, D);
     rf_step_end(&ctx->steps);
 

@@ -10,9 +10,9 @@
  * through the timer's rf_parallel (rf_step_parallel): in a region the
  * calling thread is thread 0, and the region's wall time less the time
  * thread 0 spent in its own tasks is time it waited (for the pool to wake,
- * for the other threads to finish): that goes to RF_STEP_WAITS. Attention
- * takes the pool itself, not an rf_parallel, so its waits stay in
- * RF_STEP_ATTENTION.
+ * for the other threads to finish): that goes to RF_STEP_WAITS. Every
+ * step runs its regions so, attention's (in bf16: the packing of K and V,
+ * then the attending) included.
  *
  * A Linear's step (RF_STEP_PRODUCTS) may run more than one region: in
  * bf16 and int8 compute the input is rounded or quantized first, in a
@@ -37,7 +37,7 @@
 typedef enum {
     RF_STEP_PRODUCTS,    /* the Linear products, with their bias, activation and
                             epilogue (Q|K|V's RoPE) */
-    RF_STEP_ATTENTION,   /* scores, softmax, weighted values (waits included) */
+    RF_STEP_ATTENTION,   /* scores, softmax, weighted values */
     RF_STEP_NORMS,       /* LayerNorm / RMS norm, with the residual add they fold in */
     RF_STEP_QUANTIZE,    /* a bf16 / int8 product's input rounded or quantized */
     RF_STEP_ELEMENTWISE, /* embedding gather, mask, copies of hidden states */

@@ -9,7 +9,7 @@
 #include "kernels/fp16.h"
 #include "kernels/activations.h"
 #include "model/attention.h"
-#include "kernels/amx_emulator.h"
+#include "kernels/emulated/amx_emulator.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_bf16_backend.h"
@@ -19,6 +19,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/linalg.h"
 #include "kernels/rope.h"
+#include "kernels/elementwise.h"
 #include "kernels/simd.h"
 #include "kernels/softmax.h"
 #include "model/threadpool.h"
@@ -1151,9 +1152,10 @@ static void test_attention(void)
     for (int n_threads = 1; n_threads <= 3; n_threads++) {
         rf_pool *pool;
         rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
         float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
         float *out = malloc(n * sizeof *out);
-        rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
+        rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
         float d = check_max_abs_diff(out, ref, n);
         CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
         /* the same sequences packed without their padding */
@@ -1165,7 +1167,7 @@ static void test_attention(void)
             memcpy(packed + (size_t)seq_off[b] * ld, qkv + (size_t)b * L * ld,
                    (size_t)len * ld * sizeof *packed);
         }
-        rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+        rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
                             scores, NULL, out, D);
         d = 0.0f;
         for (int b = 0; b < B; b++)
@@ -1178,8 +1180,8 @@ static void test_attention(void)
             uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, Dh) +
                                    (size_t)n_threads * rf_attention_bf16_scratch(L, Dh)) * sizeof *bs);
             float *out_b = malloc(n * sizeof *out_b);
-            rf_attention(pool, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
-            rf_attention_packed(pool, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
+            rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
+            rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
                                 scores, bs, out, D);
             float d_ref = 0.0f, d_packed = 0.0f;
             for (int b = 0; b < B; b++) {
@@ -1302,6 +1304,11 @@ int main(void)
 #else
     bool all = true;
 #endif
+    /* RF_TEST_SKIP_EMULATED (tests/run_x86.sh, under qemu): the tests-only
+     * backends (the AMX loops on the tile emulator) are portable C over the
+     * AVX2 build, with no choice by CPU model; the native run tests them,
+     * and under emulation they are most of this test's time */
+    bool emulated = !getenv("RF_TEST_SKIP_EMULATED");
     if (all) {
         test_pool();
         test_gemm();
@@ -1317,6 +1324,10 @@ int main(void)
     const rf_bf16_backend *bf16_best = rf_bf16_backend_get();
     for (int k = 0; k < rf_bf16_backend_count; k++) {
         const rf_bf16_backend *b = rf_bf16_backends[k];
+        if (b->tests_only && !emulated) {
+            SKIP("bf16 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
+            continue;
+        }
         if (!rf_bf16_backend_set(b)) {
             SKIP("bf16 %s product: this CPU does not run it", b->name);
             continue;
@@ -1336,6 +1347,10 @@ int main(void)
     const rf_int8_backend *int8_best = rf_int8_backend_get();
     for (int k = 0; k < rf_int8_backend_count; k++) {
         const rf_int8_backend *b = rf_int8_backends[k];
+        if (b->tests_only && !emulated) {
+            SKIP("int8 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
+            continue;
+        }
         if (!rf_int8_backend_set(b)) {
             SKIP("int8 %s product: this CPU does not have it", b->name);
             continue;
@@ -1353,13 +1368,16 @@ int main(void)
         return check_done();
     test_vecmath();
     /* the element-wise kernels in each instruction-set build this CPU runs
-     * (ARM64: the one NEON build, simd.h) */
+     * (ARM64: the one NEON build, elementwise.h) */
 #if RF_SIMD_ARM64
     const rf_simd_level levels[] = {RF_SIMD_BASELINE};
     const char *level_names[] = {"NEON"};
+    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline};
 #else
     const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
     const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
+    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline, &rf_elementwise_avx2,
+                                          &rf_elementwise_avx512};
 #endif
     rf_simd_level best = rf_simd_level_get();
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -1368,6 +1386,11 @@ int main(void)
             continue;
         }
         CHECK(rf_simd_level_get() == levels[l], "%s kernels selected", level_names[l]);
+        /* the entry points call the level's row of the table, every member set */
+        const rf_elementwise_ops *ops = rf_elementwise();
+        CHECK(ops == builds[l] && ops->bias_act && ops->softmax_rows_online &&
+                  ops->add_layernorm && ops->add_rmsnorm && rf_cpu_has_all(ops->needs),
+              "%s kernels: the table's build '%s', every kernel in it", level_names[l], ops->name);
 #if RF_SIMD_X86
         if (levels[l] != RF_SIMD_BASELINE)
             test_quantize_rows_int8(level_names[l]);

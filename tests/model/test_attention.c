@@ -28,7 +28,7 @@
  */
 #include "kernels/fp16.h"
 #include "kernels/gemm_bf16.h"
-#include "kernels/simd.h"
+#include "kernels/elementwise.h"
 #include "kernels/softmax.h"
 #include "model/attention.h"
 #include "model/threadpool.h"
@@ -122,9 +122,10 @@ static void check_padded(rf_pool *pool, int L, const char *level)
     float *ref = malloc(n_out * sizeof *ref), *out = malloc(n_out * sizeof *out);
     float *row = malloc((size_t)L * sizeof *row);
     int threads = rf_pool_threads(pool);
+    rf_parallel par = rf_pool_parallel(pool);
     float *scores = malloc((size_t)threads * rf_attention_scratch(L) * sizeof *scores);
     rf_attention_naive(qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, row, ref, D);
-    rf_attention(pool, qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, scores, NULL, out, D);
+    rf_attention(&par, qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, scores, NULL, out, D);
     double d = check_max_abs_diff(out, ref, n_out), bound = f32_bound(L);
     note(d, bound, false);
     CHECK(d <= bound, "%s f32 L=%d, %d threads: max |fused - naive| %g, bound %g", level, L,
@@ -132,7 +133,7 @@ static void check_padded(rf_pool *pool, int L, const char *level)
     if (rf_bf16_supported() && !strcmp(level, "best")) {
         uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, DH) +
                                (size_t)threads * rf_attention_bf16_scratch(L, DH)) * sizeof *bs);
-        rf_attention(pool, qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, scores, bs, out, D);
+        rf_attention(&par, qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, scores, bs, out, D);
         round_qkv_as_kernel(qkv, (size_t)B * L);
         rf_attention_naive(qkv, qkv + D, qkv + 2 * D, LD, mask, B, L, H, DH, row, ref, D);
         d = check_max_abs_diff(out, ref, n_out);
@@ -162,11 +163,12 @@ static void check_packed(rf_pool *pool, int L, bool bf16)
     float *ref = malloc((size_t)T * D * sizeof *ref), *out = malloc((size_t)T * D * sizeof *out);
     float *row = malloc((size_t)L * sizeof *row);
     int threads = rf_pool_threads(pool);
+    rf_parallel par = rf_pool_parallel(pool);
     float *scores = malloc((size_t)threads * rf_attention_scratch(L) * sizeof *scores);
     uint16_t *bs = bf16 ? malloc((rf_attention_bf16_kv_size(3, L, H, DH) +
                                   (size_t)threads * rf_attention_bf16_scratch(L, DH)) * sizeof *bs)
                         : NULL;
-    rf_attention_packed(pool, qkv, qkv + D, qkv + 2 * D, LD, seq_off, 3, H, DH, scores, bs, out, D);
+    rf_attention_packed(&par, qkv, qkv + D, qkv + 2 * D, LD, seq_off, 3, H, DH, scores, bs, out, D);
     if (bf16)
         round_qkv_as_kernel(qkv, (size_t)T);
     for (int b = 0; b < 3; b++) {

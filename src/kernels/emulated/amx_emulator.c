@@ -1,9 +1,9 @@
 /*
  * amx_emulator.c — the C emulator of the AMX tile instructions (see
- * amx_emulator.h). Eight tiles of at most 16 rows of 64 bytes and their
+ * emulated/amx_emulator.h). Eight tiles of at most 16 rows of 64 bytes and their
  * configuration, per thread, as the hardware keeps them per thread.
  */
-#include "kernels/amx_emulator.h"
+#include "kernels/emulated/amx_emulator.h"
 
 #include <math.h>
 #include <stdbool.h>

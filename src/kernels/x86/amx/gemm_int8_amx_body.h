@@ -1,8 +1,8 @@
 /*
  * gemm_int8_amx_body.h — the int8 product on AMX tiles, written once on the
- * tile operations of amx_tiles.h and built twice: with the instructions
- * (gemm_int8_amx.c) and on the C emulator of the tiles
- * (gemm_int8_amx_emulated.c, which tests run on any CPU). The includer
+ * tile operations of x86/amx/amx_tiles.h and built twice: with the instructions
+ * (x86/amx/gemm_int8_amx.c) and on the C emulator of the tiles
+ * (emulated/gemm_int8_amx_emulated.c, which tests run on any CPU). The includer
  * defines AMX_BLOCK, the name of the block function this defines, and
  * AMX_STORE_TILE, its epilogue (gemm_int8_backend.h); and may define
  * AMX_B_BLOCK, the bytes of a block of panels (the emulated build's are
@@ -11,7 +11,7 @@
  * TDPBSSD multiplies signed bytes by signed bytes into int32 sums that do
  * not saturate, so the quantized rows go in as they are (no +128 and no
  * colsum to take off) and the sums are exact. With every tile 16 rows of
- * 64 bytes (amx.h):
+ * 64 bytes (x86/amx/amx.h):
  *   A (tiles 4, 5): 16 rows of Xq, 64 inputs each, rows kb bytes apart;
  *   B (tiles 6, 7): 16 consecutive 64-byte lines of a packed panel, i.e.
  *                   64 inputs of its 16 channels (gemm_int8.h's layout is
@@ -38,7 +38,7 @@
  *   K: the last kb % 64 bytes of the A rows and the last lines of the
  *      panels are copied into zeroed 64-byte-wide buffers.
  */
-#include "kernels/amx_tiles.h"
+#include "kernels/x86/amx/amx_tiles.h"
 #include "kernels/gemm_int8_backend.h"
 
 #include <string.h>

@@ -16,7 +16,7 @@
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
-#include "kernels/gemm_bf16_avx512_nest.h"
+#include "kernels/x86/gemm_bf16_avx512_nest.h"
 
 #define PANEL RF_BF16_PANEL
 #ifndef NP
@@ -34,7 +34,7 @@
 /* One tile: rows [0, mr) of A (bf16 pairs, lda pairs a row) times pairs
  * [0, n_pairs) of the NP panels from W0 (panel_stride apart), into Y
  * (cols <= NR valid columns). first: start from the bias (or 0), else
- * from Y (gemm_bf16_avx512_nest.h). */
+ * from Y (x86/gemm_bf16_avx512_nest.h). */
 RF_TARGET_BF16 static inline __attribute__((always_inline)) void
 tile(const int mr, const uint32_t *A, int lda, const uint16_t *W0, size_t panel_stride,
      int n_pairs, float *Y, int ldy, int cols, const float *bias, bool first)

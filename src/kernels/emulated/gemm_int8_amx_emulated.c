@@ -1,6 +1,6 @@
 /*
- * gemm_int8_amx_emulated.c — the loops of gemm_int8_amx_body.h on the C
- * emulator of the tiles (amx_emulator.h, RF_AMX_EMULATED): slow, never
+ * gemm_int8_amx_emulated.c — the loops of x86/amx/gemm_int8_amx_body.h on the C
+ * emulator of the tiles (emulated/amx_emulator.h, RF_AMX_EMULATED): slow, never
  * chosen by the CPU or a user, there so that the tests check the AMX
  * backend's walk, edges, K tails and epilogue on every CPU with AVX2
  * (below one A tile of rows, the AVX2 backend runs).
@@ -14,7 +14,7 @@
 #define AMX_B_BLOCK (32 * 1024)
 #define AMX_BLOCK block
 #define AMX_STORE_TILE rf_int8_store_tile_avx2
-#include "kernels/gemm_int8_amx_body.h"
+#include "kernels/x86/amx/gemm_int8_amx_body.h"
 
 const rf_int8_backend rf_int8_backend_amx_emulated = {
     .name = "amx-model",

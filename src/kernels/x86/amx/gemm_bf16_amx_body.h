@@ -1,8 +1,8 @@
 /*
  * gemm_bf16_amx_body.h — the loop structure of the bf16 product on AMX
- * tiles (TDPBF16PS), written once for two builds: gemm_bf16_amx.c with
- * the instructions, gemm_bf16_amx_emulated.c with RF_AMX_EMULATED
- * defined, on amx_emulator.h's C emulator of them (tests, on any CPU with
+ * tiles (TDPBF16PS), written once for two builds: x86/amx/gemm_bf16_amx.c with
+ * the instructions, emulated/gemm_bf16_amx_emulated.c with RF_AMX_EMULATED
+ * defined, on emulated/amx_emulator.h's C emulator of them (tests, on any CPU with
  * AVX2). The includer defines the kernel function (gemm_bf16_backend.h)
  * that calls amx_gemm(), and may define AMX_B_BLOCK, the bytes of a block
  * of panels (the emulated build's are small, so that tests walk several).
@@ -40,10 +40,10 @@
  *     multiple of 16) are copied, for the A rows and the B lines, into
  *     zero-padded tiles.
  * The tile configuration is loaded at the start of each call and released
- * at its end, on the calling thread (amx.h says why).
+ * at its end, on the calling thread (x86/amx/amx.h says why).
  */
 #include "kernels/activations.h"
-#include "kernels/amx_tiles.h"
+#include "kernels/x86/amx/amx_tiles.h"
 #include "kernels/gemm_bf16_backend.h"
 
 #include <stdbool.h>

@@ -7,7 +7,7 @@
  * at a time. A file of its own because the vector width of the activations
  * (activations_vec.h on vecmath.h) is fixed per translation unit. Both do
  * the same operations per value as their AVX2 twins
- * (gemm_int8_shared_avx2.c), in the same order, with explicit FMAs, so the
+ * (x86/gemm_int8_shared_avx2.c), in the same order, with explicit FMAs, so the
  * bytes and outputs are the same.
  */
 #define RF_VLEN 16

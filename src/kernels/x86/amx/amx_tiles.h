@@ -1,7 +1,7 @@
 /*
  * amx_tiles.h — the tile operations the AMX kernels are written on: the
  * instructions themselves, or with RF_AMX_EMULATED defined before this
- * header, the C emulator of amx_emulator.h. A kernel's loop structure
+ * header, the C emulator of emulated/amx_emulator.h. A kernel's loop structure
  * lives in one body file that both builds include, so the emulated build tests the
  * very walk, edges and tails that the instructions run.
  *
@@ -13,10 +13,10 @@
 #ifndef RF_AMX_TILES_H
 #define RF_AMX_TILES_H
 
-#include "kernels/amx.h"
+#include "kernels/x86/amx/amx.h"
 
 #ifdef RF_AMX_EMULATED
-#include "kernels/amx_emulator.h"
+#include "kernels/emulated/amx_emulator.h"
 #define RF_TARGET_AMX __attribute__((target("avx2,fma")))
 #define RF_TILE_CONFIG(cfg) rf_amx_emu_loadconfig(cfg)
 #define RF_TILE_RELEASE() rf_amx_emu_release()

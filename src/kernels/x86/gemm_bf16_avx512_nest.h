@@ -1,6 +1,6 @@
 /*
  * gemm_bf16_avx512_nest.h — what the two AVX-512 bf16 backends share
- * (gemm_bf16_avx512.c on VDPBF16PS, gemm_bf16_f32fma.c on f32 FMA): the
+ * (x86/gemm_bf16_avx512.c on VDPBF16PS, x86/gemm_bf16_f32fma.c on f32 FMA): the
  * mask of a panel's valid columns, and the blocking nest around their
  * register tiles. The backends differ in the operand their tiles read (the
  * bf16 pairs as they are, or a chunk widened to f32 first) and in their

@@ -21,7 +21,7 @@
 #include "kernels/simd.h"
 
 #if RF_SIMD_X86
-#include "kernels/gemm_bf16_avx512_nest.h"
+#include "kernels/x86/gemm_bf16_avx512_nest.h"
 
 #define PANEL RF_BF16_PANEL
 #define NP 2          /* panels per register tile */
@@ -51,7 +51,7 @@ RF_TARGET_F32FMA static void widen_rows(const uint16_t *A, int lda, int rows, in
 
 /* One tile: rows [0, mr) of xf times pairs [0, n_pairs) of the NP panels
  * from W0 (panel_stride apart), into Y (cols <= NR valid columns). first:
- * start from the bias (or 0), else from Y (gemm_bf16_avx512_nest.h). */
+ * start from the bias (or 0), else from Y (x86/gemm_bf16_avx512_nest.h). */
 RF_TARGET_F32FMA static inline __attribute__((always_inline)) void
 tile(const int mr, const float *xf, const uint16_t *W0, size_t panel_stride, int n_pairs,
      float *Y, int ldy, int cols, const float *bias, bool first)

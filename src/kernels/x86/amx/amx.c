@@ -1,8 +1,8 @@
 /*
- * amx.c — the one tile configuration of the AMX kernels (amx.h). Whether
+ * amx.c — the one tile configuration of the AMX kernels (x86/amx/amx.h). Whether
  * the tiles may run is the CPU module's question (cpu.h).
  */
-#include "kernels/amx.h"
+#include "kernels/x86/amx/amx.h"
 
 const rf_amx_config *rf_amx_config_16x64(void)
 {

@@ -2,7 +2,7 @@
  * amx_emulator.h — a C emulator of the AMX tile instructions the engine
  * uses, so that the AMX kernels' loop structure (tile walk, edges, K tails,
  * packing, epilogue) is compiled and tested on every CPU: the same kernel
- * source built against amx_tiles.h with RF_AMX_EMULATED defined calls these
+ * source built against x86/amx/amx_tiles.h with RF_AMX_EMULATED defined calls these
  * functions instead of the instructions.
  *
  * The emulator follows the instruction set reference, per thread:
@@ -33,7 +33,7 @@
 #ifndef RF_AMX_EMULATOR_H
 #define RF_AMX_EMULATOR_H
 
-#include "kernels/amx.h"
+#include "kernels/x86/amx/amx.h"
 
 #include <stddef.h>
 
