@@ -161,8 +161,8 @@ test-build: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 # The ARM64 cross build's tests under qemu (tests/run_arm64.sh; which run
 # where: docs/arm64.md). ARM64_TESTS run on qemu's -cpu max, test_kernels
 # also on CPU models without I8MM and BF16.
-ARM64_TESTS := kernels parity int8 bf16 batch_invariance v2 tokenizer_units tokenizer_reference jieba_reference \
-               convert gguf fp16 corrupt jobs_library
+ARM64_TESTS := kernels threadpool parity int8 bf16 batch_invariance v2 tokenizer_units tokenizer_reference \
+               jieba_reference convert gguf fp16 corrupt jobs_library
 test-arm64:
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \
 	    $(ARM64_TESTS:%=build-arm64/tests/test_%)
@@ -185,7 +185,7 @@ test-arm64:
 # emulation, test_partition and test_batch_invariance (f32's products on
 # OpenBLAS's cores, which tests/kernels/test_blas_cores.sh runs natively under each
 # OPENBLAS_CORETYPE), and the shell tests but three (tests/run_x86.sh, SCRIPTS).
-X86_TESTS := kernels parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
+X86_TESTS := kernels threadpool parity int8 bf16 info_kernels fp16 convert v2 context jobs_library \
              windows rerank pooler job_blocks
 test-x86:
 	@$(if $(CPU),,echo "make test-x86: name a qemu CPU model, as CPU=Haswell-v4 or CPU=Nehalem" >&2; exit 2)

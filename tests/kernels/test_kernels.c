@@ -8,7 +8,6 @@
  */
 #include "kernels/fp16.h"
 #include "kernels/activations.h"
-#include "model/attention.h"
 #include "kernels/emulated/amx_emulator.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
@@ -32,7 +31,6 @@
 #include <stdatomic.h>
 #include <strings.h>
 #include <stdint.h>
-#include <time.h>
 
 /* n values uniform in [-scale, scale) (check_rnd). */
 static float *rnd_array(size_t n, float scale)
@@ -126,98 +124,6 @@ static double linear_ratio(const float *X, const float *W, const float *b, int M
             worst = bound_ratio(fabs(got[(size_t)i * ld_got + n] - y), bound, worst);
         }
     return worst;
-}
-
-/* ==== thread pool ==== */
-
-struct count_job {
-    int hits[100];
-    int ran_on[100]; /* the thread of each task */
-    int bad_thread;
-    int n_threads;
-};
-
-static void count_task(void *arg, int task, int thread)
-{
-    struct count_job *j = arg;
-    __atomic_add_fetch(&j->hits[task], 1, __ATOMIC_RELAXED);
-    j->ran_on[task] = thread;
-    if (thread < 0 || thread >= j->n_threads)
-        __atomic_store_n(&j->bad_thread, 1, __ATOMIC_RELAXED);
-}
-
-/* Tasks are taken, not dealt: a worker that pauses 20 ms before each task
- * takes few of 100 tasks of microseconds (a dealt share would be 50), the
- * others take the rest, and each still runs once. */
-static void test_pool_slow_thread(void)
-{
-    rf_pool *pool;
-    CHECK(rf_pool_create(2, &pool, NULL) == RF_OK, "pool of 2");
-    rf_pool_slow_thread_for_test(pool, 1, 20000000L);
-    struct count_job job = {.n_threads = 2};
-    rf_pool_run(pool, 100, count_task, &job);
-    int once = !job.bad_thread, slow = 0;
-    for (int t = 0; t < 100; t++) {
-        once &= job.hits[t] == 1;
-        slow += job.ran_on[t] == 1;
-    }
-    CHECK(once, "slow worker: each of 100 tasks exactly once");
-    CHECK(slow < 25, "slow worker: took %d of 100 tasks, a dealt share is 50", slow);
-    rf_pool_free(pool);
-}
-
-static double monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static void test_pool(void)
-{
-    for (int n = 1; n <= 3; n++) {
-        rf_pool *pool;
-        rf_error err;
-        CHECK(rf_pool_create(n, &pool, &err) == RF_OK, "pool of %d", n);
-        CHECK(rf_pool_threads(pool) == n, "pool reports %d threads", n);
-        int round = 0, n_tasks = 0;
-        for (; round < 50; round++) {
-            struct count_job job = {.n_threads = n};
-            n_tasks = round % 100;
-            rf_pool_run(pool, n_tasks, count_task, &job);
-            int ok = !job.bad_thread;
-            for (int t = 0; t < 100; t++)
-                ok &= job.hits[t] == (t < n_tasks ? 1 : 0);
-            if (!ok)
-                break;
-        }
-        CHECK(round == 50, "pool of %d, 50 regions: each task exactly once, on one of its threads "
-              "(region %d of %d tasks failed)", n, round, n_tasks);
-        if (n > 1) {
-            /* idle: each worker spins at most 0.2 ms of wall time after a
-               region, then blocks with no timeout, so over any window the
-               n - 1 workers use at most 0.4 ms of CPU, wake-ups included
-               well under the 2 ms allowed. A worker left spinning uses its
-               share of the window: 2 ms of 250 ms or more is 0.8% of one
-               core, a share a runnable thread gets even on a crowded
-               machine. The window starts right after the last region: no
-               settling, the spin is inside the bound. */
-            struct timespec nap = {0, 50000000L};
-            double cpu0 = rf_pool_workers_cpu_seconds(pool), t0 = monotonic_ms(), wall_ms = 0.0;
-            for (int naps = 0; wall_ms < 250.0 && naps < 100; naps++) {
-                nanosleep(&nap, NULL);
-                wall_ms = monotonic_ms() - t0;
-            }
-            double used_ms = 1e3 * (rf_pool_workers_cpu_seconds(pool) - cpu0);
-            CHECK(cpu0 > 0.0 && wall_ms >= 250.0 && used_ms < 2.0,
-                  "pool of %d idle for %.0f ms: its workers used %.2f ms of CPU", n, wall_ms, used_ms);
-        }
-        rf_pool_free(pool);
-    }
-    rf_pool *pool;
-    CHECK(rf_pool_create(0, &pool, NULL) == RF_ERR_INPUT && pool == NULL, "pool of 0 refused");
-    rf_pool_free(NULL);
-    test_pool_slow_thread();
 }
 
 /* ==== GEMM and Linear ==== */
@@ -1135,82 +1041,6 @@ static void test_softmax(void)
     free(mask);
 }
 
-static void test_attention(void)
-{
-    /* L spans three query blocks, the last one partial. Q, K and V are the
-       column blocks of one stacked [T][3D] buffer, as the encoder has them;
-       the output is [T][D]. */
-    int B = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, H = 3, Dh = 24, D = H * Dh, ld = 3 * D;
-    size_t n_in = (size_t)B * L * ld, n = (size_t)B * L * D;
-    float *qkv = rnd_array(n_in, 2.0f), *q = qkv, *k = qkv + D, *v = qkv + 2 * D;
-    float *mask = malloc((size_t)B * L * sizeof *mask);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < L; t++)
-            mask[b * L + t] = t < L - 90 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 90b pads */
-    float *ref = malloc(n * sizeof *ref), *scratch = malloc((size_t)L * sizeof *scratch);
-    rf_attention_naive(q, k, v, ld, mask, B, L, H, Dh, scratch, ref, D);
-    for (int n_threads = 1; n_threads <= 3; n_threads++) {
-        rf_pool *pool;
-        rf_pool_create(n_threads, &pool, NULL);
-        rf_parallel par = rf_pool_parallel(pool);
-        float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
-        float *out = malloc(n * sizeof *out);
-        rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, NULL, out, D);
-        float d = check_max_abs_diff(out, ref, n);
-        CHECK(d < 2e-6f, "attention vs naive, %d threads: max |diff| %g", n_threads, d);
-        /* the same sequences packed without their padding */
-        int32_t seq_off[4] = {0};
-        float *packed = malloc(n_in * sizeof *packed);
-        for (int b = 0; b < B; b++) {
-            int len = L - 90 * b;
-            seq_off[b + 1] = seq_off[b] + len;
-            memcpy(packed + (size_t)seq_off[b] * ld, qkv + (size_t)b * L * ld,
-                   (size_t)len * ld * sizeof *packed);
-        }
-        rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
-                            scores, NULL, out, D);
-        d = 0.0f;
-        for (int b = 0; b < B; b++)
-            d = check_max_nan(d, check_max_abs_diff(out + (size_t)seq_off[b] * D, ref + (size_t)b * L * D,
-                                                    (size_t)(seq_off[b + 1] - seq_off[b]) * D));
-        CHECK(d < 2e-6f, "packed attention vs naive, %d threads: max |diff| %g", n_threads, d);
-        if (rf_bf16_supported()) {
-            /* bf16: within bf16 rounding of the exact result, padded and
-               packed giving the same numbers at real rows */
-            uint16_t *bs = malloc((rf_attention_bf16_kv_size(B, L, H, Dh) +
-                                   (size_t)n_threads * rf_attention_bf16_scratch(L, Dh)) * sizeof *bs);
-            float *out_b = malloc(n * sizeof *out_b);
-            rf_attention(&par, q, k, v, ld, mask, B, L, H, Dh, scores, bs, out_b, D);
-            rf_attention_packed(&par, packed, packed + D, packed + 2 * D, ld, seq_off, B, H, Dh,
-                                scores, bs, out, D);
-            float d_ref = 0.0f, d_packed = 0.0f;
-            for (int b = 0; b < B; b++) {
-                size_t real = (size_t)(seq_off[b + 1] - seq_off[b]) * D;
-                d_ref = check_max_nan(d_ref, check_max_abs_diff(out_b + (size_t)b * L * D,
-                                                                ref + (size_t)b * L * D, real));
-                d_packed = check_max_nan(d_packed, check_max_abs_diff(out + (size_t)seq_off[b] * D,
-                                                                      out_b + (size_t)b * L * D, real));
-            }
-            CHECK(d_ref < 0.015f, "bf16 attention vs naive, %d threads: max |diff| %g", n_threads,
-                  d_ref);
-            CHECK(d_packed < 1e-5f, "bf16 attention packed vs padded, %d threads: max |diff| %g",
-                  n_threads, d_packed);
-            printf("bf16 attention, %d threads: max |diff| %g to exact, %g packed vs padded\n",
-                   n_threads, d_ref, d_packed);
-            free(bs);
-            free(out_b);
-        }
-        free(packed);
-        free(scores);
-        free(out);
-        rf_pool_free(pool);
-    }
-    free(qkv);
-    free(mask);
-    free(ref);
-    free(scratch);
-}
-
 /* The backend tables, the one list of the products' builds (their names
  * are ROFORMER_KERNEL's words, info's and bench's): every row complete,
  * every name unique across both tables (a word names one backend), every
@@ -1310,7 +1140,6 @@ int main(void)
      * and under emulation they are most of this test's time */
     bool emulated = !getenv("RF_TEST_SKIP_EMULATED");
     if (all) {
-        test_pool();
         test_gemm();
         test_linear();
     }
@@ -1398,7 +1227,6 @@ int main(void)
         test_activations();
         test_activation_extremes();
         test_softmax();
-        test_attention();
         test_layernorm();
         test_rmsnorm();
     }

@@ -5,7 +5,9 @@
  * sums in double: lengths on both sides of the query and key blocks,
  * padding masks that cover a whole key block or the whole sequence,
  * sequences packed without padding, f32 at every SIMD level the CPU has and
- * bf16 where the CPU has it; and the scratch, which no longer grows with L.
+ * bf16 where the CPU has it; three sequences of one length with 0, 90 and
+ * 180 keys padded at 1, 2 and 3 threads at every SIMD level; and the
+ * scratch, which no longer grows with L.
  *
  * The tolerances come from bounds, with u = 2^-24 (f32 rounding),
  * gamma(n) = n u / (1 - n u), and |q|, |k|, |v| <= A:
@@ -204,6 +206,90 @@ static void check_scratch(void)
           rf_attention_bf16_scratch(1000, 64), rf_attention_bf16_scratch(65536, 64));
 }
 
+/* The case the kernels' tests have run since the fused attention came: a
+ * batch of 3 sequences of 2 query blocks and 37 rows, 90 b of sequence b's
+ * keys padded, 3 heads of 24; at 1, 2 and 3 threads, padded and packed
+ * (and in bf16 where the CPU has it) against the twin, at one SIMD level. */
+static void check_three_sequences(const char *level)
+{
+    /* L spans three query blocks, the last one partial. Q, K and V are the
+       column blocks of one stacked [T][3D] buffer, as the encoder has them;
+       the output is [T][dim]. */
+    int n_seq = 3, L = 2 * RF_ATTN_QUERY_BLOCK + 37, n_heads = 3, head_dim = 24;
+    int dim = n_heads * head_dim, ld = 3 * dim;
+    size_t n_in = (size_t)n_seq * L * ld, n = (size_t)n_seq * L * dim;
+    float *qkv = malloc(n_in * sizeof *qkv), *q = qkv, *k = qkv + dim, *v = qkv + 2 * dim;
+    for (size_t i = 0; i < n_in; i++)
+        qkv[i] = check_rnd(2.0f);
+    float *mask = malloc((size_t)n_seq * L * sizeof *mask);
+    for (int b = 0; b < n_seq; b++)
+        for (int t = 0; t < L; t++)
+            mask[b * L + t] = t < L - 90 * b ? 0.0f : RF_MASK_NEG; /* sequence b has 90b pads */
+    float *ref = malloc(n * sizeof *ref), *scratch = malloc((size_t)L * sizeof *scratch);
+    rf_attention_naive(q, k, v, ld, mask, n_seq, L, n_heads, head_dim, scratch, ref, dim);
+    for (int n_threads = 1; n_threads <= 3; n_threads++) {
+        rf_pool *pool;
+        rf_pool_create(n_threads, &pool, NULL);
+        rf_parallel par = rf_pool_parallel(pool);
+        float *scores = malloc((size_t)n_threads * rf_attention_scratch(L) * sizeof *scores);
+        float *out = malloc(n * sizeof *out);
+        rf_attention(&par, q, k, v, ld, mask, n_seq, L, n_heads, head_dim, scores, NULL, out, dim);
+        float d = check_max_abs_diff(out, ref, n);
+        CHECK(d < 2e-6f, "%s attention vs naive, %d threads: max |diff| %g", level, n_threads, d);
+        /* the same sequences packed without their padding */
+        int32_t seq_off[4] = {0};
+        float *packed = malloc(n_in * sizeof *packed);
+        for (int b = 0; b < n_seq; b++) {
+            int len = L - 90 * b;
+            seq_off[b + 1] = seq_off[b] + len;
+            memcpy(packed + (size_t)seq_off[b] * ld, qkv + (size_t)b * L * ld,
+                   (size_t)len * ld * sizeof *packed);
+        }
+        rf_attention_packed(&par, packed, packed + dim, packed + 2 * dim, ld, seq_off, n_seq, n_heads, head_dim,
+                            scores, NULL, out, dim);
+        d = 0.0f;
+        for (int b = 0; b < n_seq; b++)
+            d = check_max_nan(d, check_max_abs_diff(out + (size_t)seq_off[b] * dim, ref + (size_t)b * L * dim,
+                                                    (size_t)(seq_off[b + 1] - seq_off[b]) * dim));
+        CHECK(d < 2e-6f, "%s packed attention vs naive, %d threads: max |diff| %g", level, n_threads,
+              d);
+        if (rf_bf16_supported()) {
+            /* bf16: within bf16 rounding of the exact result, padded and
+               packed giving the same numbers at real rows */
+            uint16_t *bs = malloc((rf_attention_bf16_kv_size(n_seq, L, n_heads, head_dim) +
+                                   (size_t)n_threads * rf_attention_bf16_scratch(L, head_dim)) * sizeof *bs);
+            float *out_b = malloc(n * sizeof *out_b);
+            rf_attention(&par, q, k, v, ld, mask, n_seq, L, n_heads, head_dim, scores, bs, out_b, dim);
+            rf_attention_packed(&par, packed, packed + dim, packed + 2 * dim, ld, seq_off, n_seq, n_heads, head_dim,
+                                scores, bs, out, dim);
+            float d_ref = 0.0f, d_packed = 0.0f;
+            for (int b = 0; b < n_seq; b++) {
+                size_t real = (size_t)(seq_off[b + 1] - seq_off[b]) * dim;
+                d_ref = check_max_nan(d_ref, check_max_abs_diff(out_b + (size_t)b * L * dim,
+                                                                ref + (size_t)b * L * dim, real));
+                d_packed = check_max_nan(d_packed, check_max_abs_diff(out + (size_t)seq_off[b] * dim,
+                                                                      out_b + (size_t)b * L * dim, real));
+            }
+            CHECK(d_ref < 0.015f, "%s bf16 attention vs naive, %d threads: max |diff| %g", level,
+                  n_threads, d_ref);
+            CHECK(d_packed < 1e-5f, "%s bf16 attention packed vs padded, %d threads: max |diff| %g",
+                  level, n_threads, d_packed);
+            printf("%s bf16 attention, %d threads: max |diff| %g to exact, %g packed vs padded\n",
+                   level, n_threads, d_ref, d_packed);
+            free(bs);
+            free(out_b);
+        }
+        free(packed);
+        free(scores);
+        free(out);
+        rf_pool_free(pool);
+    }
+    free(qkv);
+    free(mask);
+    free(ref);
+    free(scratch);
+}
+
 int main(void)
 {
     static const int lengths[] = {1, 7, 64, 65, 255, 256, 257, 300, 513, 1000};
@@ -236,6 +322,11 @@ int main(void)
         rf_simd_level_set(best);
         rf_pool_free(pool);
     }
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if (rf_simd_level_set(levels[l].level))
+            check_three_sequences(levels[l].name);
+    }
+    rf_simd_level_set(best);
     printf("largest |fused - naive| / bound: f32 %.3g, bf16 %.3g\n", worst_f32, worst_bf16);
     if (!rf_bf16_supported())
         SKIP("bf16 attention: this CPU lacks %s", RF_BF16_CPU_NEEDS);
