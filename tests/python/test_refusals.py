@@ -178,12 +178,13 @@ def test_import_without_the_library_names_every_place_tried(tmp_path):
 
 
 STAND_IN = r"""
-/* A library of another version: rf_version and rf_version_matches of its
- * own, every other symbol from the real library it links. */
+/* A library of another version (MAJOR.0.0, one above the package's):
+ * rf_version and rf_version_matches of its own, every other symbol from the
+ * real library it links. */
 #include <stdbool.h>
 #include <stdint.h>
-const char *rf_version(void) { return "2.0.0"; }
-bool rf_version_matches(int32_t major, int32_t minor) { (void)minor; return major == 2; }
+const char *rf_version(void) { return "MAJOR.0.0"; }
+bool rf_version_matches(int32_t major, int32_t minor) { (void)minor; return major == MAJOR; }
 """
 
 
@@ -193,14 +194,15 @@ def test_import_of_another_library_version_names_both(tmp_path):
     if cc is None:
         pytest.skip("no C compiler to build the stand-in library")
     src = tmp_path / "stand_in.c"
-    src.write_text(STAND_IN)
+    other = roformer._capi.RF_VERSION_MAJOR + 1
+    src.write_text(STAND_IN.replace("MAJOR", str(other)))
     lib = tmp_path / "libroformer.so"
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src), real,
                     "-Wl,-rpath," + os.path.dirname(real), "-Wl,--no-as-needed"],
                    check=True, timeout=60)
     last = _import_error({"ROFORMER_LIBRARY": str(lib)})
-    want = "roformer: %s is version 2.0.0; this package needs %d.%d or a later %d.x" % (
-        os.path.normpath(str(lib)), roformer._capi.RF_VERSION_MAJOR,
+    want = "roformer: %s is version %d.0.0; this package needs %d.%d or a later %d.x" % (
+        os.path.normpath(str(lib)), other, roformer._capi.RF_VERSION_MAJOR,
         roformer._capi.RF_VERSION_MINOR, roformer._capi.RF_VERSION_MAJOR)
     assert last == "ImportError: " + want, last
 
