@@ -161,7 +161,7 @@ test-build: all $(TEST_BIN) $(FUZZ_REPLAY_BIN)
 # The ARM64 cross build's tests under qemu (tests/run_arm64.sh; which run
 # where: docs/arm64.md). ARM64_TESTS run on qemu's -cpu max, test_kernels
 # also on CPU models without I8MM and BF16.
-ARM64_TESTS := kernels threadpool parity int8 bf16 batch_invariance v2 tokenizer_units tokenizer_reference \
+ARM64_TESTS := kernels threadpool attention parity int8 bf16 batch_invariance v2 tokenizer_units tokenizer_reference \
                jieba_reference convert gguf fp16 corrupt jobs_library
 test-arm64:
 	@$(MAKE) --no-print-directory $(SUB_MAKE_JOBS) ARCH=aarch64 BUILD=build-arm64 all \

@@ -85,6 +85,10 @@ for t in "$@"; do
     test_batch_invariance)
         wrapper "$name" max "$t" ${one_ref:+ROFORMER_REFERENCE=$one_ref}
         tests="$tests $wrap/$name" ;;
+    test_attention)
+        # the lengths around one block's edges (the long ones take minutes)
+        wrapper "$name" max "$t" RF_TEST_SHORT=1
+        tests="$tests $wrap/$name" ;;
     test_kernels)
         wrapper "$name" max "$t" RF_EXPECT_INT8=I8MM RF_EXPECT_BF16=yes
         wrapper "$name@neoverse-n1" neoverse-n1 "$t" RF_EXPECT_INT8=SDOT RF_EXPECT_BF16=no \
