@@ -83,11 +83,15 @@ extern "C" {
  *
  * 2.0.0: every job's _encodings twin takes what its text form takes:
  * rf_embed_encodings gained `normalize` and `items`, rf_token_embeddings
- * `items`. */
+ * `items`.
+ *
+ * 2.1.0: the element-wise kernels' builds are chosen like the products'
+ * (ROFORMER_KERNEL's elementwise=NAME, rows of rf_kernels_list), and
+ * rf_kernels_chosen_by says who chose each. */
 #define RF_VERSION_MAJOR 2
-#define RF_VERSION_MINOR 0
+#define RF_VERSION_MINOR 1
 #define RF_VERSION_PATCH 0
-#define RF_VERSION "2.0.0"
+#define RF_VERSION "2.1.0"
 
 /* What libroformer.so exports: the functions marked RF_API below, and
  * nothing else (the library is built with -fvisibility=hidden). */
@@ -1038,8 +1042,10 @@ RF_API const char *rf_blas_preferred_core(void);
  * `--kernel` calls) overrides it with a comma-separated list of TYPE=NAME:
  *   int8=NAME           the int8 product's build, e.g. int8=vnni
  *   bf16=NAME           the bf16 product's build, e.g. bf16=f32fma
+ *   elementwise=NAME    the element-wise kernels' build (activations,
+ *                       softmax, norms), e.g. elementwise=avx2
  *   attention=bf16|f32  bf16 and int8 compute's attention products
- * The NAMEs are those of the library's tables of builds (docs/compute.md
+ * The NAMEs are those of the library's table of builds (docs/compute.md
  * lists them; the error below names those this CPU runs). A build this
  * CPU lacks is RF_ERR_UNSUPPORTED with a message naming the builds it has;
  * the choice holds for the whole process. */
@@ -1057,11 +1063,11 @@ typedef struct {
 
 RF_API rf_kernel_info rf_kernels_get_info(void);
 
-/* One row of the library's tables of builds, for reports (`roformer
- * info`): every int8 build, then every bf16 build, each table in its own
- * order. Static strings. */
+/* One row of the library's table of builds, for reports (`roformer
+ * info`): every int8 build, then every bf16 build, then every build of the
+ * element-wise kernels, each in its order of choice. Static strings. */
 typedef struct {
-    const char *product; /* "int8" or "bf16" */
+    const char *product; /* "int8", "bf16" or "elementwise" */
     const char *name;    /* the NAME of ROFORMER_KERNEL=PRODUCT=NAME */
     bool runs;           /* this CPU runs it */
     bool tests_only;     /* the tests' own: never chosen, and no NAME a user may give */
@@ -1071,6 +1077,12 @@ typedef struct {
 /* Writes the first min(n, cap) rows to out (NULL with cap 0: none) and
  * returns n, the number of rows. */
 RF_API int32_t rf_kernels_list(rf_kernel_build *out, int32_t cap);
+
+/* Who chose the build in use of a product ("int8", "bf16",
+ * "elementwise"): "ROFORMER_KERNEL", "--kernel", or the CPU's ("the CPU"
+ * for int8, whose builds all give the same sums; for the others the CPU
+ * rule's reason). NULL for another word. Static strings. */
+RF_API const char *rf_kernels_chosen_by(const char *product);
 
 /* ==== Defaults: what every front end uses when not told otherwise ====
  *

@@ -28,6 +28,7 @@
 #include "formats/checkpoint_open.h"
 #include "base/error.h"
 #include "kernels/fp16.h"
+#include "kernels/widen.h"
 #include "formats/hf_config.h"
 #include "formats/st_config.h"
 #include "formats/tensor_map.h"

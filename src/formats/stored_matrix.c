@@ -4,7 +4,7 @@
  */
 #include "formats/stored_matrix.h"
 
-#include "kernels/fp16.h"
+#include "kernels/widen.h"
 #include "kernels/gemm_int8.h"
 
 #include <stdint.h>

@@ -36,7 +36,6 @@
 
 static const char *const names[RF_CPU_FEATURE_COUNT] = {
     [RF_CPU_AVX2] = "avx2",
-    [RF_CPU_F16C] = "f16c",
     [RF_CPU_AVX512] = "avx512",
     [RF_CPU_AVX512_VNNI] = "avx512-vnni",
     [RF_CPU_AVX512_BF16] = "avx512-bf16",
@@ -58,9 +57,6 @@ static rf_cpu_set read_features(void)
     unsigned a, b, c, d;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         s |= BIT(RF_CPU_AVX2);
-    /* clang has no "f16c" for __builtin_cpu_supports: CPUID leaf 1, ECX */
-    if (__builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C))
-        s |= BIT(RF_CPU_F16C);
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl")) {
         s |= BIT(RF_CPU_AVX512);

@@ -20,7 +20,6 @@
 /* One feature each; a kernel's needs are a set of them (RF_CPU_NEEDS). */
 typedef enum {
     RF_CPU_AVX2,        /* x86-64: AVX2 and FMA */
-    RF_CPU_F16C,        /* x86-64: AVX and F16C (VCVTPH2PS) */
     RF_CPU_AVX512,      /* x86-64: AVX512F, AVX512BW and AVX512VL */
     RF_CPU_AVX512_VNNI, /* x86-64: AVX-512 and AVX512-VNNI (VPDPBUSD) */
     RF_CPU_AVX512_BF16, /* x86-64: AVX-512 and AVX512_BF16 (VDPBF16PS, VCVTNE2PS2BF16) */

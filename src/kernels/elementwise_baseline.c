@@ -7,4 +7,4 @@
 
 #include "kernels/elementwise_build.h"
 
-const rf_elementwise_ops rf_elementwise_baseline = RF_ELEMENTWISE_OPS("baseline", 0);
+const rf_elementwise_ops rf_elementwise_baseline = RF_ELEMENTWISE_OPS;

@@ -11,7 +11,8 @@
  *
  * Adding an element-wise kernel is its body in a *_vec.h header, its
  * function here, its member in rf_elementwise_ops and in
- * RF_ELEMENTWISE_OPS: every build then has it.
+ * RF_ELEMENTWISE_OPS: every build then has it. Which build runs is the
+ * kernels' table's row (backend.c).
  */
 #ifndef RF_ELEMENTWISE_BUILD_H
 #define RF_ELEMENTWISE_BUILD_H
@@ -22,6 +23,7 @@
 #include "kernels/rmsnorm_vec.h"
 #include "kernels/simd.h"
 #include "kernels/softmax_vec.h"
+#include "kernels/widen_vec.h"
 
 RF_ELEMENTWISE_TARGET static void build_bias_act(float *y, int rows, int cols, int ld,
                                                  const float *bias, rf_activation act)
@@ -50,13 +52,22 @@ RF_ELEMENTWISE_TARGET static void build_add_rmsnorm(float *x, const float *y, in
     add_rmsnorm_rows(x, y, rows, n, eps);
 }
 
-/* The build's rf_elementwise_ops: its name, what it needs of the CPU, and
- * the functions above. */
-#define RF_ELEMENTWISE_OPS(build_name, cpu_needs)                                                \
+RF_ELEMENTWISE_TARGET static void build_widen_f16(const void *src, float *dst, size_t n)
+{
+    widen_f16_values(src, dst, n);
+}
+
+RF_ELEMENTWISE_TARGET static void build_widen_bf16(const void *src, float *dst, size_t n)
+{
+    widen_bf16_values(src, dst, n);
+}
+
+/* The build's rf_elementwise_ops: the functions above. */
+#define RF_ELEMENTWISE_OPS                                                                       \
     {                                                                                            \
-        .name = (build_name), .needs = (cpu_needs), .bias_act = build_bias_act,                  \
-        .softmax_rows_online = build_softmax_rows_online,                                        \
+        .bias_act = build_bias_act, .softmax_rows_online = build_softmax_rows_online,            \
         .add_layernorm = build_add_layernorm, .add_rmsnorm = build_add_rmsnorm,                  \
+        .widen_f16 = build_widen_f16, .widen_bf16 = build_widen_bf16,                            \
     }
 
 #endif

@@ -87,9 +87,4 @@ static inline uint16_t rf_f32_to_f16(float f)
     return (uint16_t)(sign | (a >> 13));
 }
 
-/* Widens n little-endian f16 / bf16 values (src may be unaligned) to f32,
- * exactly; with F16C / AVX2 when the CPU has them (fp16.c). */
-void rf_widen_f16(const void *src, float *dst, size_t n);
-void rf_widen_bf16(const void *src, float *dst, size_t n);
-
 #endif

@@ -1,13 +1,14 @@
 /*
  * gemm_bf16.c — the bf16 product's driver (see gemm_bf16.h for the packed
- * weight layout and the rule that picks a kernel): the table of kernels
- * (gemm_bf16_backend.h) and the choice among them, the split over
- * threads, the single-thread pieces attention uses, and the naive twin.
- * Rounding inputs and packing weights are the chosen backend's members
+ * weight layout and the rule that picks a build): the split over
+ * threads, the single-thread pieces attention uses, and the naive twin,
+ * on the build the kernels' table chooses (backend.h). Rounding inputs
+ * and packing weights are the chosen build's members
  * (gemm_bf16_round.c).
  */
 #include "kernels/gemm_bf16.h"
 #include "kernels/activations.h"
+#include "kernels/backend.h"
 #include "kernels/fp16.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16_backend.h"
@@ -28,95 +29,25 @@ size_t rf_bf16_scratch_size(int M, int K)
     return (size_t)M * (size_t)rf_bf16_k_pairs(K) * 2;
 }
 
-/* ==== The backends and the rule ==== */
-
-const rf_bf16_backend *const rf_bf16_backends[] = {
-#if RF_SIMD_X86
-    &rf_bf16_backend_amx, &rf_bf16_backend_avx512bf16, &rf_bf16_backend_f32fma,
-    &rf_bf16_backend_amx_emulated,
-#elif RF_SIMD_ARM64
-    &rf_bf16_backend_bfmmla, &rf_bf16_backend_bfdot,
-#endif
-    NULL,
-};
-const int rf_bf16_backend_count = (int)(sizeof rf_bf16_backends / sizeof rf_bf16_backends[0]) - 1;
-
-bool rf_bf16_backend_runs(const rf_bf16_backend *b)
-{
-    return b && rf_cpu_has_all(b->needs);
-}
-
-/* The rule of gemm_bf16.h: the first backend whose rule set the CPU has
- * (and the OS grants: AMX), the same answer every time on a given CPU;
- * NULL where none does. */
-static const rf_bf16_backend *rule(void)
-{
-    for (int i = 0; i < rf_bf16_backend_count; i++)
-        if (rf_bf16_backends[i]->rule && rf_cpu_has_all(rf_bf16_backends[i]->rule))
-            return rf_bf16_backends[i];
-    return NULL;
-}
-
 bool rf_bf16_supported(void)
 {
-    return rule() != NULL;
+    return rf_backend_supported(RF_OP_BF16);
 }
 
-/* NULL: not chosen yet (pointers read and written whole, as in elementwise.c) */
-static const rf_bf16_backend *chosen;
-static const char *chosen_why = "";
-
-const rf_bf16_backend *rf_bf16_backend_get(void)
+/* The build in use (backend.h). */
+static const rf_bf16_ops *ops(void)
 {
-    const rf_bf16_backend *b = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
-    if (!b) {
-        /* without bf16 support it still names one, which is not used */
-        b = rule();
-        const char *why = b ? b->why : "no " RF_BF16_CPU_NEEDS ": bf16 compute unavailable";
-        if (!b)
-            b = rf_bf16_backends[0];
-        __atomic_store_n(&chosen_why, why, __ATOMIC_RELAXED);
-        __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
-    }
-    return b;
-}
-
-bool rf_bf16_backend_set(const rf_bf16_backend *b)
-{
-    if (!rf_bf16_backend_runs(b))
-        return false;
-    __atomic_store_n(&chosen_why, "set by the caller", __ATOMIC_RELAXED);
-    __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
-    return true;
-}
-
-const char *rf_bf16_backend_reason(void)
-{
-    rf_bf16_backend_get();
-    return __atomic_load_n(&chosen_why, __ATOMIC_RELAXED);
-}
-
-const rf_bf16_backend *rf_bf16_backend_find(const char *name)
-{
-    for (int i = 0; i < rf_bf16_backend_count; i++)
-        if (!strcmp(name, rf_bf16_backends[i]->name))
-            return rf_bf16_backends[i];
-    return NULL;
-}
-
-const char *rf_bf16_backend_name(void)
-{
-    return rf_bf16_backend_get()->name;
+    return rf_backend_get(RF_OP_BF16)->bf16;
 }
 
 bool rf_bf16_attention_fast(void)
 {
-    return rf_bf16_supported() && rf_bf16_backend_get()->attention_fast;
+    return rf_bf16_supported() && ops()->attention_fast;
 }
 
 static rf_bf16_gemm_fn *gemm_kernel(void)
 {
-    return rf_bf16_backend_get()->gemm;
+    return ops()->gemm;
 }
 
 /* Several blocks per thread where they stay large: a thread the host
@@ -128,7 +59,7 @@ rf_partition rf_linear_bf16_partition(int M, int N, int K, int n_threads)
 
 void rf_bf16_prepare_rows(const float *X, int K, int r0, int r1, uint16_t *scratch)
 {
-    rf_bf16_backend_get()->packing->round_rows(X, (size_t)K, K, 1.0f, r0, r1, scratch);
+    ops()->packing->round_rows(X, (size_t)K, K, 1.0f, r0, r1, scratch);
 }
 
 /* Rows of X rounded into Xb, in n_blocks blocks of rows. */
@@ -201,7 +132,7 @@ void rf_linear_bf16(const rf_parallel *pool, const float *X, int M, int K, const
 
 void rf_bf16_round(const float *X, int M, int K, size_t ldx, float scale, uint16_t *out)
 {
-    rf_bf16_backend_get()->packing->round_rows(X, ldx, K, scale, 0, M, out);
+    ops()->packing->round_rows(X, ldx, K, scale, 0, M, out);
 }
 
 void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
@@ -211,12 +142,12 @@ void rf_bf16_pack(const float *W, int N, int K, uint16_t *dst)
 
 void rf_bf16_pack_rows(const float *W, int N, int K, size_t ldw, uint16_t *dst)
 {
-    rf_bf16_backend_get()->packing->pack_rows(W, N, K, ldw, dst);
+    ops()->packing->pack_rows(W, N, K, ldw, dst);
 }
 
 void rf_bf16_pack_transposed(const float *V, int K, int N, size_t ldv, uint16_t *dst)
 {
-    rf_bf16_backend_get()->packing->pack_transposed(V, K, N, ldv, dst);
+    ops()->packing->pack_transposed(V, K, N, ldv, dst);
 }
 
 void rf_gemm_bf16(const uint16_t *Xb, int M, int K, const uint16_t *W_packed, int N, float *Y,

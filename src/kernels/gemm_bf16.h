@@ -16,7 +16,7 @@
  * (32 inputs x 16 columns). N is padded with zero columns to a multiple
  * of 32, K with a zero column to an even count.
  *
- * The product runs on one of several backends (gemm_bf16_backend.h),
+ * The product runs on one of several builds (gemm_bf16_backend.h),
  * chosen once from the CPU by a fixed rule (docs/compute.md), since their
  * results differ in the last bits (and their speed; docs/performance.md):
  *   AMX-BF16 usable                     -> "amx"
@@ -24,7 +24,7 @@
  *   else AVX512_BF16 (Intel, no AMX)    -> "f32fma" (VDPBF16PS runs
  *                                          at half the f32 FMA rate there)
  *   ARM64 with BF16                     -> "bfmmla"
- * rf_bf16_backend_set overrides the rule (a user's choice, tests).
+ * rf_backend_set overrides the rule (a user's choice, tests).
  */
 #ifndef RF_GEMM_BF16_H
 #define RF_GEMM_BF16_H
@@ -48,30 +48,14 @@ bool rf_bf16_supported(void);
 #define RF_BF16_CPU_NEEDS "AVX512_BF16"
 #endif
 
-/* The bf16 product's backends (gemm_bf16_backend.h).
- * rf_bf16_backend_get: the one in use, the rule above on the first call
- *   unless set; without bf16 support it still names one, which is not used.
- * rf_bf16_backend_set: uses `backend` from now on, in every thread; false,
- *   and nothing changed, where this CPU cannot run it. Call it before any
- *   context is created: a context decides at creation whether attention
- *   runs in bf16 (rf_bf16_attention_fast).
- * rf_bf16_backend_runs: true when this CPU can run `backend`.
- * rf_bf16_backend_find: the backend of a name ("amx", "avx512bf16",
- *   "f32fma", "bfmmla", "bfdot", "amx-model"), NULL for none;
- *   rf_bf16_backend_name: the one in use's.
- * rf_bf16_backend_reason: one line on why the one in use was picked
- *   (static storage): the rule's reason ("AMX-BF16 in use", "AVX512_BF16
- *   on AMD (...)", ...) or "set by the caller". */
-typedef struct rf_bf16_backend rf_bf16_backend;
-const rf_bf16_backend *rf_bf16_backend_get(void);
-bool rf_bf16_backend_set(const rf_bf16_backend *backend);
-bool rf_bf16_backend_runs(const rf_bf16_backend *backend);
-const rf_bf16_backend *rf_bf16_backend_find(const char *name);
-const char *rf_bf16_backend_name(void);
-const char *rf_bf16_backend_reason(void);
+/* Which build runs is the kernels' table's choice (backend.h,
+ * RF_OP_BF16): the rule above on the first call unless set; without bf16
+ * support it still names one, which is not used. Set it before any
+ * context is created: a context decides at creation whether attention
+ * runs in bf16 (rf_bf16_attention_fast). */
 
 /* Whether bf16 and int8 compute run attention's two products in bf16:
- * where the backend in use is faster than f32 sgemm (its attention_fast:
+ * where the build in use is faster than f32 sgemm (its attention_fast:
  * AMX, VDPBF16PS on AMD, BFMMLA and BFDOT), else they stay f32 (Intel
  * without AMX). */
 bool rf_bf16_attention_fast(void);

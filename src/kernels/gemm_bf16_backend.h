@@ -1,12 +1,16 @@
 /*
- * gemm_bf16_backend.h — the bf16 product's backends, one per instruction
- * set, behind the driver gemm_bf16.c. The driver chooses a backend once
- * (rf_bf16_backend_get); its members round the inputs and pack the
- * weights (the layout of gemm_bf16.h), and its `gemm` computes each block
- * of the output while the driver splits the work over threads. A backend
- * never calls back into the driver nor asks the CPU again. Adding an
- * instruction set is one file defining one rf_bf16_backend, and a row of
- * the driver's table (docs/architecture.md).
+ * gemm_bf16_backend.h — the operations of the bf16 product's builds, one
+ * per instruction set, behind the driver gemm_bf16.c: each an rf_bf16_ops
+ * in a file of its own and a row of the kernels' one table (backend.c),
+ * which names it, says what it needs and when the CPU's rule picks it.
+ * Its members round the inputs and pack the weights (the layout of
+ * gemm_bf16.h), and its `gemm` computes each block of the output while
+ * the driver splits the work over threads. A build never calls back into
+ * the driver nor into an entry point that reads the table (its
+ * activations go through its own instruction set's element-wise build),
+ * and never asks the CPU again. Adding an instruction set is one
+ * file defining one rf_bf16_ops and a row of the table
+ * (docs/architecture.md).
  *
  * A kernel computes Y rows [m0, m1), columns [n0, n1) (n0 a multiple of
  * 32, n1 <= N, rows of Y ldy apart) = act(Xb . W^T + b), where Xb holds
@@ -64,39 +68,28 @@ typedef void rf_bf16_gemm_fn(const uint16_t *Xb, int K, int m0, int m1, const ui
                              const rf_block_post *post, float *Y, int ldy);
 
 /* Their results differ in the last bits (the order of the f32 sums), so
- * the CPU picks one by a fixed rule (gemm_bf16.h): the first backend of
- * the table whose `rule` set the CPU has. */
-typedef struct rf_bf16_backend rf_bf16_backend;
-struct rf_bf16_backend {
-    const char *name;    /* its word: ROFORMER_KERNEL=bf16=NAME, info, bench */
-    rf_cpu_set needs;    /* what the CPU must have to run it (cpu.h) */
-    rf_cpu_set rule;     /* what makes the rule pick it; 0: never */
-    const char *why;     /* the rule's reason, for info */
-    bool tests_only;     /* never chosen by the CPU nor by a user's word */
+ * the CPU picks one by a fixed rule (gemm_bf16.h), the rows' rules in the
+ * table. The builds:
+ * x86-64 (each needs what its name says; the table's row checks the CPU):
+ * rf_bf16_ops_amx          TDPBF16PS tiles (AMX-BF16), x86/amx/gemm_bf16_amx.c;
+ * rf_bf16_ops_amx_emulated the same loops on emulated/amx_emulator.h's C
+ *                          emulator of the tile instructions (AVX2; tests
+ *                          only), emulated/gemm_bf16_amx_emulated.c;
+ * rf_bf16_ops_avx512bf16   VDPBF16PS (AVX512_BF16), x86/gemm_bf16_avx512.c;
+ * rf_bf16_ops_f32fma       the bf16 operands widened to f32 in registers
+ *                          and summed by f32 FMA (AVX512F; it rounds and
+ *                          packs on AVX512_BF16), x86/gemm_bf16_f32fma.c.
+ * ARM64 (BF16), arm/gemm_bf16_neon.c:
+ * rf_bf16_ops_bfmmla       BFMMLA, 2 x 2 outputs of 4 inputs each;
+ * rf_bf16_ops_bfdot        BFDOT, 4 outputs of 2 inputs each. */
+typedef struct rf_bf16_ops rf_bf16_ops;
+struct rf_bf16_ops {
     bool attention_fast; /* faster than f32 sgemm: attention's products run on it */
     const rf_bf16_packing *packing; /* its operands' rounding and packing */
     rf_bf16_gemm_fn *gemm;
 };
 
-extern const rf_bf16_backend rf_bf16_backend_amx, rf_bf16_backend_amx_emulated,
-    rf_bf16_backend_avx512bf16, rf_bf16_backend_f32fma, rf_bf16_backend_bfmmla,
-    rf_bf16_backend_bfdot;
-/* The driver's table of those this build has, in the rule's order, the
- * tests' own last (gemm_bf16.c). */
-extern const rf_bf16_backend *const rf_bf16_backends[];
-extern const int rf_bf16_backend_count;
-
-/* x86-64 (each needs what its name says; the driver checks the CPU):
- * rf_bf16_backend_amx          TDPBF16PS tiles (AMX-BF16), x86/amx/gemm_bf16_amx.c;
- * rf_bf16_backend_amx_emulated the same loops on emulated/amx_emulator.h's C
- *                           emulator of the tile instructions (AVX2; tests
- *                           only), emulated/gemm_bf16_amx_emulated.c;
- * rf_bf16_backend_avx512bf16   VDPBF16PS (AVX512_BF16), x86/gemm_bf16_avx512.c;
- * rf_bf16_backend_f32fma       the bf16 operands widened to f32 in registers
- *                           and summed by f32 FMA (AVX512F; it rounds and
- *                           packs on AVX512_BF16), x86/gemm_bf16_f32fma.c.
- * ARM64 (BF16), arm/gemm_bf16_neon.c:
- * rf_bf16_backend_bfmmla       BFMMLA, 2 x 2 outputs of 4 inputs each;
- * rf_bf16_backend_bfdot        BFDOT, 4 outputs of 2 inputs each. */
+extern const rf_bf16_ops rf_bf16_ops_amx, rf_bf16_ops_amx_emulated, rf_bf16_ops_avx512bf16,
+    rf_bf16_ops_f32fma, rf_bf16_ops_bfmmla, rf_bf16_ops_bfdot;
 
 #endif

@@ -1,16 +1,13 @@
 /*
  * gemm_int8.c — the int8 Linear layer's driver (see gemm_int8.h for the
- * scheme and the packed layout): the table of backends
- * (gemm_int8_backend.h) and the choice among them, quantizing and packing,
- * the split over threads, and the naive twins.
- *
- * The backends give the same integer sums, so the choice among them is one
- * of speed alone: the first of the table the CPU runs (the table is best
- * first), and for a product of fewer rows than the backend's min_rows its
- * `small` one.
+ * scheme and the packed layout): quantizing and packing, the split over
+ * threads, and the naive twins, on the build the kernels' table chooses
+ * (backend.h), or for a product of fewer rows than the build's min_rows
+ * its `small` one.
  */
 #include "kernels/gemm_int8.h"
 #include "kernels/activations.h"
+#include "kernels/backend.h"
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/linalg.h"
 #include "kernels/simd.h"
@@ -42,81 +39,22 @@ size_t rf_int8_scratch_size(int M, int K)
 }
 
 
-/* The backends this build has, best first; the tests' own after the
- * others, the one every CPU of the architecture runs last but those. */
-const rf_int8_backend *const rf_int8_backends[] = {
-#if RF_SIMD_X86
-    &rf_int8_backend_amx, &rf_int8_backend_vnni, &rf_int8_backend_avx2, &rf_int8_backend_amx_emulated,
-#elif RF_SIMD_ARM64
-    &rf_int8_backend_i8mm, &rf_int8_backend_sdot, &rf_int8_backend_neon,
-#endif
-    NULL,
-};
-const int rf_int8_backend_count = (int)(sizeof rf_int8_backends / sizeof rf_int8_backends[0]) - 1;
-
-bool rf_int8_backend_runs(const rf_int8_backend *b)
-{
-    return b && rf_cpu_has_all(b->needs);
-}
-
-/* NULL: not chosen yet (a pointer read and written whole, as in elementwise.c) */
-static const rf_int8_backend *chosen;
-
-const rf_int8_backend *rf_int8_backend_get(void)
-{
-    const rf_int8_backend *b = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
-    if (!b) {
-        b = rf_int8_backends[0];
-        for (int i = 0; i < rf_int8_backend_count; i++)
-            if (!rf_int8_backends[i]->tests_only && rf_int8_backend_runs(rf_int8_backends[i])) {
-                b = rf_int8_backends[i];
-                break;
-            }
-        __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
-    }
-    return b;
-}
-
-bool rf_int8_backend_set(const rf_int8_backend *b)
-{
-    if (!rf_int8_backend_runs(b))
-        return false;
-    __atomic_store_n(&chosen, b, __ATOMIC_RELAXED);
-    return true;
-}
-
-const rf_int8_backend *rf_int8_backend_find(const char *name)
-{
-    for (int i = 0; i < rf_int8_backend_count; i++)
-        if (!strcmp(name, rf_int8_backends[i]->name))
-            return rf_int8_backends[i];
-    return NULL;
-}
-
-const char *rf_int8_backend_name(void)
-{
-    return rf_int8_backend_get()->name;
-}
-
 bool rf_int8_supported(void)
 {
-    for (int i = 0; i < rf_int8_backend_count; i++)
-        if (!rf_int8_backends[i]->tests_only && rf_int8_backend_runs(rf_int8_backends[i]))
-            return true;
-    return false;
+    return rf_backend_supported(RF_OP_INT8);
 }
 
 /* The backend that runs a product of M rows. */
-static const rf_int8_backend *backend_for(int M)
+static const rf_int8_ops *backend_for(int M)
 {
-    const rf_int8_backend *b = rf_int8_backend_get();
+    const rf_int8_ops *b = rf_backend_get(RF_OP_INT8)->int8;
     return M < b->min_rows ? b->small : b;
 }
 
 static int32_t row_sum(const int8_t *w, int K)
 {
     if (rf_int8_supported())
-        return rf_int8_backend_get()->operands->row_sum(w, K);
+        return rf_backend_get(RF_OP_INT8)->int8->operands->row_sum(w, K);
     int32_t sum = 0;
     for (int k = 0; k < K; k++)
         sum += w[k];
@@ -240,7 +178,7 @@ static void prepare_task(void *arg, int block, int thread)
 
 struct int8_job {
     rf_int8_product p;
-    const rf_int8_backend *backend;
+    const rf_int8_ops *backend;
     rf_partition plan;
 };
 
@@ -288,7 +226,7 @@ void rf_linear_int8(const rf_parallel *pool, const float *X, int M, int K, const
 
 bool rf_gemm_int8_s32(const int8_t *Xq, int M, int K, const rf_int8_matrix *W, int N, int32_t *C)
 {
-    const rf_int8_backend *b = backend_for(M);
+    const rf_int8_ops *b = backend_for(M);
     size_t bytes = (size_t)M * (size_t)rf_int8_row_bytes(K);
     int8_t *flipped = NULL;
     if (b->operands->unsigned_inputs) {

@@ -37,7 +37,7 @@
  * consecutive quads of a panel being one B tile. The tests compare every
  * build with the naive sums, exactly, on every CPU that has it, and the
  * AMX build's loops on a C emulator of the tiles everywhere
- * (gemm_int8_backend.h lists the builds).
+ * (gemm_int8_backend.h lists the builds, backend.c's table chooses).
  */
 #ifndef RF_GEMM_INT8_H
 #define RF_GEMM_INT8_H
@@ -53,21 +53,11 @@
 #include <stdint.h>
 
 /* True when this CPU runs the int8 kernel (AVX2 on x86-64; every ARM64
- * CPU). */
+ * CPU). Which build runs is the kernels' table's choice (backend.h,
+ * RF_OP_INT8): the best the CPU has (AMX where the OS grants the tiles,
+ * else VNNI, else AVX2; I8MM, else SDOT, else NEON), unless set. All give
+ * the same sums. */
 bool rf_int8_supported(void);
-
-/* The product's backends (gemm_int8_backend.h): the best the CPU has
- * (AMX where the OS grants the tiles, else VNNI, else AVX2; I8MM, else
- * SDOT, else NEON), unless set. rf_int8_backend_set refuses one the CPU
- * lacks: returns false. All give the same sums. rf_int8_backend_find:
- * the backend of a name ("amx", "vnni", "avx2", "i8mm", "sdot", "neon",
- * "amx-model"; NULL: none); rf_int8_backend_name: the one in use's. */
-typedef struct rf_int8_backend rf_int8_backend;
-const rf_int8_backend *rf_int8_backend_get(void);
-bool rf_int8_backend_set(const rf_int8_backend *backend);
-bool rf_int8_backend_runs(const rf_int8_backend *backend);
-const rf_int8_backend *rf_int8_backend_find(const char *name);
-const char *rf_int8_backend_name(void);
 
 /* Entries of a packed matrix's colsum: N padded like the panels (the
  * padding channels' sums are 0). */

@@ -1,7 +1,8 @@
 /*
- * gemm_int8_backend.h — the backends of the int8 product behind the
- * driver (gemm_int8.c), one per instruction set, each an rf_int8_backend
- * filled in a file of its own:
+ * gemm_int8_backend.h — the operations of the int8 product's builds
+ * behind the driver (gemm_int8.c), one per instruction set, each an
+ * rf_int8_ops filled in a file of its own and a row of the kernels' one
+ * table (backend.c), which names it and says what it needs:
  *
  *   x86/gemm_int8_avx2.c               "avx2"   VPSIGNB + VPMADDUBSW + VPMADDWD
  *   x86/gemm_int8_vnni.c               "vnni"   VPDPBUSD (AVX512-VNNI)
@@ -14,12 +15,12 @@
  * x86/gemm_int8_shared_avx512.c (below), gemm_int8_shared_walk.c (the walk of
  * the register-tile builds, x86-64 and ARM64), x86/amx/gemm_int8_amx_body.h (the
  * tile loops). All read the packed layout of gemm_int8.h and give the same
- * exact integer sums; they differ only in speed. The driver picks one
- * backend once per process, quantizes, packs, splits the work over
- * threads and calls the backend's members; a backend never calls the
- * driver, and no member asks the CPU again. Adding an instruction set is
- * one more file and one more row in the driver's table
- * (docs/architecture.md).
+ * exact integer sums; they differ only in speed. The driver quantizes,
+ * packs, splits the work over threads and calls the chosen row's
+ * members; a build never calls the driver nor an entry point that reads
+ * the table (its activations go through its own instruction set's
+ * element-wise build), and no member asks the CPU again. Adding an instruction set is one more file and one more row in
+ * the table (docs/architecture.md).
  */
 #ifndef RF_GEMM_INT8_BACKEND_H
 #define RF_GEMM_INT8_BACKEND_H
@@ -62,19 +63,17 @@ typedef struct {
     int32_t (*row_sum)(const int8_t *w, int K);
 } rf_int8_operands;
 
-typedef struct rf_int8_backend rf_int8_backend;
-struct rf_int8_backend {
-    const char *name;  /* its word: ROFORMER_KERNEL=int8=NAME, info, bench */
-    rf_cpu_set needs;  /* what the CPU must have to run it (cpu.h) */
-    bool tests_only;   /* never chosen by the CPU nor by a user's word */
+typedef struct rf_int8_ops rf_int8_ops;
+struct rf_int8_ops {
     const rf_int8_operands *operands; /* rows in, and a weight row's sum */
     /* The tile walk with its epilogue: Y (or C) rows [m0, m1), channels
      * [n0, n1) (n0 a multiple of 16). */
     void (*block)(const rf_int8_product *p, int m0, int m1, int n0, int n1);
     /* Products of fewer than min_rows rows run on `small` instead (its
-     * rows in too): the tiles' rows come 16 at a time. */
+     * rows in too): the tiles' rows come 16 at a time. Its row needs no
+     * more of the CPU than this one's. */
     int min_rows;
-    const rf_int8_backend *small;
+    const rf_int8_ops *small;
 };
 
 /* Quantizing one input row, the scalar parts every build shares around
@@ -104,12 +103,9 @@ static inline void rf_int8_row_tail(const float *x, int k, int K, int kb, float 
         q[k] = 0;
 }
 
-/* The backends, one file each (the list above), and the driver's table
- * of those this build has (gemm_int8.c): best first, the tests' own last. */
-extern const rf_int8_backend rf_int8_backend_avx2, rf_int8_backend_vnni, rf_int8_backend_amx,
-    rf_int8_backend_amx_emulated, rf_int8_backend_neon, rf_int8_backend_sdot, rf_int8_backend_i8mm;
-extern const rf_int8_backend *const rf_int8_backends[];
-extern const int rf_int8_backend_count;
+/* The builds, one file each (the list above). */
+extern const rf_int8_ops rf_int8_ops_avx2, rf_int8_ops_vnni, rf_int8_ops_amx,
+    rf_int8_ops_amx_emulated, rf_int8_ops_neon, rf_int8_ops_sdot, rf_int8_ops_i8mm;
 
 /* An epilogue: rows [m, m + mr) of Y from a tile of sums (C, rows 16
  * apart) for `cols` channels from n: Y = act(s_x[r] s_w[n] C + c_x[r]

@@ -2,21 +2,21 @@
  * kernel_choice.c — the user's choice of kernels (kernel_choice.h): the
  * words of ROFORMER_KERNEL / `--kernel`, a comma-separated list of
  * TYPE=NAME, e.g. "int8=vnni,attention=f32":
- *   int8=NAME        an int8 backend's name (gemm_int8_backend.h's table)
- *   bf16=NAME        a bf16 backend's name (gemm_bf16_backend.h's table)
+ *   int8=NAME        an int8 build's name (backend.c's table)
+ *   bf16=NAME        a bf16 build's name
+ *   elementwise=NAME the element-wise kernels' build
  *   attention=bf16|f32  bf16 and int8 compute's attention products
- * The tests' own backends are no words. A backend the CPU lacks, or an
+ * The tests' own builds are no words. A build the CPU lacks, or an
  * unknown word, is an error naming what was asked and what there is.
- * Also what is in use and why (rf_kernels_get_info), and every build of
- * the tables with whether this CPU runs it (rf_kernels_list).
+ * Also what is in use and why (rf_kernels_get_info), and every row of the
+ * table with whether this CPU runs it (rf_kernels_list).
  */
 #include "kernels/kernel_choice.h"
 #include "base/error.h"
+#include "kernels/backend.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm_bf16.h"
-#include "kernels/gemm_bf16_backend.h"
 #include "kernels/gemm_int8.h"
-#include "kernels/gemm_int8_backend.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -25,7 +25,8 @@
 
 /* -1: by the CPU rule; else 0 (f32) or 1 (bf16). */
 static int attention_choice = -1;
-static const char *int8_source = "the CPU", *bf16_source = NULL;
+/* Per op: who chose its build, NULL for the CPU. */
+static const char *sources[RF_OP_COUNT];
 
 bool rf_attention_in_bf16(void)
 {
@@ -33,43 +34,33 @@ bool rf_attention_in_bf16(void)
     return c < 0 ? rf_bf16_attention_fast() : c == 1;
 }
 
-/* The names of the backends of a table (count rows of `names` entries
- * each `stride` bytes apart, NULL at the end) for which `runs`, for
- * messages: "avx2, vnni". */
-#define RUNNING(table, count, runs, out)                                                          \
-    do {                                                                                           \
-        size_t n_ = 0;                                                                             \
-        (out)[0] = '\0';                                                                           \
-        for (int i_ = 0; i_ < (count); i_++)                                                       \
-            if (!(table)[i_]->tests_only && runs((table)[i_]))                                     \
-                n_ += (size_t)snprintf((out) + n_, n_ < sizeof(out) ? sizeof(out) - n_ : 0, "%s%s", \
-                                       n_ ? ", " : "", (table)[i_]->name);                          \
-    } while (0)
+/* The names of the op's rows this CPU runs, for messages: "avx2, vnni". */
+static void running(rf_op op, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < rf_backend_count; i++) {
+        const rf_backend *b = &rf_backends[i];
+        if (b->op == op && !b->tests_only && rf_backend_runs(b))
+            n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", b->name);
+    }
+}
 
 static rf_status select_one(const char *type, const char *name, const char *source, rf_error *err)
 {
-    char builds[96];
-    if (!strcmp(type, "int8")) {
-        const rf_int8_backend *b = rf_int8_backend_find(name);
-        if (b && !b->tests_only && rf_int8_backend_set(b)) {
-            int8_source = source;
+    rf_op op = rf_op_find(type);
+    if (op != RF_OP_COUNT) {
+        const rf_backend *b = rf_backend_find(op, name);
+        if (b && !b->tests_only && rf_backend_set(b)) {
+            __atomic_store_n(&sources[op], source, __ATOMIC_RELAXED);
             return RF_OK;
         }
-        RUNNING(rf_int8_backends, rf_int8_backend_count, rf_int8_backend_runs, builds);
-        return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no int8 build '%s' on this CPU (it runs: %s%s%s)",
-                       source, name, builds[0] ? builds : "none",
-                       !strcmp(name, "amx") ? "; AMX: " : "",
-                       !strcmp(name, "amx") ? rf_cpu_amx_reason() : "");
-    }
-    if (!strcmp(type, "bf16")) {
-        const rf_bf16_backend *b = rf_bf16_backend_find(name);
-        if (b && !b->tests_only && rf_bf16_backend_set(b)) {
-            bf16_source = source;
-            return RF_OK;
-        }
-        RUNNING(rf_bf16_backends, rf_bf16_backend_count, rf_bf16_backend_runs, builds);
-        return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no bf16 kernel '%s' on this CPU (it runs: %s)",
-                       source, name, builds[0] ? builds : "none");
+        char builds[96];
+        running(op, builds, sizeof builds);
+        bool amx = !strcmp(name, "amx");
+        return rf_fail(err, RF_ERR_UNSUPPORTED, "%s: no %s build '%s' on this CPU (it runs: %s%s%s)",
+                       source, type, name, builds[0] ? builds : "none", amx ? "; AMX: " : "",
+                       amx ? rf_cpu_amx_reason() : "");
     }
     if (!strcmp(type, "attention")) {
         if (strcmp(name, "bf16") && strcmp(name, "f32"))
@@ -82,7 +73,8 @@ static rf_status select_one(const char *type, const char *name, const char *sour
         return RF_OK;
     }
     return rf_fail(err, RF_ERR_INPUT,
-                   "%s: unknown product '%s' (expected int8=, bf16= or attention=)", source, type);
+                   "%s: unknown product '%s' (expected int8=, bf16=, elementwise= or attention=)",
+                   source, type);
 }
 
 static rf_status select_from(const char *spec, const char *source, rf_error *err)
@@ -132,39 +124,45 @@ rf_status rf_kernels_from_env(rf_error *err)
     return env_status;
 }
 
+/* Who chose the op's build: the user's source, else the CPU rule's
+ * reason (or the CPU, where all builds give the same result: int8). */
+static const char *chosen_by(rf_op op)
+{
+    const char *source = __atomic_load_n(&sources[op], __ATOMIC_RELAXED);
+    if (source)
+        return source;
+    return op == RF_OP_INT8 ? "the CPU" : rf_backend_reason(op);
+}
+
+const char *rf_kernels_chosen_by(const char *product)
+{
+    rf_kernels_from_env(NULL); /* as rf_kernels_get_info: what a context would run */
+    rf_op op = product ? rf_op_find(product) : RF_OP_COUNT;
+    return op == RF_OP_COUNT ? NULL : chosen_by(op);
+}
+
 rf_kernel_info rf_kernels_get_info(void)
 {
     rf_kernel_info info;
     /* what a context would run: ROFORMER_KERNEL applied first (its error,
        if any, is the context's to report) */
     rf_kernels_from_env(NULL);
-    info.int8 = rf_int8_supported() ? rf_int8_backend_name() : "none";
-    info.int8_chosen_by = int8_source;
+    info.int8 = rf_int8_supported() ? rf_backend_get(RF_OP_INT8)->name : "none";
+    info.int8_chosen_by = chosen_by(RF_OP_INT8);
     info.attention = rf_attention_in_bf16() ? "bf16" : "f32";
-    info.bf16 = rf_bf16_supported() ? rf_bf16_backend_name() : "none";
-    info.bf16_chosen_by = bf16_source ? bf16_source : rf_bf16_backend_reason();
+    info.bf16 = rf_bf16_supported() ? rf_backend_get(RF_OP_BF16)->name : "none";
+    info.bf16_chosen_by = chosen_by(RF_OP_BF16);
     info.amx = rf_cpu_amx_reason();
     return info;
 }
 
-/* The rows of one product's table into out[n, cap), `used` marked in
- * use only where the product runs at all; adds the rows to n. */
-#define LIST(product, table, count, runs_fn, used, supported)                                   \
-    do {                                                                                       \
-        for (int i_ = 0; i_ < (count); i_++, n++)                                              \
-            if (n < cap)                                                                       \
-                out[n] = (rf_kernel_build){(product), (table)[i_]->name, runs_fn((table)[i_]), \
-                                           (table)[i_]->tests_only,                            \
-                                           (supported) && (table)[i_] == (used)};              \
-    } while (0)
-
 int32_t rf_kernels_list(rf_kernel_build *out, int32_t cap)
 {
     rf_kernels_from_env(NULL); /* as rf_kernels_get_info: what a context would run */
-    int32_t n = 0;
-    LIST("int8", rf_int8_backends, rf_int8_backend_count, rf_int8_backend_runs,
-         rf_int8_backend_get(), rf_int8_supported());
-    LIST("bf16", rf_bf16_backends, rf_bf16_backend_count, rf_bf16_backend_runs,
-         rf_bf16_backend_get(), rf_bf16_supported());
-    return n;
+    for (int32_t i = 0; i < rf_backend_count && i < cap; i++) {
+        const rf_backend *b = &rf_backends[i];
+        out[i] = (rf_kernel_build){rf_op_name(b->op), b->name, rf_backend_runs(b), b->tests_only,
+                                   rf_backend_supported(b->op) && rf_backend_get(b->op) == b};
+    }
+    return rf_backend_count;
 }

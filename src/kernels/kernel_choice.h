@@ -1,9 +1,9 @@
 /*
- * kernel_choice.h — which build of each product this process runs, decided
- * once: from the CPU by the rules of docs/compute.md, unless the
+ * kernel_choice.h — which build of each operation this process runs,
+ * decided once: from the CPU by the rules of docs/compute.md, unless the
  * environment variable ROFORMER_KERNEL or rf_kernels_select (roformer.h)
- * names one. The products' drivers (gemm_int8.c, gemm_bf16.c) keep the
- * choice; this file reads the user's words and reports the result.
+ * names one. The kernels' table (backend.h) keeps the choice; this file
+ * reads the user's words into it and reports the result.
  */
 #ifndef RF_KERNEL_CHOICE_H
 #define RF_KERNEL_CHOICE_H

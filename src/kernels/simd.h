@@ -5,9 +5,8 @@
  * kernel is compiled on every architecture with the same flags: its body
  * sits inside the architecture's #if and its functions carry the target
  * of their instruction set; the CPU is asked at run time (cpu.h) before
- * any of them runs. Which build of the element-wise kernels runs is
- * elementwise.h's choice; which build of a product, its driver's
- * (gemm_int8.c, gemm_bf16.c).
+ * any of them runs. Which build runs is the kernels' table's choice
+ * (backend.h).
  */
 #ifndef RF_SIMD_H
 #define RF_SIMD_H
@@ -17,8 +16,6 @@
 /* Mark the AVX2 (with FMA) and AVX-512 builds of a kernel. */
 #define RF_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define RF_TARGET_AVX512 __attribute__((target("avx512f")))
-/* Mark the F16C build of the f16 widening (fp16.c). */
-#define RF_TARGET_F16C __attribute__((target("avx,f16c")))
 #else
 #define RF_SIMD_X86 0
 #endif

@@ -9,13 +9,14 @@
  *
  * Y (M x N) = X (M x K) · Wᵀ, M = tokens, N = out features, K = in features.
  * The product's build is KERNEL ("amx", "vnni", "avx2", ...) or the one
- * rf_int8_backend_get picks (the best the CPU has: AMX, else VNNI, else
+ * the kernels' table picks (the best the CPU has: AMX, else VNNI, else
  * AVX2; I8MM, else SDOT, else NEON). ROWS replaces every shape's M (the
  * AMX / VNNI crossover at short inputs). Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so a
  * machine shared with other work inflates them less than wall time; prints
  * the median GOP/s (2 M N K per product) of each. Not a test: never run by
  * `make test`.
  */
+#include "kernels/backend.h"
 #include "kernels/gemm_int8.h"
 #include "kernels/linalg.h"
 
@@ -40,7 +41,7 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 5;
-    if (argc > 2 && !rf_int8_backend_set(rf_int8_backend_find(argv[2]))) {
+    if (argc > 2 && !rf_backend_set(rf_backend_find(RF_OP_INT8, argv[2]))) {
         fprintf(stderr, "int8_bench: no int8 build '%s' on this CPU\n", argv[2]);
         return 2;
     }
@@ -87,6 +88,6 @@ int main(int argc, char **argv)
                t32[runs / 2] / t8[runs / 2]);
         free(X), free(W), free(Y), free(scale), free(Wq), free(panels), free(colsum), free(xq), free(t8), free(t32);
     }
-    printf("int8 product: %s\n", rf_int8_backend_name());
+    printf("int8 product: %s\n", rf_backend_get(RF_OP_INT8)->name);
     return 0;
 }

@@ -15,6 +15,7 @@
  * the thread's CPU time, so that other work on the machine inflates it
  * less. Not a test: never run by `make test`.
  */
+#include "kernels/backend.h"
 #include "kernels/gemm_bf16.h"
 #include "kernels/gemm_int8.h"
 
@@ -34,8 +35,7 @@ static bool pick(const char *kind, const char *name)
 {
     if (!name || !strcmp(name, "-"))
         return true;
-    bool ok = !strcmp(kind, "int8") ? rf_int8_backend_set(rf_int8_backend_find(name))
-                                    : rf_bf16_backend_set(rf_bf16_backend_find(name));
+    bool ok = rf_backend_set(rf_backend_find(rf_op_find(kind), name));
     if (!ok)
         fprintf(stderr, "raw_products: no %s build '%s' on this CPU\n", kind, name);
     return ok;
@@ -107,9 +107,9 @@ int main(int argc, char **argv)
         }
         printf("M %5d N %5d K %5d:", M, N, K);
         if (int8)
-            printf("  int8 (%s) %7.1f", rf_int8_backend_name(), macs / best8 * 1e-9);
+            printf("  int8 (%s) %7.1f", rf_backend_get(RF_OP_INT8)->name, macs / best8 * 1e-9);
         if (bf16)
-            printf("  bf16 (%s) %7.1f", rf_bf16_backend_name(), macs / best16 * 1e-9);
+            printf("  bf16 (%s) %7.1f", rf_backend_get(RF_OP_BF16)->name, macs / best16 * 1e-9);
         printf("  G multiply-adds/s\n");
         free(X), free(W);
     }

@@ -15,6 +15,7 @@
 #include "formats/checkpoint_open.h"
 #include "formats/convert.h"
 #include "kernels/fp16.h"
+#include "kernels/widen.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
 #include "../tokenizer_fixture.h"

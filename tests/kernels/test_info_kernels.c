@@ -1,16 +1,13 @@
 /*
- * test_info_kernels.c — `roformer info` lists every row of the library's
- * tables of int8 and bf16 builds (gemm_int8_backend.h,
- * gemm_bf16_backend.h), read here from the tables themselves: each name on
- * a line of its own, whether this CPU runs it as the table's `needs` say,
- * the tests' own marked, exactly one build in use per product that runs,
+ * test_info_kernels.c — `roformer info` lists every row of the kernels'
+ * one table of builds (backend.c), read here from the table itself: each
+ * name on a line of its own, whether this CPU runs it as the row's `needs`
+ * say, the tests' own marked, exactly one build in use per op that runs,
  * and a build named by ROFORMER_KERNEL shown in use and chosen so. Runs the
  * CLI named by $ROFORMER (tests/run.sh sets it) on the default model.
  */
-#include "kernels/gemm_bf16.h"
-#include "kernels/gemm_bf16_backend.h"
-#include "kernels/gemm_int8.h"
-#include "kernels/gemm_int8_backend.h"
+#include "roformer.h"
+#include "kernels/backend.h"
 
 #include "../check.h"
 
@@ -92,20 +89,25 @@ static void check_row(const char *out, const char *product, const char *name, bo
     *in_use += strstr(rest, "in use") != NULL;
 }
 
-/* Every row of both tables against one run of info; returns how many of
- * each product's rows info marks in use. */
-static void check_tables(const char *out, int *int8_in_use, int *bf16_in_use)
+/* Rows of the op in the table. */
+static int op_rows(rf_op op)
 {
-    *int8_in_use = *bf16_in_use = 0;
-    for (int i = 0; i < rf_int8_backend_count; i++) {
-        const rf_int8_backend *b = rf_int8_backends[i];
-        check_row(out, "int8", b->name, rf_int8_backend_runs(b), b->tests_only, int8_in_use,
-                  rf_int8_backend_count);
-    }
-    for (int i = 0; i < rf_bf16_backend_count; i++) {
-        const rf_bf16_backend *b = rf_bf16_backends[i];
-        check_row(out, "bf16", b->name, rf_bf16_backend_runs(b), b->tests_only, bf16_in_use,
-                  rf_bf16_backend_count);
+    int n = 0;
+    for (int i = 0; i < rf_backend_count; i++)
+        n += rf_backends[i].op == op;
+    return n;
+}
+
+/* Every row of the table against one run of info; counts how many of
+ * each op's rows info marks in use. */
+static void check_table(const char *out, int in_use[RF_OP_COUNT])
+{
+    for (int op = 0; op < RF_OP_COUNT; op++)
+        in_use[op] = 0;
+    for (int i = 0; i < rf_backend_count; i++) {
+        const rf_backend *b = &rf_backends[i];
+        check_row(out, rf_op_name(b->op), b->name, rf_backend_runs(b), b->tests_only,
+                  &in_use[b->op], op_rows(b->op));
     }
 }
 
@@ -130,30 +132,25 @@ int main(void)
 {
     rf_kernel_build rows[64];
     int32_t n = rf_kernels_list(rows, 64);
-    CHECK(n == rf_int8_backend_count + rf_bf16_backend_count,
-          "rf_kernels_list gives %d rows, the tables have %d", (int)n,
-          rf_int8_backend_count + rf_bf16_backend_count);
+    CHECK(n == rf_backend_count, "rf_kernels_list gives %d rows, the table has %d", (int)n,
+          rf_backend_count);
     CHECK(rf_kernels_list(NULL, 0) == n, "rf_kernels_list(NULL, 0) counts the rows");
 
     char *out = run_info(NULL);
     CHECK(out != NULL, "info -m " MODEL " exits 0");
     if (!out)
         return check_done();
-    int int8_in_use, bf16_in_use;
-    check_tables(out, &int8_in_use, &bf16_in_use);
-    CHECK(int8_in_use == (rf_int8_supported() ? 1 : 0), "%d int8 builds in use", int8_in_use);
-    CHECK(bf16_in_use == (rf_bf16_supported() ? 1 : 0), "%d bf16 builds in use", bf16_in_use);
+    int in_use[RF_OP_COUNT];
+    check_table(out, in_use);
+    for (int op = 0; op < RF_OP_COUNT; op++)
+        CHECK(in_use[op] == (rf_backend_supported((rf_op)op) ? 1 : 0), "%d %s builds in use",
+              in_use[op], rf_op_name((rf_op)op));
     free(out);
 
-    for (int i = 0; i < rf_int8_backend_count; i++) {
-        const rf_int8_backend *b = rf_int8_backends[i];
-        if (!b->tests_only && rf_int8_backend_runs(b))
-            check_chosen("int8", b->name);
-    }
-    for (int i = 0; i < rf_bf16_backend_count; i++) {
-        const rf_bf16_backend *b = rf_bf16_backends[i];
-        if (!b->tests_only && rf_bf16_backend_runs(b))
-            check_chosen("bf16", b->name);
+    for (int i = 0; i < rf_backend_count; i++) {
+        const rf_backend *b = &rf_backends[i];
+        if (!b->tests_only && rf_backend_runs(b))
+            check_chosen(rf_op_name(b->op), b->name);
     }
     return check_done();
 }

@@ -1,9 +1,10 @@
 #!/bin/sh
 # test_kernel_choice.sh — which build of the int8 product runs, and that it
-# makes no difference (and that the bf16 kernel can be chosen too): every int8 build this CPU runs (ROFORMER_KERNEL=
-# int8=NAME) gives byte-identical outputs on the default model (the sums
-# are exact and one epilogue serves them all), `bench --kernel` and `info`
-# report the build, and a build the CPU lacks or a malformed choice is a
+# makes no difference (and that the bf16 and element-wise builds can be
+# chosen too): every int8 build this CPU runs (ROFORMER_KERNEL=int8=NAME)
+# gives byte-identical outputs on the default model (the sums are exact
+# and one epilogue serves them all), `bench --kernel` and `info` report
+# the build, and a build the CPU lacks or a malformed choice is a
 # one-line error with exit status 1.
 . tests/check.sh
 
@@ -59,7 +60,7 @@ check "bench --kernel with an unknown product: exit 1" \
     sh -c "[ $rc -eq 1 ] && grep -q \"unknown product 'gpu'\" '$TMP/err'"
 ROFORMER_KERNEL=bf16=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "an unknown bf16 kernel: exit 1, naming it" \
-    sh -c "[ $rc -eq 1 ] && grep -q \"ROFORMER_KERNEL: no bf16 kernel 'nosuch' on this CPU\" '$TMP/err'"
+    sh -c "[ $rc -eq 1 ] && grep -q \"ROFORMER_KERNEL: no bf16 build 'nosuch' on this CPU\" '$TMP/err'"
 $ROFORMER info -m $MODEL >"$TMP/info" 2>&1; rc=$?
 bf16=$(sed -n 's/^bf16 kernel: *\([a-z0-9-]*\) .*/\1/p' "$TMP/info")
 check "info exits 0 and names a bf16 kernel, or none ($bf16)" [ $rc -eq 0 -a -n "$bf16" ]
@@ -70,6 +71,22 @@ if [ -n "$bf16" ] && [ "$bf16" != none ]; then
 elif [ "$bf16" = none ]; then
     check_skip "no bf16 kernel on this CPU: its choice"
 fi
+# The element-wise kernels' builds are chosen the same way: each one the
+# CPU runs is named in info and bench, and one it lacks is refused.
+ew=$(awk '$1 == "elementwise" && $2 == "build:" && / runs/ { print $3 }' "$TMP/info")
+check "info lists the element-wise builds this CPU runs ($(echo $ew))" [ -n "$ew" ]
+for k in $ew; do
+    ROFORMER_KERNEL=elementwise=$k $ROFORMER info -m $MODEL >"$TMP/info.ew" 2>&1; rc=$?
+    check "ROFORMER_KERNEL=elementwise=$k: info shows it in use, chosen so" \
+        sh -c "[ $rc -eq 0 ] && grep -q '^elementwise build: *$k  *runs, in use (ROFORMER_KERNEL)' '$TMP/info.ew'"
+    $ROFORMER bench -m $MODEL --kernel elementwise=$k --runs 1 --warmup 0 --batch 1 \
+        --seq-len 16 >"$TMP/bench" 2>&1; rc=$?
+    check "bench --kernel elementwise=$k exits 0 and reports it in its JSON" \
+        sh -c "[ $rc -eq 0 ] && grep -q '\"elementwise_kernel\":\"$k\"' '$TMP/bench'"
+done
+ROFORMER_KERNEL=elementwise=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "an unknown element-wise build: exit 1, one line naming it and those there are" \
+    sh -c "[ $rc -eq 1 ] && [ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q \"ROFORMER_KERNEL: no elementwise build 'nosuch' on this CPU (it runs: .*baseline\" '$TMP/err'"
 if [ -n "$first" ]; then
     $ROFORMER bench -m $MODEL --kernel int8=$first --compute int8 --runs 1 --warmup 0 --batch 1 \
         --seq-len 16 >"$TMP/bench" 2>&1; rc=$?

@@ -1041,53 +1041,69 @@ static void test_softmax(void)
     free(mask);
 }
 
-/* The backend tables, the one list of the products' builds (their names
- * are ROFORMER_KERNEL's words, info's and bench's): every row complete,
- * every name unique across both tables (a word names one backend), every
- * CPU need one the CPU module knows, the tests' own backends never chosen
- * by the CPU, and each name found again by its table. */
-static void test_backend_tables(void)
+/* The kernels' one table (its names are ROFORMER_KERNEL's words, info's
+ * and bench's): every row complete with its op's operations and no
+ * other's, every name unique within its op (a word names one build),
+ * every CPU need and rule one the CPU module knows, the tests' own builds
+ * never the CPU's choice, a small-product build needing no more than its
+ * big one, each name found again, and the CPU's choice of each op the
+ * first row whose rule the CPU has. */
+static void test_backend_table(void)
 {
-    const char *names[32];
-    int n_names = 0;
-    for (int i = 0; i < rf_int8_backend_count; i++) {
-        const rf_int8_backend *b = rf_int8_backends[i];
-        CHECK(b->name && b->name[0] && b->operands && b->operands->quantize_rows &&
-                  b->operands->row_sum && b->block,
-              "int8 backend %d (%s): every member set", i, b->name ? b->name : "?");
-        CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN), "int8 %s: needs known CPU features",
-              b->name);
-        CHECK(!b->min_rows == !b->small && (!b->small || rf_cpu_has_all(b->needs) <=
-                                                           rf_cpu_has_all(b->small->needs)),
-              "int8 %s: a small-product backend with a row floor, which runs where it runs",
-              b->name);
-        CHECK(rf_int8_backend_find(b->name) == b, "int8 %s: found by its name", b->name);
-        if (n_names < 32)
-            names[n_names++] = b->name;
+    for (int i = 0; i < rf_backend_count; i++) {
+        const rf_backend *b = &rf_backends[i];
+        const char *op = rf_op_name(b->op);
+        CHECK(op && b->name && b->name[0] && b->why && b->why[0],
+              "row %d (%s): an op, a name and a reason", i, b->name ? b->name : "?");
+        if (!op)
+            continue;
+        bool int8 = b->int8 && b->int8->operands && b->int8->operands->quantize_rows &&
+                    b->int8->operands->row_sum && b->int8->block;
+        bool bf16 = b->bf16 && b->bf16->packing && b->bf16->packing->round_rows &&
+                    b->bf16->packing->pack_rows && b->bf16->packing->pack_transposed &&
+                    b->bf16->gemm;
+        const rf_elementwise_ops *e = b->elementwise;
+        bool elementwise = e && e->bias_act && e->softmax_rows_online && e->add_layernorm &&
+                           e->add_rmsnorm && e->widen_f16 && e->widen_bf16;
+        CHECK(b->op == RF_OP_INT8 ? int8 && !b->bf16 && !e
+              : b->op == RF_OP_BF16 ? bf16 && !b->int8 && !e
+                                     : elementwise && !b->int8 && !b->bf16,
+              "%s %s: its op's operations, every member set, and no other op's", op, b->name);
+        CHECK(!(b->needs & ~RF_CPU_ALL_KNOWN) &&
+                  (b->rule == RF_RULE_NEVER || !(b->rule & ~RF_CPU_ALL_KNOWN)),
+              "%s %s: needs and rule in known CPU features", op, b->name);
+        CHECK(!b->tests_only || b->rule == RF_RULE_NEVER, "%s %s: a test build is never the rule's",
+              op, b->name);
+        CHECK(rf_backend_find(b->op, b->name) == b, "%s %s: found by its name", op, b->name);
+        if (b->op == RF_OP_INT8) {
+            const rf_backend *small = NULL;
+            for (int j = 0; j < rf_backend_count; j++)
+                if (b->int8->small && rf_backends[j].int8 == b->int8->small)
+                    small = &rf_backends[j];
+            CHECK(!b->int8->min_rows == !b->int8->small &&
+                      (!b->int8->small || (small && !(small->needs & ~b->needs))),
+                  "int8 %s: a small-product build with a row floor, needing no more of the CPU",
+                  b->name);
+        }
+        for (int j = i + 1; j < rf_backend_count; j++)
+            CHECK(rf_backends[j].op != b->op || strcmp(rf_backends[j].name, b->name),
+                  "%s build name '%s' used twice", op, b->name);
     }
-    CHECK(rf_int8_backends[rf_int8_backend_count] == NULL, "the int8 table ends with NULL");
-    if (rf_int8_supported())
-        CHECK(!rf_int8_backend_get()->tests_only, "the CPU's int8 choice is no test backend");
-    for (int i = 0; i < rf_bf16_backend_count; i++) {
-        const rf_bf16_backend *b = rf_bf16_backends[i];
-        CHECK(b->name && b->name[0] && b->packing && b->packing->round_rows &&
-                  b->packing->pack_rows && b->packing->pack_transposed &&
-                  b->gemm && (!b->rule || b->why),
-              "bf16 backend %d (%s): every member set", i, b->name ? b->name : "?");
-        CHECK(b->needs && !(b->needs & ~RF_CPU_ALL_KNOWN) && !(b->rule & ~RF_CPU_ALL_KNOWN),
-              "bf16 %s: needs and rule in known CPU features", b->name);
-        CHECK(!b->tests_only || !b->rule, "bf16 %s: a test backend is never the rule's", b->name);
-        CHECK(rf_bf16_backend_find(b->name) == b, "bf16 %s: found by its name", b->name);
-        if (n_names < 32)
-            names[n_names++] = b->name;
+    for (int op = 0; op < RF_OP_COUNT; op++) {
+        const rf_backend *first = NULL;
+        for (int i = 0; i < rf_backend_count && !first; i++) {
+            const rf_backend *b = &rf_backends[i];
+            if ((int)b->op == op && !b->tests_only && rf_cpu_has_all(b->rule) && rf_backend_runs(b))
+                first = b;
+        }
+        CHECK(rf_backend_supported((rf_op)op) == (first != NULL) &&
+                  (!first || rf_backend_get((rf_op)op) == first),
+              "%s: the CPU's choice is the first row whose rule it has (%s)", rf_op_name((rf_op)op),
+              first ? first->name : "none");
+        CHECK((int)rf_op_find(rf_op_name((rf_op)op)) == op, "op %d found by its name", op);
     }
-    CHECK(rf_bf16_backends[rf_bf16_backend_count] == NULL, "the bf16 table ends with NULL");
-    int int8_count = rf_int8_backend_count;
-    for (int i = 0; i < n_names; i++)
-        for (int j = i + 1; j < n_names; j++)
-            /* "amx" and "amx-model" are in both tables: int8= and bf16= tell them apart */
-            CHECK(strcmp(names[i], names[j]) || (i < int8_count) != (j < int8_count),
-                  "backend name '%s' used twice in one table", names[i]);
+    CHECK(rf_backend_supported(RF_OP_ELEMENTWISE), "an element-wise build runs everywhere");
+    CHECK(rf_op_find("gpu") == RF_OP_COUNT, "no op named gpu");
     for (int f = 0; f < RF_CPU_FEATURE_COUNT; f++)
         CHECK(rf_cpu_feature_name((rf_cpu_feature)f) != NULL, "CPU feature %d has a name", f);
 }
@@ -1106,19 +1122,19 @@ static void check_expected_kernels(void)
         SKIP("default ARM64 builds: RF_EXPECT_INT8 / RF_EXPECT_BF16 not set");
         return;
     }
-    const char *k = rf_int8_backend_name();
+    const char *k = rf_backend_get(RF_OP_INT8)->name;
     CHECK(!strcasecmp(k, int8), "default int8 product %s, expected %s", k, int8);
     bool want_bf16 = !strcmp(bf16, "yes");
     CHECK(rf_bf16_supported() == want_bf16, "bf16 product %s, expected %s",
           rf_bf16_supported() ? "available" : "refused", bf16);
     if (strcmp(int8, "I8MM"))
-        CHECK(!rf_int8_backend_set(rf_int8_backend_find("i8mm")),
+        CHECK(!rf_backend_set(rf_backend_find(RF_OP_INT8, "i8mm")),
               "int8 I8MM product refused on a CPU without I8MM");
     if (!strcmp(int8, "NEON"))
-        CHECK(!rf_int8_backend_set(rf_int8_backend_find("sdot")),
+        CHECK(!rf_backend_set(rf_backend_find(RF_OP_INT8, "sdot")),
               "int8 SDOT product refused on a CPU without it");
     if (!want_bf16)
-        CHECK(!rf_bf16_backend_set(rf_bf16_backend_find("bfdot")),
+        CHECK(!rf_backend_set(rf_backend_find(RF_OP_BF16, "bfdot")),
               "bf16 BFDOT product refused without BF16");
 }
 #endif
@@ -1146,22 +1162,31 @@ int main(void)
 #if RF_SIMD_ARM64
     check_expected_kernels();
 #endif
-    test_backend_tables();
-    /* the bf16 product on each backend of the table this CPU runs (on
-     * x86-64 amx-model: the AMX loops on the C emulator of the tiles, on any
-     * CPU with AVX2) */
-    const rf_bf16_backend *bf16_best = rf_bf16_backend_get();
-    for (int k = 0; k < rf_bf16_backend_count; k++) {
-        const rf_bf16_backend *b = rf_bf16_backends[k];
+    test_backend_table();
+    /* the products on each build of the table this CPU runs (on x86-64
+     * amx-model: the AMX loops on the C emulator of the tiles, on any CPU
+     * with AVX2) */
+    const rf_backend *bf16_best = rf_backend_get(RF_OP_BF16),
+                     *int8_best = rf_backend_get(RF_OP_INT8);
+    for (int k = 0; k < rf_backend_count; k++) {
+        const rf_backend *b = &rf_backends[k];
+        const char *op = rf_op_name(b->op);
+        if (b->op == RF_OP_ELEMENTWISE)
+            continue;
         if (b->tests_only && !emulated) {
-            SKIP("bf16 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
+            SKIP("%s %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", op, b->name);
             continue;
         }
-        if (!rf_bf16_backend_set(b)) {
-            SKIP("bf16 %s product: this CPU does not run it", b->name);
+        if (!rf_backend_set(b)) {
+            SKIP("%s %s product: this CPU does not run it", op, b->name);
             continue;
         }
-        CHECK(rf_bf16_backend_get() == b, "bf16 %s product selected", b->name);
+        CHECK(rf_backend_get(b->op) == b, "%s %s product selected", op, b->name);
+        if (b->op == RF_OP_INT8) {
+            test_gemm_int8(b->name);
+            test_linear_int8();
+            continue;
+        }
         long faults = rf_amx_emu_faults();
         test_linear_bf16();
         test_bf16_pieces();
@@ -1171,24 +1196,8 @@ int main(void)
         CHECK(rf_amx_emu_faults() == faults, "bf16 %s: %ld tile emulator faults", b->name,
               rf_amx_emu_faults() - faults);
     }
-    rf_bf16_backend_set(bf16_best); /* refused where no bf16 backend runs: none is used then */
-    /* the int8 product on each backend of the table this CPU runs */
-    const rf_int8_backend *int8_best = rf_int8_backend_get();
-    for (int k = 0; k < rf_int8_backend_count; k++) {
-        const rf_int8_backend *b = rf_int8_backends[k];
-        if (b->tests_only && !emulated) {
-            SKIP("int8 %s product: tests-only, run natively (RF_TEST_SKIP_EMULATED)", b->name);
-            continue;
-        }
-        if (!rf_int8_backend_set(b)) {
-            SKIP("int8 %s product: this CPU does not have it", b->name);
-            continue;
-        }
-        CHECK(rf_int8_backend_get() == b, "int8 %s product selected", b->name);
-        test_gemm_int8(b->name);
-        test_linear_int8();
-    }
-    rf_int8_backend_set(int8_best);
+    rf_backend_set(bf16_best); /* refused where no bf16 build runs: none is used then */
+    rf_backend_set(int8_best);
 #if RF_SIMD_X86
     CHECK(rf_amx_emu_faults() == 0, "the tile emulator saw %ld faults (unconfigured tiles or shapes "
           "that disagree)", rf_amx_emu_faults());
@@ -1196,33 +1205,22 @@ int main(void)
     if (!all)
         return check_done();
     test_vecmath();
-    /* the element-wise kernels in each instruction-set build this CPU runs
+    /* the element-wise kernels in each build of the table this CPU runs
      * (ARM64: the one NEON build, elementwise.h) */
-#if RF_SIMD_ARM64
-    const rf_simd_level levels[] = {RF_SIMD_BASELINE};
-    const char *level_names[] = {"NEON"};
-    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline};
-#else
-    const rf_simd_level levels[] = {RF_SIMD_BASELINE, RF_SIMD_AVX2, RF_SIMD_AVX512};
-    const char *level_names[] = {"baseline", "AVX2", "AVX-512"};
-    const rf_elementwise_ops *builds[] = {&rf_elementwise_baseline, &rf_elementwise_avx2,
-                                          &rf_elementwise_avx512};
-#endif
-    rf_simd_level best = rf_simd_level_get();
-    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
-        if (!rf_simd_level_set(levels[l])) {
-            SKIP("%s kernels: this CPU does not have them", level_names[l]);
+    const rf_backend *elementwise_best = rf_backend_get(RF_OP_ELEMENTWISE);
+    for (int k = 0; k < rf_backend_count; k++) {
+        const rf_backend *b = &rf_backends[k];
+        if (b->op != RF_OP_ELEMENTWISE)
+            continue;
+        if (!rf_backend_set(b)) {
+            SKIP("%s element-wise kernels: this CPU does not have them", b->name);
             continue;
         }
-        CHECK(rf_simd_level_get() == levels[l], "%s kernels selected", level_names[l]);
-        /* the entry points call the level's row of the table, every member set */
-        const rf_elementwise_ops *ops = rf_elementwise();
-        CHECK(ops == builds[l] && ops->bias_act && ops->softmax_rows_online &&
-                  ops->add_layernorm && ops->add_rmsnorm && rf_cpu_has_all(ops->needs),
-              "%s kernels: the table's build '%s', every kernel in it", level_names[l], ops->name);
+        /* the entry points call the row's build */
+        CHECK(rf_elementwise() == b->elementwise, "%s element-wise kernels selected", b->name);
 #if RF_SIMD_X86
-        if (levels[l] != RF_SIMD_BASELINE)
-            test_quantize_rows_int8(level_names[l]);
+        if (strcmp(b->name, "baseline"))
+            test_quantize_rows_int8(b->name);
 #endif
         test_activations();
         test_activation_extremes();
@@ -1230,7 +1228,7 @@ int main(void)
         test_layernorm();
         test_rmsnorm();
     }
-    rf_simd_level_set(best);
+    rf_backend_set(elementwise_best);
     test_rope();
     return check_done();
 }

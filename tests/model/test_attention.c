@@ -300,13 +300,8 @@ int main(void)
     const int *lengths = short_run ? short_lengths : all_lengths;
     size_t n_lengths = short_run ? sizeof short_lengths / sizeof short_lengths[0]
                                  : sizeof all_lengths / sizeof all_lengths[0];
-    static const struct {
-        rf_simd_level level;
-        const char *name;
-    } levels[] = {{RF_SIMD_BASELINE, "baseline"}, {RF_SIMD_AVX2, "avx2"},
-                  {RF_SIMD_AVX512, "avx512"}};
     check_scratch();
-    rf_simd_level best = rf_simd_level_get();
+    const rf_backend *best = rf_backend_get(RF_OP_ELEMENTWISE);
     for (int threads = 1; threads <= 3; threads += 2) {
         rf_pool *pool;
         if (rf_pool_create(threads, &pool, NULL) != RF_OK) {
@@ -320,20 +315,22 @@ int main(void)
                 check_packed(pool, lengths[i], true);
         }
         /* the other builds of the online softmax, on lengths across blocks */
-        for (size_t l = 0; threads == 1 && l < sizeof levels / sizeof levels[0]; l++) {
-            if (levels[l].level == best || !rf_simd_level_set(levels[l].level))
+        for (int l = 0; threads == 1 && l < rf_backend_count; l++) {
+            const rf_backend *b = &rf_backends[l];
+            if (b->op != RF_OP_ELEMENTWISE || b == best || !rf_backend_set(b))
                 continue;
-            check_padded(pool, 300, levels[l].name);
-            check_padded(pool, 7, levels[l].name);
+            check_padded(pool, 300, b->name);
+            check_padded(pool, 7, b->name);
         }
-        rf_simd_level_set(best);
+        rf_backend_set(best);
         rf_pool_free(pool);
     }
-    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
-        if (rf_simd_level_set(levels[l].level))
-            check_three_sequences(levels[l].name);
+    for (int l = 0; l < rf_backend_count; l++) {
+        const rf_backend *b = &rf_backends[l];
+        if (b->op == RF_OP_ELEMENTWISE && rf_backend_set(b))
+            check_three_sequences(b->name);
     }
-    rf_simd_level_set(best);
+    rf_backend_set(best);
     printf("largest |fused - naive| / bound: f32 %.3g, bf16 %.3g\n", worst_f32, worst_bf16);
     if (!rf_bf16_supported())
         SKIP("bf16 attention: this CPU lacks %s", RF_BF16_CPU_NEEDS);

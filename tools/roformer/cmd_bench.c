@@ -53,8 +53,9 @@ static const char usage[] =
     "                       attention per sequence (as the job commands do)\n"
     "  --compute f32|bf16|int8  arithmetic of the encoder's matrix products (default\n"
     "                       f32; bf16 needs AVX512_BF16 or ARM BF16, int8 AVX2 or ARM64)\n"
-    "  --kernel TYPE=NAME,...  the products' builds instead of the CPU's choice, e.g.\n"
-    "                       int8=vnni,attention=f32 (as ROFORMER_KERNEL; docs/compute.md)\n";
+    "  --kernel TYPE=NAME,...  the kernels' builds instead of the CPU's choice, e.g.\n"
+    "                       int8=vnni,elementwise=avx2,attention=f32 (as ROFORMER_KERNEL;\n"
+    "                       docs/compute.md)\n";
 
 typedef struct {
     const char *model;
@@ -63,6 +64,17 @@ typedef struct {
     int skip_padding;
     rf_context_params context; /* --threads, --compute, the position options */
 } bench_args;
+
+/* The name of the product's build in use, "none" without one. */
+static const char *build_in_use(const char *product)
+{
+    rf_kernel_build builds[64];
+    int32_t n = rf_kernels_list(builds, 64);
+    for (int32_t i = 0; i < n && i < 64; i++)
+        if (builds[i].in_use && !strcmp(builds[i].product, product))
+            return builds[i].name;
+    return "none";
+}
 
 /* The instruction a kernel build is made of, as peak_probe.h names it;
  * false for a build the probe does not measure (AMX tiles, ARM64). */
@@ -358,9 +370,11 @@ int cmd_bench(int argc, char **argv)
     printf("blas: OpenBLAS core %s, %d OpenBLAS threads; engine threads %ld; compute %s\n",
            blas.core, (int)blas.threads, threads, compute_name);
     rf_kernel_info kernels = rf_kernels_get_info();
-    printf("kernels: int8 %s (chosen by %s), attention %s, bf16 %s (%s); AMX: %s\n",
+    const char *elementwise = build_in_use("elementwise");
+    printf("kernels: int8 %s (chosen by %s), attention %s, bf16 %s (%s), element-wise %s (%s); "
+           "AMX: %s\n",
            kernels.int8, kernels.int8_chosen_by, kernels.attention, kernels.bf16,
-           kernels.bf16_chosen_by, kernels.amx);
+           kernels.bf16_chosen_by, elementwise, rf_kernels_chosen_by("elementwise"), kernels.amx);
     printf("batch: %d x %d (%ld real tokens%s), %d runs after %ld warm-up\n", batch, seq_len,
            real_tokens, a.lengths_file ? ", mixed lengths" : "", runs, a.warmup);
     printf("ms per batch: median %.2f, min %.2f, max %.2f\n", med, lo, hi);
@@ -401,6 +415,7 @@ int cmd_bench(int argc, char **argv)
     cJSON_AddStringToObject(j, "int8_kernel", kernels.int8);
     cJSON_AddStringToObject(j, "attention", kernels.attention);
     cJSON_AddStringToObject(j, "bf16_kernel", kernels.bf16);
+    cJSON_AddStringToObject(j, "elementwise_kernel", elementwise);
     cJSON_AddNumberToObject(j, "blas_threads", blas.threads);
     cJSON_AddNumberToObject(j, "load_ms", load_ms);
     cJSON_AddNumberToObject(j, "context_ms", context_ms);

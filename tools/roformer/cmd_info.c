@@ -42,7 +42,7 @@ static void print_sentence_config(const rf_sentence_config *sc)
 
 /* Every build of the library's tables, a line each: whether this CPU runs
  * it, and the one in use with how it was chosen. */
-static void print_kernel_builds(const rf_kernel_info *kernels)
+static void print_kernel_builds(void)
 {
     rf_kernel_build builds[64];
     int32_t n = rf_kernels_list(builds, 64);
@@ -51,13 +51,12 @@ static void print_kernel_builds(const rf_kernel_info *kernels)
     for (int32_t i = 0; i < n; i++) {
         const rf_kernel_build *b = &builds[i];
         bool int8 = !strcmp(b->product, "int8");
-        printf("%s build:          %-11s %s", b->product, b->name,
+        printf("%s build:%*s%-11s %s", b->product, 14 - (int)strlen(b->product), "", b->name,
                b->runs ? "runs" : "not on this CPU");
         if (b->tests_only)
             printf(", tests only");
         if (b->in_use)
-            printf(", in use (%s%s)", int8 ? "chosen by " : "",
-                   int8 ? kernels->int8_chosen_by : kernels->bf16_chosen_by);
+            printf(", in use (%s%s)", int8 ? "chosen by " : "", rf_kernels_chosen_by(b->product));
         printf("\n");
     }
 }
@@ -122,7 +121,7 @@ int cmd_info(int argc, char **argv)
     printf("bf16 kernel:         %s (%s)\n", kernels.bf16, kernels.bf16_chosen_by);
     printf("attention products:  %s under bf16 and int8 compute\n", kernels.attention);
     printf("amx:                 %s\n", kernels.amx);
-    print_kernel_builds(&kernels);
+    print_kernel_builds();
     rf_model_free(model);
     return CLI_OK;
 }

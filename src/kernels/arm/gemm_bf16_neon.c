@@ -18,7 +18,7 @@
  * the whole of K; the bias is added as the tile is stored (as the naive
  * twin does), the activation follows on the tile still in cache.
  */
-#include "kernels/activations.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/gemm_bf16_backend.h"
 #include "kernels/simd.h"
 
@@ -157,7 +157,7 @@ static void gemm_block(bool bfdot, const uint16_t *Xb, int K, int m0, int m1, co
                 for (int c = 0; c < cols; c++)
                     y[(size_t)r * ldy + c] = T[r * PANEL + c] + (b ? b[n + c] : 0.0f);
             if (act != RF_ACT_LINEAR)
-                rf_bias_act(y, mr, cols, ldy, NULL, act);
+                rf_elementwise_baseline.bias_act(y, mr, cols, ldy, NULL, act);
         }
         rf_block_post_columns(post, Y, ldy, m0, m1, &post_n0, n + cols, n1);
     }
@@ -179,18 +179,12 @@ static void gemm_bfdot(const uint16_t *Xb, int K, int m0, int m1, const uint16_t
 
 /* BFDOT is never the rule's (BFMMLA needs the same and is faster): a
  * user's choice */
-const rf_bf16_backend rf_bf16_backend_bfmmla = {
-    .name = "bfmmla",
-    .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
-    .rule = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
-    .why = "BF16: BFMMLA",
+const rf_bf16_ops rf_bf16_ops_bfmmla = {
     .attention_fast = true,
     .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfmmla,
 };
-const rf_bf16_backend rf_bf16_backend_bfdot = {
-    .name = "bfdot",
-    .needs = RF_CPU_NEEDS(RF_CPU_ARM_BF16),
+const rf_bf16_ops rf_bf16_ops_bfdot = {
     .attention_fast = true,
     .packing = &rf_bf16_packing_c,
     .gemm = gemm_bfdot,

@@ -20,7 +20,7 @@
  * Tiles: MR rows x the panel's 16 channels, 16 int32x4 accumulators
  * (8 for RF_INT8_NEON's 2 rows of half-sums), held for the whole of K.
  */
-#include "kernels/activations.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/gemm_int8_backend.h"
 #include "kernels/simd.h"
 
@@ -227,7 +227,7 @@ static void store_tile(const rf_int8_product *p, const int32_t *C, int m, int mr
     dequantize_tile(C, mr, cols, p->sx + m, p->cx + m, p->W->scale + n, p->W->colsum + n,
                     p->bias ? p->bias + n : NULL, y, p->ldy);
     if (p->act != RF_ACT_LINEAR)
-        rf_bias_act(y, mr, cols, p->ldy, NULL, p->act);
+        rf_elementwise_baseline.bias_act(y, mr, cols, p->ldy, NULL, p->act);
 }
 
 RF_INT8_TILE_BLOCK(block_neon, , tile_smull, MR_NEON, store_tile)
@@ -244,21 +244,15 @@ static int32_t row_sum(const int8_t *w, int K)
 
 static const rf_int8_operands operands = {quantize_rows, false, row_sum};
 
-const rf_int8_backend rf_int8_backend_neon = {
-    .name = "neon",
-    .needs = RF_CPU_NEEDS(RF_CPU_NEON),
+const rf_int8_ops rf_int8_ops_neon = {
     .operands = &operands,
     .block = block_neon,
 };
-const rf_int8_backend rf_int8_backend_sdot = {
-    .name = "sdot",
-    .needs = RF_CPU_NEEDS(RF_CPU_ARM_DOTPROD),
+const rf_int8_ops rf_int8_ops_sdot = {
     .operands = &operands,
     .block = block_sdot,
 };
-const rf_int8_backend rf_int8_backend_i8mm = {
-    .name = "i8mm",
-    .needs = RF_CPU_NEEDS(RF_CPU_ARM_I8MM),
+const rf_int8_ops rf_int8_ops_i8mm = {
     .operands = &operands,
     .block = block_i8mm,
 };

@@ -23,10 +23,7 @@ RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1, const 
     amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy);
 }
 
-const rf_bf16_backend rf_bf16_backend_amx_emulated = {
-    .name = "amx-model",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
-    .tests_only = true,
+const rf_bf16_ops rf_bf16_ops_amx_emulated = {
     .packing = &rf_bf16_packing_c,
     .gemm = gemm,
 };

@@ -16,13 +16,10 @@
 #define AMX_STORE_TILE rf_int8_store_tile_avx2
 #include "kernels/x86/amx/gemm_int8_amx_body.h"
 
-const rf_int8_backend rf_int8_backend_amx_emulated = {
-    .name = "amx-model",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
-    .tests_only = true,
+const rf_int8_ops rf_int8_ops_amx_emulated = {
     .operands = &rf_int8_operands_avx2,
     .block = block,
     .min_rows = 16,
-    .small = &rf_int8_backend_avx2,
+    .small = &rf_int8_ops_avx2,
 };
 #endif

@@ -9,6 +9,5 @@
 
 #include "kernels/elementwise_build.h"
 
-const rf_elementwise_ops rf_elementwise_avx2 =
-    RF_ELEMENTWISE_OPS("avx2", RF_CPU_NEEDS(RF_CPU_AVX2));
+const rf_elementwise_ops rf_elementwise_avx2 = RF_ELEMENTWISE_OPS;
 #endif

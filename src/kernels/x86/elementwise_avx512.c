@@ -13,6 +13,5 @@
 
 #include "kernels/elementwise_build.h"
 
-const rf_elementwise_ops rf_elementwise_avx512 =
-    RF_ELEMENTWISE_OPS("avx512", RF_CPU_NEEDS(RF_CPU_AVX512));
+const rf_elementwise_ops rf_elementwise_avx512 = RF_ELEMENTWISE_OPS;
 #endif

@@ -93,11 +93,7 @@ RF_TARGET_BF16 static void gemm(const uint16_t *Xb, int K, int m0, int m1, const
                     chunk_pairs, tile_any, NULL);
 }
 
-const rf_bf16_backend rf_bf16_backend_avx512bf16 = {
-    .name = "avx512bf16",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
-    .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16) | RF_CPU_NEEDS(RF_CPU_AMD),
-    .why = "AVX512_BF16 on AMD (VDPBF16PS at twice the f32 FMA rate)",
+const rf_bf16_ops rf_bf16_ops_avx512bf16 = {
     .attention_fast = true,
     .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,

@@ -17,7 +17,7 @@
 #ifndef RF_GEMM_BF16_AVX512_NEST_H
 #define RF_GEMM_BF16_AVX512_NEST_H
 
-#include "kernels/activations.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/gemm_bf16_backend.h"
 
 #include <immintrin.h>
@@ -102,7 +102,7 @@ rf_bf16_blocked(const uint16_t *Xb, int K, int m0, int m1, const uint16_t *Wp, i
                     tile(mr, x, m - mc, kp, W0, panel_stride, n_pairs, y, ldy, cols,
                          b ? b + n : NULL, first);
                     if (last && act != RF_ACT_LINEAR)
-                        rf_bias_act(y, mr, cols, ldy, NULL, act);
+                        rf_elementwise_avx512.bias_act(y, mr, cols, ldy, NULL, act);
                 }
                 if (last)
                     rf_block_post_columns(post, Y, ldy, mc, mc_end, &post_n0, n + cols, n1);

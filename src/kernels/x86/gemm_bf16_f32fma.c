@@ -112,12 +112,7 @@ RF_TARGET_F32FMA static void gemm(const uint16_t *Xb, int K, int m0, int m1, con
                     chunk_widened, tile_any, xf);
 }
 
-const rf_bf16_backend rf_bf16_backend_f32fma = {
-    .name = "f32fma",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX512) | RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
-    .rule = RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
-    .why = "AVX512_BF16 without AMX-BF16, not AMD: VDPBF16PS is slower than f32 FMA here, so "
-           "f32 FMA on bf16 operands",
+const rf_bf16_ops rf_bf16_ops_f32fma = {
     .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,
 };

@@ -55,9 +55,7 @@ tile(const int mr, const int8_t *A, size_t lda, const int8_t *W, int kq, const i
 
 RF_INT8_TILE_BLOCK(block, RF_TARGET_AVX2, tile, MR, rf_int8_store_tile_avx2)
 
-const rf_int8_backend rf_int8_backend_avx2 = {
-    .name = "avx2",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX2),
+const rf_int8_ops rf_int8_ops_avx2 = {
     .operands = &rf_int8_operands_avx2,
     .block = block,
 };

@@ -5,7 +5,7 @@
  * outputs.
  */
 #include "kernels/gemm_int8_backend.h"
-#include "kernels/activations.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/activations_vec.h"
 #include "kernels/simd.h"
 
@@ -103,7 +103,7 @@ RF_TARGET_AVX2 void rf_int8_store_tile_avx2(const rf_int8_product *p, const int3
             y[n] = (float)C[r * PANEL + n] * (sx[r] * sw[n]) +
                    (cx[r] * (sw[n] * (float)colsum[n]) + (bias ? bias[n] : 0.0f));
         if (n > tail)
-            rf_bias_act(y + tail, 1, n - tail, ldy, NULL, act);
+            rf_elementwise_avx2.bias_act(y + tail, 1, n - tail, ldy, NULL, act);
     }
 }
 

@@ -54,9 +54,7 @@ RF_INT8_TILE_BLOCK(block, RF_TARGET_VNNI, vnni_tile, MR_VNNI, rf_int8_store_tile
 
 /* The rows are quantized as for every backend, and stored as Xq + 128:
  * VPDPBUSD's unsigned operand. */
-const rf_int8_backend rf_int8_backend_vnni = {
-    .name = "vnni",
-    .needs = RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
+const rf_int8_ops rf_int8_ops_vnni = {
     .operands = &rf_int8_operands_avx512_u8,
     .block = block,
 };

@@ -18,5 +18,5 @@ from . import quantization, util
 from ._capi import library_path
 from .model import Error, Model
 
-__version__ = "2.0.0"
+__version__ = "2.1.0"
 __all__ = ["Model", "Error", "library_path", "quantization", "util", "__version__"]

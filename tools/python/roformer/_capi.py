@@ -51,7 +51,7 @@ lib, library_path = _load()
 
 # The header version these bindings mirror: the library loaded must have the
 # same MAJOR and at least this MINOR (rf_version_matches, checked below).
-RF_VERSION_MAJOR, RF_VERSION_MINOR = 2, 0
+RF_VERSION_MAJOR, RF_VERSION_MINOR = 2, 1
 RF_OK = 0
 RF_ERR_INPUT = 5
 RF_ERR_NOMEM = 7

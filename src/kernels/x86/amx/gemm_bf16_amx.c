@@ -16,13 +16,7 @@ RF_TARGET_AMX static void gemm(const uint16_t *Xb, int K, int m0, int m1, const 
     amx_gemm(Xb, K, m0, m1, Wp, n0, n1, b, act, post, Y, ldy);
 }
 
-const rf_bf16_backend rf_bf16_backend_amx = {
-    .name = "amx",
-    .needs = RF_CPU_NEEDS(RF_CPU_AMX_BF16) | RF_CPU_NEEDS(RF_CPU_AVX512) |
-             RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
-    .rule = RF_CPU_NEEDS(RF_CPU_AMX_BF16) | RF_CPU_NEEDS(RF_CPU_AVX512) |
-            RF_CPU_NEEDS(RF_CPU_AVX512_BF16),
-    .why = "AMX-BF16 in use",
+const rf_bf16_ops rf_bf16_ops_amx = {
     .attention_fast = true,
     .packing = &rf_bf16_packing_avx512,
     .gemm = gemm,

@@ -42,13 +42,22 @@
  * The tile configuration is loaded at the start of each call and released
  * at its end, on the calling thread (x86/amx/amx.h says why).
  */
-#include "kernels/activations.h"
+#include "kernels/elementwise_ops.h"
 #include "kernels/x86/amx/amx_tiles.h"
 #include "kernels/gemm_bf16_backend.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+/* The activation on each finished block: the element-wise build of the
+ * instruction set it runs beside (AVX-512 with AMX; AVX2 for the
+ * emulated tiles, which need no more). */
+#ifdef RF_AMX_EMULATED
+#define AMX_ELEMENTWISE rf_elementwise_avx2
+#else
+#define AMX_ELEMENTWISE rf_elementwise_avx512
+#endif
 
 #define PANEL 16     /* columns per panel and per B or C tile */
 #define TILE_PAIRS 16 /* pairs of inputs per A tile row, lines per B tile */
@@ -271,7 +280,7 @@ RF_TARGET_AMX static void row_block(const uint32_t *A, int kp, int ms, int me,
     else
         epilogue(buf->acc, r, cols, b ? b + n : NULL, y, ldy);
     if (act != RF_ACT_LINEAR)
-        rf_bias_act(y, r, cols, ldy, NULL, act);
+        AMX_ELEMENTWISE.bias_act(y, r, cols, ldy, NULL, act);
     rf_block_post_run(post, Y, ldy, ms, me, n, n + cols);
 }
 

@@ -18,12 +18,10 @@
 #define AMX_MIN_ROWS 16
 #endif
 
-const rf_int8_backend rf_int8_backend_amx = {
-    .name = "amx",
-    .needs = RF_CPU_NEEDS(RF_CPU_AMX_INT8) | RF_CPU_NEEDS(RF_CPU_AVX512_VNNI),
+const rf_int8_ops rf_int8_ops_amx = {
     .operands = &rf_int8_operands_avx512,
     .block = block,
     .min_rows = AMX_MIN_ROWS,
-    .small = &rf_int8_backend_vnni,
+    .small = &rf_int8_ops_vnni,
 };
 #endif
