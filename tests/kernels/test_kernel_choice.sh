@@ -52,6 +52,12 @@ ROFORMER_KERNEL=int8=nosuch $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP
 check "an unknown int8 build: exit 1" [ "$rc" -eq 1 ]
 check "... one line naming it and the builds there are" \
     sh -c "[ \$(wc -l <'$TMP/err') -eq 1 ] && grep -q \"ROFORMER_KERNEL: no int8 build 'nosuch' on this CPU (it runs: \" '$TMP/err'"
+# the tests' own builds are no user's word, on any CPU
+for t in $(awk '$2 == "build:" && /tests only/ { print $1 "=" $3 }' "$TMP/info"); do
+    ROFORMER_KERNEL=$t $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
+    check "ROFORMER_KERNEL=$t, a tests-only build: exit 1, refused by name" \
+        sh -c "[ $rc -eq 1 ] && grep -q \"no ${t%%=*} build '${t#*=}' on this CPU\" '$TMP/err'"
+done
 ROFORMER_KERNEL=int8 $ROFORMER classify -m $MODEL 好 >"$TMP/out" 2>"$TMP/err"; rc=$?
 check "a choice without '=': exit 1, saying so" \
     sh -c "[ $rc -eq 1 ] && grep -q \"'int8' is not TYPE=NAME\" '$TMP/err'"
