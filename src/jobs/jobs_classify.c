@@ -48,8 +48,7 @@ static rf_status classify(rf_pipeline *pl, const rf_text *inputs, const rf_encod
     if (hp->head != RF_HEAD_SEQ_CLS || hp->num_labels < 1)
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "the model has no sequence-classification head");
-    for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->num_labels; k++)
-        out[k] = NAN;
+    rf_fill_nan(out, (int64_t)n * hp->num_labels);
     classify_job job = {.N = hp->num_labels, .raw = raw};
     rf_run_needs needs = {.logits = true};
     return rf_pipeline_run_pooled(pl, inputs, given, n, &needs, hp->num_labels, classify_vector,

@@ -56,8 +56,7 @@ static rf_status embed(rf_pipeline *pl, const rf_text *inputs, const rf_encoding
     rf_status st = rf_model_check_pooling(rf_pipeline_model(pl), pooling, err);
     if (st != RF_OK)
         return st;
-    for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * hp->hidden_size; k++)
-        out[k] = NAN;
+    rf_fill_nan(out, (int64_t)n * hp->hidden_size);
     embed_job job = {.pooling = pooling, .normalize = normalize, .D = hp->hidden_size};
     rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
                           .pooled = pooling == RF_POOLING_POOLER};

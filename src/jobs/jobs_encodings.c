@@ -43,9 +43,7 @@ rf_status rf_embed_encodings(rf_pipeline *pl, const rf_encoding *encs, int32_t n
         return st;
     encodings_job job = {.pooling = pooling, .normalize = normalize, .out = out,
                          .D = rf_model_hparams(model)->hidden_size};
-    /* the rows of inputs that fail stay NaN */
-    for (size_t k = 0; k < (size_t)(n > 0 ? n : 0) * job.D; k++)
-        out[k] = NAN;
+    rf_fill_nan(out, (int64_t)n * job.D); /* the rows of inputs that fail stay so */
     rf_run_needs needs = {.hidden = pooling != RF_POOLING_POOLER,
                           .pooled = pooling == RF_POOLING_POOLER};
     return rf_pipeline_run(pl, NULL, encs, n, &needs, pooled_row, &job, items, err);
@@ -74,9 +72,7 @@ rf_status rf_token_embeddings(rf_pipeline *pl, const rf_encoding *encs, int32_t 
         offsets[i] = row;
     encodings_job job = {.offsets = offsets, .out = out,
                          .D = rf_model_hparams(rf_pipeline_model(pl))->hidden_size};
-    /* the rows of inputs that fail stay NaN */
-    for (size_t k = 0; k < (size_t)row * job.D; k++)
-        out[k] = NAN;
+    rf_fill_nan(out, row * job.D); /* the rows of inputs that fail stay so */
     rf_run_needs needs = {.hidden = true};
     rf_status st = rf_pipeline_run(pl, NULL, encs, n, &needs, token_rows, &job, items, err);
     free(offsets);

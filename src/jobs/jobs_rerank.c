@@ -120,8 +120,7 @@ rf_status rf_rerank_score(rf_pipeline *pl, const rf_text *pairs, int32_t n,
         return rf_fail(err, RF_ERR_INPUT, "negative pair count %d", n);
     rf_rerank_params p = params ? *params : rf_rerank_default_params();
     const rf_model *m = rf_pipeline_model(pl);
-    for (int32_t i = 0; i < n; i++)
-        scores[i] = NAN;
+    rf_fill_nan(scores, n);
     if (rf_rerank_scoring_of(m) == RF_RERANK_CLASSIFIER)
         return classifier_scores(pl, pairs, NULL, n, &p, scores, items, err);
     rf_pooling pooling = p.pooling >= 0 ? (rf_pooling)p.pooling : rf_model_default_pooling(m);
@@ -142,8 +141,7 @@ rf_status rf_rerank_score_encodings(rf_pipeline *pl, const rf_encoding *encs, in
         return rf_fail(err, RF_ERR_UNSUPPORTED,
                        "cosine scoring embeds query and document apart, not their pair's "
                        "encoding; use rf_similarity_encodings on its sides");
-    for (int32_t i = 0; i < n; i++)
-        scores[i] = NAN;
+    rf_fill_nan(scores, n);
     return classifier_scores(pl, NULL, encs, n, &p, scores, items, err);
 }
 

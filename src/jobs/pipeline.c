@@ -571,8 +571,7 @@ static rf_status pooled_row(void *arg, int32_t u, const rf_encoding *enc, const 
     rf_status st = r->vec_fn(r->job, enc, row, r->done[i] == 0 ? dst : r->vec, err);
     if (st != RF_OK) {
         r->done[i] = -1;
-        for (int32_t c = 0; c < r->width; c++)
-            dst[c] = NAN;
+        rf_fill_nan(dst, r->width);
         return st;
     }
     if (r->done[i] > 0)

@@ -15,6 +15,8 @@
 
 #include "roformer.h"
 
+#include <math.h>
+
 /* Which outputs of rf_forward a job reads. */
 typedef struct {
     bool hidden;    /* last_hidden_state */
@@ -100,6 +102,14 @@ int32_t rf_pipeline_window(const rf_pipeline *pl);
  * it into the whole call's error. Returns what the caller should return. */
 rf_status rf_item_fail(rf_item_status *items, int32_t i, rf_status status, const char *msg,
                        rf_error *err);
+
+/* x[0, count) = NaN: the rows of inputs that fail (a negative count:
+ * none). */
+static inline void rf_fill_nan(float *x, int64_t count)
+{
+    for (int64_t k = 0; k < count; k++)
+        x[k] = NAN;
+}
 
 /* Number of characters (code points) in the first `bytes` bytes of the
  * valid UTF-8 string s: the byte span of a token becomes a character span. */
