@@ -44,7 +44,8 @@ typedef struct {
     const char *name;  /* ROFORMER_KERNEL=OP=NAME, info, bench; one row per name in an op */
     rf_op op;
     rf_cpu_set needs;  /* what the CPU must have to run it (cpu.h) */
-    rf_cpu_set rule;   /* what makes the CPU's choice pick it (RF_RULE_NEVER: never) */
+    rf_cpu_set rule;   /* what makes the CPU's choice pick it (RF_RULE_NEVER: never);
+                          an int8 or element-wise row's is its needs */
     const char *why;   /* the rule's reason, for info */
     bool tests_only;   /* never chosen by the CPU nor by a user's word */
     /* the op's operations; the other two NULL */
@@ -76,8 +77,9 @@ const rf_backend *rf_backend_get(rf_op op);
 bool rf_backend_set(const rf_backend *b);
 /* The op's row of this name, NULL where there is none. */
 const rf_backend *rf_backend_find(rf_op op, const char *name);
-/* One line on why the row in use was picked: the rule's reason, "set by
- * the caller", or why none is. */
+/* One line on why the row in use was picked, derived from the table: the
+ * rule's reason where the row in use is the CPU's choice, else "set by the
+ * caller"; why none is where the CPU's choice finds no row. */
 const char *rf_backend_reason(rf_op op);
 
 #endif
